@@ -1,0 +1,147 @@
+import { AgentError } from './error.js';
+
+/** Facts about where the agent runs, rendered into the dynamic part of the system prompt. */
+export interface EnvironmentContext {
+  cwd?: string;
+  platform?: string;
+  shell?: string;
+  date?: string;
+  timezone?: string;
+  extra?: Record<string, string>;
+}
+
+/** Who the agent is, rendered after the system instructions. */
+export interface Personality {
+  name?: string;
+  description: string;
+}
+
+/** The agent's configuration; every number has a default and a valid range checked by `build()`. */
+export interface AgentConfig {
+  defaultModel: string;
+  systemInstructions?: string[];
+  personality?: Personality;
+  environmentContext?: EnvironmentContext;
+  /** Bound on a tool call, a hook handler and the runtime's waits at close; default 120000. */
+  toolTimeoutMs?: number;
+  /** Default 100. */
+  maxToolCallsPerTurn?: number;
+  /** Fraction of the context window at which the context is compacted; default 0.8, in (0, 1]. */
+  compactThreshold?: number;
+  /** Replaces the built-in compaction prompt. */
+  compactPrompt?: string;
+  /** Default 'default'. */
+  memoryNamespace?: string;
+  /** How many memories the prompt holds; consolidation keeps the store at or under it. Default 50. */
+  memoryMaxItems?: number;
+  /** Turns between memory extractions; 0 = only at session close. Default 10. */
+  memoryCheckpointInterval?: number;
+  /** Model for compaction requests; default: the session's model. */
+  compactModel?: string;
+  /** Model for memory extraction and consolidation; default: the session's model. */
+  memoryModel?: string;
+  /** Receives errors that happen outside any turn; default: console.warn. */
+  onBackgroundError?: (error: AgentError) => void;
+}
+
+/** A skill: a prompt injected when the user writes `/name`, or that the model activates itself. */
+export interface SkillDefinition {
+  name: string;
+  displayName?: string;
+  description: string;
+  prompt: string;
+  requiredTools?: string[];
+  allowImplicitInvocation?: boolean;
+}
+
+/** AgentConfig with every default filled in. */
+export interface ResolvedConfig {
+  defaultModel: string;
+  systemInstructions: readonly string[];
+  personality: Personality | undefined;
+  environmentContext: EnvironmentContext | undefined;
+  toolTimeoutMs: number;
+  maxToolCallsPerTurn: number;
+  compactThreshold: number;
+  compactPrompt: string | undefined;
+  memoryNamespace: string;
+  memoryMaxItems: number;
+  memoryCheckpointInterval: number;
+  compactModel: string | undefined;
+  memoryModel: string | undefined;
+  onBackgroundError: (error: AgentError) => void;
+}
+
+/** The largest delay setTimeout accepts. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+function invalid(message: string): AgentError {
+  return new AgentError({ code: 'INVALID_CONFIG', message });
+}
+
+function integerInRange(
+  name: string,
+  value: number | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalid(`${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+function optionalText(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '') throw invalid(`${name} must be a non-empty string`);
+  return value;
+}
+
+function defaultBackgroundErrorHandler(error: AgentError): void {
+  console.warn(`youyou-agent: ${error.message}`);
+}
+
+/** Checks every field of the config and fills in the defaults; throws INVALID_CONFIG. */
+export function resolveConfig(config: AgentConfig): ResolvedConfig {
+  if (typeof config !== 'object' || config === null) throw invalid('the AgentConfig must be an object');
+  const defaultModel = optionalText('defaultModel', config.defaultModel);
+  if (defaultModel === undefined) throw invalid('defaultModel must be a non-empty string');
+  const instructions = config.systemInstructions ?? [];
+  if (!Array.isArray(instructions) || instructions.some((line) => typeof line !== 'string')) {
+    throw invalid('systemInstructions must be an array of strings');
+  }
+  if (config.personality !== undefined && typeof config.personality?.description !== 'string') {
+    throw invalid('personality.description must be a string');
+  }
+  const threshold = config.compactThreshold ?? 0.8;
+  if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
+    throw invalid(`compactThreshold must be in (0, 1], got ${String(threshold)}`);
+  }
+  if (config.onBackgroundError !== undefined && typeof config.onBackgroundError !== 'function') {
+    throw invalid('onBackgroundError must be a function');
+  }
+  return {
+    defaultModel,
+    systemInstructions: instructions,
+    personality: config.personality,
+    environmentContext: config.environmentContext,
+    toolTimeoutMs: integerInRange('toolTimeoutMs', config.toolTimeoutMs, 120_000, 1, MAX_TIMER_MS),
+    maxToolCallsPerTurn: integerInRange('maxToolCallsPerTurn', config.maxToolCallsPerTurn, 100, 1, 1_000_000),
+    compactThreshold: threshold,
+    compactPrompt: optionalText('compactPrompt', config.compactPrompt),
+    memoryNamespace: optionalText('memoryNamespace', config.memoryNamespace) ?? 'default',
+    memoryMaxItems: integerInRange('memoryMaxItems', config.memoryMaxItems, 50, 1, 100_000),
+    memoryCheckpointInterval: integerInRange(
+      'memoryCheckpointInterval',
+      config.memoryCheckpointInterval,
+      10,
+      0,
+      1_000_000,
+    ),
+    compactModel: optionalText('compactModel', config.compactModel),
+    memoryModel: optionalText('memoryModel', config.memoryModel),
+    onBackgroundError: config.onBackgroundError ?? defaultBackgroundErrorHandler,
+  };
+}

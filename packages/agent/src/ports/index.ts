@@ -1,0 +1,20 @@
+export type {
+  ChatEvent,
+  ChatPurpose,
+  ChatRequest,
+  ModelCapabilities,
+  ModelInfo,
+  ModelProvider,
+  ToolSpec,
+} from './model.js';
+export type { HookEvent, HookHandler, HookPayload, HookResult, Plugin, PluginContext } from './plugin.js';
+export type {
+  Memory,
+  MemoryStorage,
+  SessionEvent,
+  SessionEventPayload,
+  SessionPage,
+  SessionStorage,
+  SessionSummary,
+} from './storage.js';
+export type { ToolHandler, ToolInput, ToolOutput } from './tool.js';

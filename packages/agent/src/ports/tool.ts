@@ -1,0 +1,31 @@
+import type { JsonSchema } from '../types.js';
+
+/** What a tool receives for one call. */
+export interface ToolInput {
+  callId: string;
+  /** The parsed JSON arguments, already validated against `parametersSchema`. */
+  arguments: unknown;
+  sessionId: string;
+  turnId: string;
+  /** Fires when the call times out or the turn is cancelled; stop early when it does. */
+  signal: AbortSignal;
+}
+
+/** What a tool returns; `isError` results are shown to the model as failures. */
+export interface ToolOutput {
+  content: string;
+  isError: boolean;
+}
+
+/**
+ * A tool the model can call. Read-only tools (`isMutating: false`) of one batch run concurrently;
+ * a batch with any mutating tool runs in series. A thrown error becomes an `isError` result.
+ */
+export interface ToolHandler {
+  readonly name: string;
+  readonly description: string;
+  /** The JSON Schema of the arguments object. */
+  readonly parametersSchema: JsonSchema;
+  readonly isMutating: boolean;
+  execute(input: ToolInput): Promise<ToolOutput>;
+}

@@ -1,0 +1,44 @@
+/** One block of a message's content. `reasoning` appears only in assistant messages. */
+export type ContentBlock =
+  | { type: 'text'; text: string }
+  /** `data` is base64. */
+  | { type: 'image'; data: string; mediaType: string }
+  /** `signature` is the provider's opaque replay data. */
+  | { type: 'reasoning'; text: string; signature?: string };
+
+/** Whether an assistant message was produced to its end or interrupted. */
+export type MessageStatus = 'complete' | 'incomplete';
+
+/** One entry of the conversation context the model sees. */
+export type Message =
+  | { type: 'user'; content: ContentBlock[] }
+  | { type: 'assistant'; content: ContentBlock[]; status: MessageStatus }
+  | { type: 'tool_call'; callId: string; toolName: string; arguments: unknown }
+  | { type: 'tool_result'; callId: string; content: string; isError: boolean }
+  | { type: 'system'; content: string };
+
+/** Token counts a provider reports for one model call. */
+export interface TokenUsage {
+  /** Prompt tokens not read from a cache; the prompt's size is this plus `cachedInputTokens`. */
+  inputTokens: number;
+  outputTokens: number;
+  /** Prompt tokens read from the provider's cache. */
+  cachedInputTokens?: number;
+  reasoningTokens?: number;
+}
+
+/** What `Session.sendMessage` takes; a plain string is accepted as one text block. */
+export interface UserInput {
+  content: ContentBlock[];
+}
+
+/** Options of `Agent.newSession`. */
+export interface SessionConfig {
+  /** The model of this session; default: `AgentConfig.defaultModel`. */
+  modelId?: string;
+  /** Appended after `systemInstructions`, in the stable part of the system prompt. */
+  systemPromptOverride?: string;
+}
+
+/** A JSON Schema document. */
+export type JsonSchema = { [key: string]: unknown };
