@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import { ContextManager, replaySessionEvents } from './context.js';
+import { AgentError, toAgentError } from './error.js';
+import type { PluginManager } from './plugin-manager.js';
+import type { SessionEvent } from './ports/storage.js';
+import { Session, SessionController, type SessionSlot, settleWithin } from './session.js';
+import { SessionLog } from './session-log.js';
+import type { AgentRuntime, RoutedModel, SessionState } from './session-state.js';
+import type { SessionConfig } from './types.js';
+
+/**
+ * The built runtime: it holds the registries and at most one active session (0006 §7). Its calls
+ * reject with AgentError for mistakes (SESSION_BUSY, SESSION_NOT_FOUND, SESSION_CLOSED, ...).
+ */
+export class Agent {
+  private readonly runtime: AgentRuntime;
+  private readonly pluginManager: PluginManager;
+  /** The active session slot: a controller, or 'reserved' while a session is being set up. */
+  private active: SessionController | 'reserved' | undefined;
+  private shuttingDown: Promise<void> | undefined;
+  private readonly slot: SessionSlot;
+
+  /** Made by `AgentBuilder.build()`. */
+  constructor(options: { runtime: AgentRuntime; pluginManager: PluginManager }) {
+    this.runtime = options.runtime;
+    this.pluginManager = options.pluginManager;
+    const agent = this;
+    this.slot = {
+      release(controller) {
+        if (agent.active === controller) agent.active = undefined;
+      },
+      get isShutDown() {
+        return agent.shuttingDown !== undefined;
+      },
+    };
+  }
+
+  /** Starts a new session; SessionStart runs and the memories are loaded. */
+  async newSession(config: SessionConfig = {}): Promise<Session> {
+    this.assertOpen();
+    if (typeof config !== 'object' || config === null) {
+      throw new AgentError({
+        code: 'INVALID_INPUT',
+        message: 'newSession takes { modelId?, systemPromptOverride? }',
+      });
+    }
+    if (config.modelId !== undefined && (typeof config.modelId !== 'string' || config.modelId === '')) {
+      throw new AgentError({ code: 'INVALID_INPUT', message: 'modelId must be a non-empty string' });
+    }
+    if (config.systemPromptOverride !== undefined && typeof config.systemPromptOverride !== 'string') {
+      throw new AgentError({ code: 'INVALID_INPUT', message: 'systemPromptOverride must be a string' });
+    }
+    const model = this.runtime.models.resolve(config.modelId ?? this.runtime.config.defaultModel);
+    this.reserveSlot();
+    const sessionId = randomUUID();
+    try {
+      const state = this.createState({ sessionId, model, systemPromptOverride: config.systemPromptOverride });
+      const sessionConfig: SessionConfig = { modelId: model.info.id };
+      if (config.systemPromptOverride !== undefined)
+        sessionConfig.systemPromptOverride = config.systemPromptOverride;
+      await state.log.append({ type: 'metadata', key: 'session_config', value: sessionConfig });
+      state.memories = await this.loadMemories();
+      const controller = this.activate(state);
+      await this.runSessionStart(sessionId, model.info.id);
+      return new Session(controller);
+    } catch (error) {
+      if (this.active === 'reserved') this.active = undefined;
+      throw error;
+    }
+  }
+
+  /** Rebuilds a saved session (0006 §8.1): its context, counters and memories; SessionStart does not run. */
+  async resumeSession(sessionId: string): Promise<Session> {
+    this.assertOpen();
+    if (typeof sessionId !== 'string' || sessionId === '') {
+      throw new AgentError({ code: 'INVALID_INPUT', message: 'resumeSession takes a non-empty session id' });
+    }
+    const storage = this.runtime.sessionStorage;
+    if (storage === undefined) {
+      throw new AgentError({
+        code: 'SESSION_NOT_FOUND',
+        message: `session '${sessionId}' cannot be resumed: no session storage is registered`,
+      });
+    }
+    this.reserveSlot();
+    try {
+      let events: SessionEvent[] | null;
+      try {
+        events = await storage.loadSession(sessionId);
+      } catch (error) {
+        throw toAgentError(error, 'STORAGE_ERROR', `loading session '${sessionId}' failed`);
+      }
+      if (events === null) {
+        throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
+      }
+      const replayed = replaySessionEvents(events);
+      const model = this.modelForResume(replayed.sessionConfig?.modelId, sessionId);
+      const state = this.createState({
+        sessionId,
+        model,
+        systemPromptOverride: replayed.sessionConfig?.systemPromptOverride,
+      });
+      state.context.reset(replayed.messages);
+      state.turnCount = replayed.turnCount;
+      const interval = this.runtime.config.memoryCheckpointInterval;
+      state.turnsSinceCheckpoint = interval > 0 ? replayed.turnCount % interval : 0;
+      state.memories = await this.loadMemories();
+      return new Session(this.activate(state));
+    } catch (error) {
+      if (this.active === 'reserved') this.active = undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * Cancels the running turn, closes the active session the full way (SessionEnd, memory extraction),
+   * then shuts the plugins down in reverse order. Never rejects and never hangs; later calls are no-ops.
+   */
+  shutdown(): Promise<void> {
+    this.shuttingDown ??= this.runShutdown();
+    return this.shuttingDown;
+  }
+
+  private async runShutdown(): Promise<void> {
+    const active = this.active;
+    if (active instanceof SessionController) {
+      // Every wait inside close is bounded; this bound covers a hook or a provider that ignores its signal.
+      await settleWithin(active.close({ cancelRunning: true }), this.runtime.config.toolTimeoutMs * 4);
+    }
+    await this.pluginManager.shutdownAll();
+  }
+
+  private assertOpen(): void {
+    if (this.shuttingDown !== undefined) {
+      throw new AgentError({ code: 'SESSION_CLOSED', message: 'the agent has been shut down' });
+    }
+  }
+
+  private reserveSlot(): void {
+    if (this.active !== undefined) {
+      throw new AgentError({
+        code: 'SESSION_BUSY',
+        message: 'another session is active: close it (or let its running turn end) before starting one',
+      });
+    }
+    this.active = 'reserved';
+  }
+
+  private activate(state: SessionState): SessionController {
+    const controller = new SessionController({ state, runtime: this.runtime, slot: this.slot });
+    this.active = controller;
+    return controller;
+  }
+
+  private createState(options: {
+    sessionId: string;
+    model: RoutedModel;
+    systemPromptOverride: string | undefined;
+  }): SessionState {
+    return {
+      id: options.sessionId,
+      model: options.model,
+      systemPromptOverride: options.systemPromptOverride,
+      context: new ContextManager(),
+      log: new SessionLog({ storage: this.runtime.sessionStorage, sessionId: options.sessionId }),
+      memories: [],
+      turnCount: 0,
+      turnsSinceCheckpoint: 0,
+      sinceCheckpoint: [],
+      nextSequence: 0,
+    };
+  }
+
+  private modelForResume(modelId: string | undefined, sessionId: string): RoutedModel {
+    const { models, config } = this.runtime;
+    if (modelId === undefined) return models.resolve(config.defaultModel);
+    const route = models.find(modelId);
+    if (route !== undefined) return route;
+    config.onBackgroundError(
+      new AgentError({
+        code: 'MODEL_NOT_SUPPORTED',
+        message: `session '${sessionId}' used model '${modelId}', which no provider offers now; it resumes with '${config.defaultModel}'`,
+      }),
+    );
+    return models.resolve(config.defaultModel);
+  }
+
+  private async loadMemories() {
+    const memory = this.runtime.memory;
+    if (memory === undefined) return [];
+    try {
+      return await memory.load();
+    } catch (error) {
+      this.runtime.config.onBackgroundError(toAgentError(error, 'STORAGE_ERROR', 'loading memories failed'));
+      return [];
+    }
+  }
+
+  private async runSessionStart(sessionId: string, modelId: string): Promise<void> {
+    const { hooks, config } = this.runtime;
+    if (!hooks.has('SessionStart')) return;
+    const outcome = await hooks.dispatch({
+      event: 'SessionStart',
+      sessionId,
+      data: { modelId },
+      timeoutMs: config.toolTimeoutMs,
+    });
+    for (const error of outcome.errors) config.onBackgroundError(error);
+  }
+}

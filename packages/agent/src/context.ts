@@ -1,0 +1,213 @@
+import type { SessionEvent } from './ports/storage.js';
+import { COMPACT_SUMMARY_PREFIX, INTERRUPTED_MESSAGE_NOTICE } from './prompt/templates.js';
+import type { ContentBlock, Message, SessionConfig } from './types.js';
+
+/** An image counts as 1,000 tokens (SPEC §5.11), i.e. 4,000 characters at four characters a token. */
+const IMAGE_CHARS = 4_000;
+
+/** The size of one message in characters, for the chars/4 token estimate. */
+export function messageChars(message: Message): number {
+  switch (message.type) {
+    case 'user':
+    case 'assistant':
+      return blocksChars(message.content);
+    case 'tool_call':
+      return message.toolName.length + argumentsChars(message.arguments);
+    case 'tool_result':
+      return message.content.length;
+    case 'system':
+      return message.content.length;
+  }
+}
+
+function blocksChars(blocks: readonly ContentBlock[]): number {
+  let chars = 0;
+  for (const block of blocks) chars += block.type === 'image' ? IMAGE_CHARS : block.text.length;
+  return chars;
+}
+
+function argumentsChars(value: unknown): number {
+  if (typeof value === 'string') return value.length;
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Converts characters to the estimated token count. */
+export function charsToTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
+/** The system message that replaces compacted history. */
+export function summaryMessage(summary: string): Message {
+  return { type: 'system', content: `${COMPACT_SUMMARY_PREFIX}\n\n${summary}` };
+}
+
+/** The notice that follows an interrupted assistant message, live and on replay alike. */
+export function interruptedNotice(): Message {
+  return { type: 'system', content: INTERRUPTED_MESSAGE_NOTICE };
+}
+
+/**
+ * Owns a session's message history and its token accounting. The estimate is kept incrementally:
+ * each message is measured once when it is added, never by a pass over the whole history.
+ */
+export class ContextManager {
+  private history: Message[] = [];
+  private totalChars = 0;
+  /** Prompt size the provider reported for the last turn call, and the characters added since. */
+  private reportedTokens: number | undefined;
+  private charsSinceReport = 0;
+  /** The stable part of the system prompt, cached until the next compaction. */
+  stablePrompt: string | undefined;
+
+  /** The current history; read-only for callers. */
+  get messages(): readonly Message[] {
+    return this.history;
+  }
+
+  /** Appends a message. */
+  push(message: Message): void {
+    const chars = messageChars(message);
+    this.history.push(message);
+    this.totalChars += chars;
+    this.charsSinceReport += chars;
+  }
+
+  /** Replaces the whole history (resume, compaction). */
+  reset(messages: Message[]): void {
+    this.history = messages;
+    let total = 0;
+    for (const message of messages) total += messageChars(message);
+    this.totalChars = total;
+    this.reportedTokens = undefined;
+    this.charsSinceReport = 0;
+  }
+
+  /** Records the prompt size a provider reported for a turn call (cached tokens included). */
+  recordReportedInput(tokens: number): void {
+    this.reportedTokens = tokens;
+    this.charsSinceReport = 0;
+  }
+
+  /** The estimated size of the next request: the last report plus what was added since, or chars/4 of it all. */
+  estimateTokens(options: { promptChars: number; toolsChars: number }): number {
+    if (this.reportedTokens !== undefined) return this.reportedTokens + charsToTokens(this.charsSinceReport);
+    return charsToTokens(this.totalChars + options.promptChars + options.toolsChars);
+  }
+
+  /** Replaces the history by the summary followed by the last `keptCount` messages. */
+  applyCompaction(options: { summary: string; keptCount: number }): void {
+    const kept = options.keptCount > 0 ? this.history.slice(this.history.length - options.keptCount) : [];
+    this.reset([summaryMessage(options.summary), ...kept]);
+    this.stablePrompt = undefined;
+  }
+}
+
+/** What a replayed log yields. */
+export interface ReplayedSession {
+  messages: Message[];
+  sessionConfig: SessionConfig | undefined;
+  /** Each user message is one turn. */
+  turnCount: number;
+}
+
+function readSessionConfig(value: unknown): SessionConfig | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  const config: SessionConfig = {};
+  if (typeof record.modelId === 'string') config.modelId = record.modelId;
+  if (typeof record.systemPromptOverride === 'string')
+    config.systemPromptOverride = record.systemPromptOverride;
+  return config;
+}
+
+function readCompaction(value: unknown): { summary: string; keptMessages: number } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  if (typeof record.summary !== 'string') return undefined;
+  const kept = record.keptMessages;
+  return {
+    summary: record.summary,
+    keptMessages: typeof kept === 'number' && kept > 0 ? Math.floor(kept) : 0,
+  };
+}
+
+/** The result for a tool call left without one (by a crash); never saved. */
+export function missingResult(callId: string): Message {
+  return {
+    type: 'tool_result',
+    callId,
+    content: 'No result was recorded for this tool call: the session was interrupted while it ran.',
+    isError: true,
+  };
+}
+
+/**
+ * Rebuilds the context from a log (0006 §8.1): messages in order, a notice after each incomplete assistant
+ * message, compaction markers applied, and a synthetic error result for every tool call left without one.
+ */
+export function replaySessionEvents(events: readonly SessionEvent[]): ReplayedSession {
+  let messages: Message[] = [];
+  let sessionConfig: SessionConfig | undefined;
+  let turnCount = 0;
+  const open = new Set<string>();
+  const closeOpenCalls = (): void => {
+    // A result that never came must come before anything else, so tool pairs stay whole.
+    for (const callId of open) messages.push(missingResult(callId));
+    open.clear();
+  };
+  for (const event of events) {
+    const payload = event.payload;
+    if (payload.type !== 'tool_result' && payload.type !== 'metadata' && open.size > 0) {
+      if (payload.type !== 'tool_call') closeOpenCalls();
+    }
+    switch (payload.type) {
+      case 'user_message':
+        turnCount += 1;
+        messages.push({ type: 'user', content: payload.content });
+        break;
+      case 'assistant_message':
+        messages.push({ type: 'assistant', content: payload.content, status: payload.status });
+        if (payload.status === 'incomplete') messages.push(interruptedNotice());
+        break;
+      case 'tool_call':
+        open.add(payload.callId);
+        messages.push({
+          type: 'tool_call',
+          callId: payload.callId,
+          toolName: payload.toolName,
+          arguments: payload.arguments,
+        });
+        break;
+      case 'tool_result':
+        open.delete(payload.callId);
+        messages.push({
+          type: 'tool_result',
+          callId: payload.callId,
+          content: payload.content,
+          isError: payload.isError,
+        });
+        break;
+      case 'system_message':
+        messages.push({ type: 'system', content: payload.content });
+        break;
+      case 'metadata':
+        if (payload.key === 'session_config') {
+          sessionConfig = readSessionConfig(payload.value);
+        } else if (payload.key === 'compaction') {
+          const compaction = readCompaction(payload.value);
+          if (compaction !== undefined) {
+            closeOpenCalls();
+            const kept = compaction.keptMessages > 0 ? messages.slice(-compaction.keptMessages) : [];
+            messages = [summaryMessage(compaction.summary), ...kept];
+          }
+        }
+        break;
+    }
+  }
+  closeOpenCalls();
+  return { messages, sessionConfig, turnCount };
+}

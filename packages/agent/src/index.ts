@@ -1,0 +1,55 @@
+/**
+ * @youyou/agent — an embeddable LLM agent runtime. Register providers, tools, skills, plugins and
+ * storages with `AgentBuilder`, then drive sessions. See the README for the event order of a turn.
+ */
+export { Agent } from './agent.js';
+export { AgentBuilder, type HasProvider, type NoProvider, TOOL_NAME_PATTERN } from './builder.js';
+export type { AgentConfig, EnvironmentContext, Personality, SkillDefinition } from './config.js';
+export {
+  AgentError,
+  type AgentErrorCode,
+  type AgentErrorOptions,
+  isAgentError,
+  type SourceComponent,
+} from './error.js';
+export type { AgentEvent, AgentEventPayload, AgentEventType } from './event.js';
+export type {
+  ChatEvent,
+  ChatPurpose,
+  ChatRequest,
+  HookEvent,
+  HookHandler,
+  HookPayload,
+  HookResult,
+  Memory,
+  MemoryStorage,
+  ModelCapabilities,
+  ModelInfo,
+  ModelProvider,
+  Plugin,
+  PluginContext,
+  SessionEvent,
+  SessionEventPayload,
+  SessionPage,
+  SessionStorage,
+  SessionSummary,
+  ToolHandler,
+  ToolInput,
+  ToolOutput,
+  ToolSpec,
+} from './ports/index.js';
+export * as templates from './prompt/templates.js';
+export { RunningTurn, type TurnStatus } from './running-turn.js';
+export { Session } from './session.js';
+export { ACTIVATE_SKILL_TOOL_NAME } from './skill.js';
+export { InMemoryMemoryStorage, InMemorySessionStorage } from './storage/in-memory.js';
+export { TOOL_OUTPUT_LIMIT_BYTES } from './tool-dispatch.js';
+export type {
+  ContentBlock,
+  JsonSchema,
+  Message,
+  MessageStatus,
+  SessionConfig,
+  TokenUsage,
+  UserInput,
+} from './types.js';

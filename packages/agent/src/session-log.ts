@@ -1,0 +1,58 @@
+import { toAgentError } from './error.js';
+import type { SessionEvent, SessionEventPayload, SessionStorage } from './ports/storage.js';
+
+/**
+ * The write-ahead log of one session. Events are saved in the order they happened; an event the
+ * storage refused stays queued and is written before the next one, so a storage outage loses
+ * nothing that the session still holds, and the session goes on once the storage is back.
+ */
+export class SessionLog {
+  private readonly storage: SessionStorage | undefined;
+  private readonly sessionId: string;
+  private readonly pending: SessionEvent[] = [];
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(options: { storage: SessionStorage | undefined; sessionId: string }) {
+    this.storage = options.storage;
+    this.sessionId = options.sessionId;
+  }
+
+  /** True when no storage is registered: the session lives in memory only. */
+  get isVolatile(): boolean {
+    return this.storage === undefined;
+  }
+
+  /** How many events wait for the storage to come back. */
+  get pendingCount(): number {
+    return this.pending.length;
+  }
+
+  /** Records an event now and writes it (after any earlier ones still queued); rejects with STORAGE_ERROR. */
+  append(payload: SessionEventPayload): Promise<void> {
+    if (this.storage === undefined) return Promise.resolve();
+    this.pending.push({ timestamp: new Date(), payload });
+    return this.flush();
+  }
+
+  /** Writes every queued event, in order; rejects with STORAGE_ERROR and keeps the rest queued. */
+  flush(): Promise<void> {
+    const run = this.flushing.then(() => this.writePending());
+    // The chain must survive a failure, so that the next flush retries.
+    this.flushing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writePending(): Promise<void> {
+    const storage = this.storage;
+    if (storage === undefined) return;
+    while (this.pending.length > 0) {
+      const event = this.pending[0] as SessionEvent;
+      try {
+        await storage.saveEvent(this.sessionId, event);
+      } catch (error) {
+        throw toAgentError(error, 'STORAGE_ERROR', `saving an event of session '${this.sessionId}' failed`);
+      }
+      this.pending.shift();
+    }
+  }
+}

@@ -1,0 +1,246 @@
+import { randomUUID } from 'node:crypto';
+import { AgentError, toAgentError } from './error.js';
+import type { AgentEventPayload } from './event.js';
+import { normaliseUserInput } from './input.js';
+import { EventChannel, RunningTurn, type TurnStatus } from './running-turn.js';
+import type { AgentRuntime, SessionState } from './session-state.js';
+import { runTurn } from './turn.js';
+import type { Message, UserInput } from './types.js';
+
+/** The agent's side of the one-active-session slot. */
+export interface SessionSlot {
+  /** Frees the slot held by this controller. */
+  release(controller: SessionController): void;
+  /** True once the agent is shut down. */
+  readonly isShutDown: boolean;
+}
+
+/** Resolves when `promise` settles or `ms` have passed, whichever is first. */
+export async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([promise.then(noop, noop), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function noop(): void {}
+
+/**
+ * The internal owner of a session: its state, its running turn and its close paths (0006 §8). The
+ * agent's slot and the background turn hold this, never the public `Session`, so that an abandoned
+ * `Session` can be garbage-collected while its turn still runs.
+ */
+export class SessionController {
+  readonly state: SessionState;
+  private readonly runtime: AgentRuntime;
+  private readonly slot: SessionSlot;
+  private activeTurn: { controller: AbortController; done: Promise<TurnStatus> } | undefined;
+  private closing: Promise<void> | undefined;
+  private released = false;
+  private abandoned = false;
+
+  constructor(options: { state: SessionState; runtime: AgentRuntime; slot: SessionSlot }) {
+    this.state = options.state;
+    this.runtime = options.runtime;
+    this.slot = options.slot;
+  }
+
+  /** True once close, shutdown or abandonment has begun. */
+  get isClosed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /** True while a turn runs. */
+  get isTurnRunning(): boolean {
+    return this.activeTurn !== undefined;
+  }
+
+  /** Starts a turn in the background and returns its handle (0006 §8 send_message). */
+  startTurn(input: UserInput | string): RunningTurn {
+    if (this.closing !== undefined || this.slot.isShutDown) {
+      throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
+    }
+    if (this.activeTurn !== undefined) {
+      throw new AgentError({
+        code: 'TURN_BUSY',
+        message: `a turn is already running in session '${this.state.id}'; wait for it or cancel it first`,
+      });
+    }
+    const content = normaliseUserInput(input, this.state.model.info);
+    const turnId = randomUUID();
+    const controller = new AbortController();
+    const channel = new EventChannel();
+    const state = this.state;
+    const emit = (payload: AgentEventPayload): void => {
+      channel.push({
+        sessionId: state.id,
+        turnId,
+        timestamp: new Date(),
+        sequence: state.nextSequence++,
+        payload,
+      });
+    };
+    const done = runTurn({
+      runtime: this.runtime,
+      session: state,
+      input: { content },
+      turnId,
+      signal: controller.signal,
+      emit,
+    })
+      .catch((error: unknown): TurnStatus => {
+        // runTurn reports its own failures; this only guards against a bug escaping it.
+        this.runtime.config.onBackgroundError(
+          toAgentError(error, 'STORAGE_ERROR', 'a turn failed unexpectedly'),
+        );
+        emit({ type: 'turn_complete' });
+        return 'failed';
+      })
+      .finally(() => {
+        channel.close();
+        this.activeTurn = undefined;
+        if (this.closing !== undefined && this.abandoned) this.release();
+      });
+    this.activeTurn = { controller, done };
+    return new RunningTurn({ turnId, channel, controller, done });
+  }
+
+  /** The full close path of `close()` and `shutdown()`: SessionEnd and memory extraction run. */
+  close(options: { cancelRunning: boolean }): Promise<void> {
+    this.closing ??= this.runClose(options.cancelRunning);
+    return this.closing;
+  }
+
+  /** The abandoned path: cancel the turn, skip SessionEnd and memory, free the slot once the turn settled. */
+  abandon(): void {
+    if (this.closing !== undefined) return;
+    this.abandoned = true;
+    this.closing = Promise.resolve();
+    const turn = this.activeTurn;
+    if (turn === undefined) {
+      this.release();
+      return;
+    }
+    turn.controller.abort();
+  }
+
+  private async runClose(cancelRunning: boolean): Promise<void> {
+    const { config, hooks, memory } = this.runtime;
+    const turn = this.activeTurn;
+    if (turn !== undefined) {
+      if (cancelRunning) {
+        turn.controller.abort();
+        // A cancelled turn settles within the tool timeout; shutdown() must not hang on one that does not.
+        await settleWithin(turn.done, config.toolTimeoutMs);
+      } else {
+        await turn.done;
+      }
+    }
+    const state = this.state;
+    try {
+      if (hooks.has('SessionEnd')) {
+        const outcome = await hooks.dispatch({
+          event: 'SessionEnd',
+          sessionId: state.id,
+          data: { turnCount: state.turnCount },
+          timeoutMs: config.toolTimeoutMs,
+        });
+        for (const error of outcome.errors) config.onBackgroundError(error);
+      }
+      if (memory !== undefined && state.sinceCheckpoint.length > 0) await this.extractAtClose();
+      await state.log.flush().catch((error: unknown) => {
+        config.onBackgroundError(toAgentError(error, 'STORAGE_ERROR', 'saving the session at close failed'));
+      });
+    } finally {
+      this.release();
+    }
+  }
+
+  private async extractAtClose(): Promise<void> {
+    const { config, memory, models } = this.runtime;
+    if (memory === undefined) return;
+    const state = this.state;
+    const route = config.memoryModel === undefined ? state.model : models.resolve(config.memoryModel);
+    const messages = state.sinceCheckpoint;
+    state.sinceCheckpoint = [];
+    // The extraction is bounded so that close() and shutdown() never hang on a model that does not answer.
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), config.toolTimeoutMs);
+    try {
+      await memory.extract({
+        messages,
+        provider: route.provider,
+        modelId: route.info.id,
+        sessionId: state.id,
+        signal: controller.signal,
+      });
+    } catch (error) {
+      config.onBackgroundError(toAgentError(error, 'MEMORY_ERROR', 'memory extraction at close failed'));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.slot.release(this);
+  }
+}
+
+const abandonedSessions = new FinalizationRegistry<SessionController>((controller) => controller.abandon());
+
+/**
+ * One conversation. `sendMessage` rejects at once for programmer mistakes (TURN_BUSY, SESSION_CLOSED,
+ * INVALID_INPUT); everything that happens during the turn arrives as events on the RunningTurn.
+ * A Session dropped without `close()` is cleaned up when it is garbage-collected: its turn is
+ * cancelled and the agent's slot freed, but SessionEnd and memory extraction do not run.
+ */
+export class Session implements AsyncDisposable {
+  /** The session id, as in the storage and in every event. */
+  readonly id: string;
+  private readonly controller: SessionController;
+
+  /** Made by `Agent.newSession` and `Agent.resumeSession`. */
+  constructor(controller: SessionController) {
+    this.controller = controller;
+    this.id = controller.state.id;
+    abandonedSessions.register(this, controller, controller);
+  }
+
+  /** The model this session talks to. */
+  get modelId(): string {
+    return this.controller.state.model.info.id;
+  }
+
+  /** True while a turn runs. */
+  get isTurnRunning(): boolean {
+    return this.controller.isTurnRunning;
+  }
+
+  /** A copy of the context the model sees next (the history after compactions). */
+  messages(): Message[] {
+    return structuredClone(this.controller.state.context.messages as Message[]);
+  }
+
+  /** Starts a turn; its events come from the returned RunningTurn. A plain string is one text block. */
+  async sendMessage(input: UserInput | string): Promise<RunningTurn> {
+    return this.controller.startTurn(input);
+  }
+
+  /** Waits for a running turn, runs SessionEnd and memory extraction, and frees the agent for a new session. */
+  async close(): Promise<void> {
+    abandonedSessions.unregister(this.controller);
+    await this.controller.close({ cancelRunning: false });
+  }
+
+  /** Same as `close()`, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

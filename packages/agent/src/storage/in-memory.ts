@@ -1,0 +1,324 @@
+import { AgentError } from '../error.js';
+import type {
+  Memory,
+  MemoryStorage,
+  SessionEvent,
+  SessionEventPayload,
+  SessionPage,
+  SessionStorage,
+  SessionSummary,
+} from '../ports/storage.js';
+import type { ContentBlock } from '../types.js';
+
+/** How many characters (code points) of the first user message make a session's title. */
+const TITLE_LENGTH = 100;
+
+const PAYLOAD_TYPES: ReadonlySet<SessionEventPayload['type']> = new Set([
+  'user_message',
+  'assistant_message',
+  'tool_call',
+  'tool_result',
+  'system_message',
+  'metadata',
+]);
+
+/** What the storage keeps per session; the summary fields are kept up to date on every save. */
+interface SessionRecord {
+  sessionId: string;
+  events: SessionEvent[];
+  /** Undefined until the first user message arrives. */
+  title: string | undefined;
+  createdAtMs: number;
+  updatedAtMs: number;
+  messageCount: number;
+  /** The lower-cased text of each user and assistant message, for `findSession`. */
+  searchTexts: string[];
+}
+
+/** A position in the newest-first order of sessions. */
+interface SessionPosition {
+  updatedAtMs: number;
+  sessionId: string;
+}
+
+function invalidInput(message: string): AgentError {
+  return new AgentError({ code: 'INVALID_INPUT', message, sourceComponent: 'storage' });
+}
+
+/** A deep copy; a value structuredClone cannot copy (a function, a symbol) is bad input. */
+function copyOf<T>(value: T, what: string): T {
+  try {
+    return structuredClone(value);
+  } catch (error) {
+    throw new AgentError({
+      code: 'INVALID_INPUT',
+      message: `${what} cannot be stored: it holds a value that cannot be copied (${String(error)})`,
+      sourceComponent: 'storage',
+      cause: error,
+    });
+  }
+}
+
+function isValidDate(value: unknown): value is Date {
+  return value instanceof Date && !Number.isNaN(value.getTime());
+}
+
+function checkSessionId(sessionId: unknown): asserts sessionId is string {
+  if (typeof sessionId !== 'string' || sessionId.length === 0) {
+    throw invalidInput('sessionId must be a non-empty string');
+  }
+}
+
+function checkEvent(event: unknown): asserts event is SessionEvent {
+  if (typeof event !== 'object' || event === null) throw invalidInput('a session event must be an object');
+  const { timestamp, payload } = event as { timestamp?: unknown; payload?: unknown };
+  if (!isValidDate(timestamp)) throw invalidInput('a session event needs a valid Date `timestamp`');
+  if (typeof payload !== 'object' || payload === null) {
+    throw invalidInput('a session event needs a `payload` object');
+  }
+  const { type, content } = payload as { type?: unknown; content?: unknown };
+  if (typeof type !== 'string' || !PAYLOAD_TYPES.has(type as SessionEventPayload['type'])) {
+    throw invalidInput(`unknown session event payload type: ${String(type)}`);
+  }
+  if ((type === 'user_message' || type === 'assistant_message') && !Array.isArray(content)) {
+    throw invalidInput(`a ${type} event needs a \`content\` array`);
+  }
+}
+
+/** The text blocks of a message joined by a space: the text a title and a search see. */
+function textOf(content: readonly ContentBlock[]): string {
+  return content
+    .filter((block): block is Extract<ContentBlock, { type: 'text' }> => block.type === 'text')
+    .map((block) => block.text)
+    .join(' ');
+}
+
+/** Cuts to `TITLE_LENGTH` code points, so a surrogate pair is never split. */
+function titleOf(text: string): string {
+  if (text.length <= TITLE_LENGTH) return text;
+  let result = '';
+  let count = 0;
+  for (const character of text) {
+    if (count === TITLE_LENGTH) break;
+    result += character;
+    count += 1;
+  }
+  return result;
+}
+
+/** Newest first by `updatedAt`, ties by sessionId descending; negative when `a` comes first. */
+function compareNewestFirst(a: SessionPosition, b: SessionPosition): number {
+  if (a.updatedAtMs !== b.updatedAtMs) return b.updatedAtMs - a.updatedAtMs;
+  if (a.sessionId === b.sessionId) return 0;
+  return a.sessionId > b.sessionId ? -1 : 1;
+}
+
+function summaryOf(record: SessionRecord): SessionSummary {
+  return {
+    sessionId: record.sessionId,
+    title: record.title ?? '',
+    createdAt: new Date(record.createdAtMs),
+    updatedAt: new Date(record.updatedAtMs),
+    messageCount: record.messageCount,
+  };
+}
+
+function encodeCursor(position: SessionPosition): string {
+  return Buffer.from(
+    JSON.stringify({ updatedAt: position.updatedAtMs, sessionId: position.sessionId }),
+  ).toString('base64url');
+}
+
+function decodeCursor(cursor: string): SessionPosition {
+  const malformed = () => invalidInput('malformed cursor: pass back a `nextCursor` from listSessions');
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw malformed();
+  }
+  if (typeof value !== 'object' || value === null) throw malformed();
+  const { updatedAt, sessionId } = value as { updatedAt?: unknown; sessionId?: unknown };
+  if (typeof updatedAt !== 'number' || !Number.isFinite(updatedAt) || typeof sessionId !== 'string') {
+    throw malformed();
+  }
+  const position = { updatedAtMs: updatedAt, sessionId };
+  // base64url decoding skips characters it does not know, so only an exact re-encoding is ours.
+  if (encodeCursor(position) !== cursor) throw malformed();
+  return position;
+}
+
+/**
+ * A SessionStorage that keeps everything in the process's memory: for tests, demos and hosts that do
+ * not need sessions to outlive the process. Events are deep-copied in and out, so nobody can change a
+ * stored event by mutating an object they hold. `findSession` matches an id prefix, or the text of the
+ * title or of any user or assistant message (tool results and system messages are not searched),
+ * ignoring case and surrounding white space.
+ */
+export class InMemorySessionStorage implements SessionStorage {
+  readonly #sessions = new Map<string, SessionRecord>();
+
+  /** Appends a copy of the event; rejects with INVALID_INPUT for a bad session id or event. */
+  async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
+    checkSessionId(sessionId);
+    checkEvent(event);
+    const stored = copyOf(event, 'the session event');
+    const timeMs = stored.timestamp.getTime();
+    let record = this.#sessions.get(sessionId);
+    if (record === undefined) {
+      record = {
+        sessionId,
+        events: [],
+        title: undefined,
+        createdAtMs: timeMs,
+        updatedAtMs: timeMs,
+        messageCount: 0,
+        searchTexts: [],
+      };
+      this.#sessions.set(sessionId, record);
+    }
+    record.events.push(stored);
+    record.updatedAtMs = timeMs;
+    const payload = stored.payload;
+    if (payload.type !== 'metadata') record.messageCount += 1;
+    if (payload.type === 'user_message' || payload.type === 'assistant_message') {
+      const text = textOf(payload.content);
+      if (payload.type === 'user_message' && record.title === undefined) record.title = titleOf(text);
+      record.searchTexts.push(text.toLowerCase());
+    }
+  }
+
+  /** A copy of the whole log in save order, or null for an unknown id. */
+  async loadSession(sessionId: string): Promise<SessionEvent[] | null> {
+    checkSessionId(sessionId);
+    const record = this.#sessions.get(sessionId);
+    return record === undefined ? null : structuredClone(record.events);
+  }
+
+  /**
+   * Newest first; the cursor means "strictly after this position", so sessions created between two
+   * calls (which are newer) do not shift the later pages.
+   */
+  async listSessions(cursor: string | undefined, limit: number): Promise<SessionPage> {
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw invalidInput(`limit must be an integer of at least 1, got ${String(limit)}`);
+    }
+    if (cursor !== undefined && typeof cursor !== 'string') throw invalidInput('cursor must be a string');
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const ordered = this.#ordered().filter(
+      (record) => after === undefined || compareNewestFirst(record, after) > 0,
+    );
+    const page = ordered.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      sessions: page.map(summaryOf),
+      nextCursor: ordered.length > limit && last !== undefined ? encodeCursor(last) : null,
+    };
+  }
+
+  /** Sessions whose id starts with the query or whose title or message text contains it, newest first. */
+  async findSession(query: string): Promise<SessionSummary[]> {
+    if (typeof query !== 'string') throw invalidInput('query must be a string');
+    const needle = query.trim().toLowerCase();
+    if (needle === '') return [];
+    return this.#ordered()
+      .filter(
+        (record) =>
+          record.sessionId.toLowerCase().startsWith(needle) ||
+          (record.title ?? '').toLowerCase().includes(needle) ||
+          record.searchTexts.some((text) => text.includes(needle)),
+      )
+      .map(summaryOf);
+  }
+
+  /** Removes the session; an unknown id is not an error. */
+  async deleteSession(sessionId: string): Promise<void> {
+    checkSessionId(sessionId);
+    this.#sessions.delete(sessionId);
+  }
+
+  #ordered(): SessionRecord[] {
+    return [...this.#sessions.values()].sort(compareNewestFirst);
+  }
+}
+
+/** The lower-cased words of a text: runs of letters, digits and combining marks, in any script. */
+function wordsOf(text: string): string[] {
+  return [...new Set(text.toLowerCase().split(/[^\p{L}\p{N}\p{M}]+/u))].filter((word) => word !== '');
+}
+
+/** Most recently updated first, ties by id descending so the order is total. */
+function compareRecentFirst(a: Memory, b: Memory): number {
+  const difference = b.updatedAt.getTime() - a.updatedAt.getTime();
+  if (difference !== 0) return difference;
+  if (a.id === b.id) return 0;
+  return a.id > b.id ? -1 : 1;
+}
+
+function checkMemory(memory: unknown): asserts memory is Memory {
+  if (typeof memory !== 'object' || memory === null) throw invalidInput('a memory must be an object');
+  const value = memory as Partial<Record<keyof Memory, unknown>>;
+  if (typeof value.id !== 'string' || value.id.length === 0) {
+    throw invalidInput('a memory needs a non-empty string `id`');
+  }
+  if (typeof value.namespace !== 'string') throw invalidInput('a memory needs a string `namespace`');
+  if (typeof value.content !== 'string') throw invalidInput('a memory needs a string `content`');
+  if (!isValidDate(value.createdAt) || !isValidDate(value.updatedAt)) {
+    throw invalidInput('a memory needs valid Date `createdAt` and `updatedAt`');
+  }
+  if (value.category !== undefined && typeof value.category !== 'string') {
+    throw invalidInput('a memory `category` must be a string');
+  }
+  if (value.sourceSessionId !== undefined && typeof value.sourceSessionId !== 'string') {
+    throw invalidInput('a memory `sourceSessionId` must be a string');
+  }
+}
+
+/**
+ * A MemoryStorage that keeps everything in the process's memory. A non-empty query matches memories
+ * whose content contains any of its words (as a substring, ignoring case, so `test` finds `tests` and
+ * words of scripts written without spaces are found); more distinct words matched rank first, then
+ * the most recently updated. A query without any word (`''`, white space, punctuation) lists the
+ * namespace most recently updated first.
+ */
+export class InMemoryMemoryStorage implements MemoryStorage {
+  readonly #memories = new Map<string, Memory>();
+
+  /** Memories of `namespace`, best first; `limit` is an integer >= 0 or Infinity (the whole namespace). */
+  async search(namespace: string, query: string, limit: number): Promise<Memory[]> {
+    if (typeof namespace !== 'string') throw invalidInput('namespace must be a string');
+    if (typeof query !== 'string') throw invalidInput('query must be a string');
+    if (limit !== Number.POSITIVE_INFINITY && (!Number.isInteger(limit) || limit < 0)) {
+      throw invalidInput(`limit must be an integer of at least 0 or Infinity, got ${String(limit)}`);
+    }
+    const inNamespace = [...this.#memories.values()].filter((memory) => memory.namespace === namespace);
+    const words = wordsOf(query);
+    let ordered: Memory[];
+    if (words.length === 0) {
+      ordered = inNamespace.sort(compareRecentFirst);
+    } else {
+      ordered = inNamespace
+        .map((memory) => {
+          const content = memory.content.toLowerCase();
+          return { memory, score: words.filter((word) => content.includes(word)).length };
+        })
+        .filter((entry) => entry.score > 0)
+        .sort((a, b) => b.score - a.score || compareRecentFirst(a.memory, b.memory))
+        .map((entry) => entry.memory);
+    }
+    const page = limit === Number.POSITIVE_INFINITY ? ordered : ordered.slice(0, limit);
+    return structuredClone(page);
+  }
+
+  /** Stores a copy, replacing the memory with the same id (even one of another namespace). */
+  async save(memory: Memory): Promise<void> {
+    checkMemory(memory);
+    this.#memories.set(memory.id, copyOf(memory, 'the memory'));
+  }
+
+  /** Removes a memory; an unknown id is not an error. */
+  async delete(id: string): Promise<void> {
+    if (typeof id !== 'string') throw invalidInput('id must be a string');
+    this.#memories.delete(id);
+  }
+}

@@ -1,0 +1,455 @@
+import { summariseHistory } from './compaction.js';
+import { interruptedNotice } from './context.js';
+import { AgentError, isAgentError, toAgentError } from './error.js';
+import type { AgentEventPayload } from './event.js';
+import { streamChat } from './model-call.js';
+import type { ChatRequest } from './ports/model.js';
+import type { SessionEventPayload } from './ports/storage.js';
+import { buildDynamicPrompt, buildStablePrompt, combinePrompt } from './prompt/index.js';
+import { fillTemplate, TOOL_LIMIT_NOTICE } from './prompt/templates.js';
+import type { TurnStatus } from './running-turn.js';
+import type { AgentRuntime, SessionState } from './session-state.js';
+import { parseToolArguments, type ToolCallRequest } from './tool-dispatch.js';
+import type { ContentBlock, Message, UserInput } from './types.js';
+
+/** Everything one turn touches; the turn loop has no state of its own (0006 D1). */
+export interface TurnOptions {
+  runtime: AgentRuntime;
+  session: SessionState;
+  input: UserInput;
+  turnId: string;
+  signal: AbortSignal;
+  emit: (payload: AgentEventPayload) => void;
+}
+
+/** What one streamed model answer produced. */
+interface ModelAnswer {
+  content: ContentBlock[];
+  toolCalls: { callId: string; toolName: string; arguments: string }[];
+  /** The failure that ended the stream early, if any (not set for a cancellation). */
+  error: AgentError | undefined;
+  cancelled: boolean;
+  /** True once any event arrived; a request is only retried before that. */
+  receivedAny: boolean;
+}
+
+/**
+ * Runs one turn to its end (0006 §9.1): TurnStart → skills → user message → [prompt → compaction →
+ * model → assistant message → tools]* → memory checkpoint → TurnEnd → terminal event. Every failure is
+ * reported as an `error` event; the terminal event is emitted in `finally`, so it always comes, once.
+ */
+export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
+  const { runtime, session, input, turnId, signal, emit } = options;
+  const { config, hooks } = runtime;
+  const context = session.context;
+  const reportError = (error: AgentError): void => emit({ type: 'error', error });
+  let status: TurnStatus = 'completed';
+  let toolCallCount = 0;
+  const openCalls = new Set<string>();
+
+  // Each message is saved as it enters the context (write-ahead, SPEC §4).
+  const commit = async (message: Message, payload: SessionEventPayload): Promise<void> => {
+    context.push(message);
+    session.sinceCheckpoint.push(message);
+    await session.log.append(payload);
+  };
+  const commitSystem = (content: string): Promise<void> =>
+    commit({ type: 'system', content }, { type: 'system_message', content });
+
+  try {
+    // 1. TurnStart: plugins may add dynamic prompt sections, or stop the turn before the model is called.
+    const userText = textOf(input.content);
+    let dynamicSections: readonly string[] = [];
+    if (hooks.has('TurnStart')) {
+      const outcome = await hooks.dispatch({
+        event: 'TurnStart',
+        sessionId: session.id,
+        turnId,
+        data: { userInput: userText, dynamicSections: [] },
+        timeoutMs: config.toolTimeoutMs,
+      });
+      for (const error of outcome.errors) reportError(error);
+      if (outcome.abortReason !== undefined) {
+        reportError(
+          new AgentError({
+            code: 'REQUEST_CANCELLED',
+            message: `a TurnStart hook stopped the turn: ${outcome.abortReason}`,
+            sourceComponent: 'plugin',
+          }),
+        );
+        status = 'cancelled';
+        return status;
+      }
+      dynamicSections = readDynamicSections(outcome.data);
+    }
+
+    // 2. Skills invoked with /name are injected before the user message.
+    for (const skill of runtime.skills.detectInvocations(userText)) {
+      const injection = runtime.skills.renderInjection(skill);
+      if (injection.type === 'system') await commitSystem(injection.content);
+    }
+
+    // 3. The user message is saved before the model is called.
+    await commit({ type: 'user', content: input.content }, { type: 'user_message', content: input.content });
+    session.turnCount += 1;
+    session.turnsSinceCheckpoint += 1;
+
+    // 4. Model calls and tool rounds until the model answers without tool calls.
+    let contextRetryUsed = false;
+    while (true) {
+      // 4a. The stable part is cached until the next compaction; the dynamic part is rebuilt every call.
+      let stable = cachedStablePrompt(runtime, session);
+      const dynamic = buildDynamicPrompt({
+        memories: session.memories,
+        environmentContext: config.environmentContext,
+        dynamicSections,
+      });
+
+      // 4b. Compaction, checked before every model call.
+      const estimated = context.estimateTokens({
+        promptChars: stable.length + dynamic.length,
+        toolsChars: runtime.toolsChars,
+      });
+      if (estimated > session.model.info.contextWindow * config.compactThreshold) {
+        const compacted = await compact(options, estimated);
+        if (compacted === 'cancelled') {
+          status = 'cancelled';
+          break;
+        }
+        if (compacted === 'compacted') stable = cachedStablePrompt(runtime, session);
+      }
+      if (signal.aborted) {
+        status = 'cancelled';
+        break;
+      }
+
+      // 4c–4d. One streamed model call.
+      const request: ChatRequest = {
+        modelId: session.model.info.id,
+        purpose: 'turn',
+        systemPrompt: combinePrompt(stable, dynamic),
+        systemPromptParts: { stable, dynamic },
+        messages: context.messages.slice(),
+        tools: runtime.tools.specs.slice(),
+      };
+      const answer = await streamAnswer(options, request);
+      if (answer.error?.contextLengthExceeded && !answer.receivedAny && !contextRetryUsed) {
+        // The provider says the request is too large: compact now and send it once more.
+        contextRetryUsed = true;
+        const compacted = await compact(options, estimated);
+        if (compacted === 'cancelled') {
+          status = 'cancelled';
+          break;
+        }
+        if (compacted === 'compacted') continue;
+      }
+
+      // 4e. The assistant message enters the context whatever came back; a partial one is incomplete.
+      const interrupted = answer.cancelled || answer.error !== undefined;
+      if (answer.content.length > 0) {
+        const statusOfMessage = interrupted ? 'incomplete' : 'complete';
+        await commit(
+          { type: 'assistant', content: answer.content, status: statusOfMessage },
+          { type: 'assistant_message', content: answer.content, status: statusOfMessage },
+        );
+        if (interrupted) {
+          // The notice is derived, not saved: replaying the log adds it at the same place.
+          const notice = interruptedNotice();
+          context.push(notice);
+          session.sinceCheckpoint.push(notice);
+        }
+      }
+      if (answer.cancelled) {
+        status = 'cancelled';
+        break;
+      }
+      if (answer.error !== undefined) {
+        reportError(answer.error);
+        status = 'failed';
+        break;
+      }
+
+      // 4f. No tool call: the turn's answer is complete.
+      if (answer.toolCalls.length === 0) break;
+
+      // 4g. Tool calls enter the context before they run, then their results in call order.
+      const calls: ToolCallRequest[] = [];
+      for (const call of answer.toolCalls) {
+        const parsed = parseToolArguments(call.arguments);
+        const request: ToolCallRequest = parsed.ok
+          ? { callId: call.callId, toolName: call.toolName, arguments: parsed.value }
+          : {
+              callId: call.callId,
+              toolName: call.toolName,
+              arguments: call.arguments,
+              parseError: parsed.error,
+            };
+        calls.push(request);
+        openCalls.add(call.callId);
+        await commit(
+          { type: 'tool_call', callId: call.callId, toolName: call.toolName, arguments: request.arguments },
+          { type: 'tool_call', callId: call.callId, toolName: call.toolName, arguments: request.arguments },
+        );
+      }
+      let storageFailure: unknown;
+      await runtime.tools.executeBatch({
+        calls,
+        sessionId: session.id,
+        turnId,
+        signal,
+        hooks,
+        runnable: config.maxToolCallsPerTurn - toolCallCount,
+        emit,
+        reportError,
+        onResult: async (outcome) => {
+          openCalls.delete(outcome.callId);
+          const { content, isError } = outcome.output;
+          try {
+            await commit(
+              { type: 'tool_result', callId: outcome.callId, content, isError },
+              { type: 'tool_result', callId: outcome.callId, content, isError },
+            );
+          } catch (error) {
+            storageFailure ??= error;
+          }
+        },
+      });
+      if (storageFailure !== undefined) throw storageFailure;
+
+      // 4i. The tool-call limit ends the turn with a notice to the model.
+      toolCallCount += calls.length;
+      if (signal.aborted) {
+        status = 'cancelled';
+        break;
+      }
+      if (toolCallCount >= config.maxToolCallsPerTurn) {
+        await commitSystem(fillTemplate(TOOL_LIMIT_NOTICE, { limit: config.maxToolCallsPerTurn }));
+        reportError(
+          new AgentError({
+            code: 'MAX_TOOL_CALLS_EXCEEDED',
+            message: `the turn ran ${toolCallCount} tool calls and its limit is ${config.maxToolCallsPerTurn}`,
+          }),
+        );
+        break;
+      }
+    }
+
+    // 6. Memory checkpoint every N turns, inside the turn, before it ends (SPEC §5.14).
+    if (status !== 'cancelled') await memoryCheckpoint(options);
+  } catch (error) {
+    status = 'failed';
+    reportError(toAgentError(error, 'STORAGE_ERROR', 'the turn failed'));
+    // Keep every tool call paired with a result, in the context the next turn sees.
+    for (const callId of openCalls) {
+      const content = 'The tool call did not complete: the turn failed before its result was recorded.';
+      context.push({ type: 'tool_result', callId, content, isError: true });
+      await session.log
+        .append({ type: 'tool_result', callId, content, isError: true })
+        .catch(() => undefined);
+    }
+  } finally {
+    // 7–8. TurnEnd, then exactly one terminal event.
+    await turnEnd(options, status, toolCallCount);
+    emit({ type: status === 'cancelled' ? 'turn_cancelled' : 'turn_complete' });
+  }
+  return status;
+}
+
+/** Streams one model answer, emitting its deltas, and assembles the assistant content. */
+async function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
+  const { session, signal, emit } = options;
+  const reasoning: ContentBlock[] = [];
+  let reasoningText = '';
+  let reasoningOpen = false;
+  let text = '';
+  const answer: ModelAnswer = {
+    content: [],
+    toolCalls: [],
+    error: undefined,
+    cancelled: false,
+    receivedAny: false,
+  };
+  const closeReasoning = (signature?: string): void => {
+    if (!reasoningOpen) return;
+    reasoning.push(
+      signature === undefined
+        ? { type: 'reasoning', text: reasoningText }
+        : { type: 'reasoning', text: reasoningText, signature },
+    );
+    reasoningText = '';
+    reasoningOpen = false;
+  };
+  try {
+    for await (const event of streamChat(session.model.provider, request, signal)) {
+      // Yield point: between stream events.
+      if (signal.aborted) {
+        answer.cancelled = true;
+        break;
+      }
+      answer.receivedAny = true;
+      switch (event.type) {
+        case 'text_delta':
+          text += event.text;
+          emit({ type: 'text_delta', text: event.text });
+          break;
+        case 'reasoning_delta':
+          reasoningText += event.text;
+          reasoningOpen = true;
+          emit({ type: 'reasoning_delta', text: event.text });
+          break;
+        case 'reasoning_signature':
+          reasoningOpen = true;
+          closeReasoning(event.signature);
+          break;
+        case 'tool_call':
+          answer.toolCalls.push({
+            callId: event.callId,
+            toolName: event.toolName,
+            arguments: event.arguments,
+          });
+          break;
+        case 'usage':
+          session.context.recordReportedInput(event.usage.inputTokens + (event.usage.cachedInputTokens ?? 0));
+          break;
+        case 'done':
+          break;
+      }
+    }
+    if (signal.aborted) answer.cancelled = true;
+  } catch (error) {
+    if (signal.aborted) answer.cancelled = true;
+    else answer.error = toAgentError(error, 'PROVIDER_ERROR');
+  }
+  closeReasoning();
+  // Reasoning blocks come before the text, so providers can send them back (SPEC §3).
+  answer.content = text === '' ? reasoning : [...reasoning, { type: 'text', text }];
+  // Tool calls of an interrupted answer are neither run nor kept: the model did not finish its reply.
+  if (answer.cancelled || answer.error !== undefined) answer.toolCalls = [];
+  return answer;
+}
+
+/** Runs BeforeCompact and the compaction; reports COMPACT_ERROR and goes on with the full history. */
+async function compact(
+  options: TurnOptions,
+  estimatedTokens: number,
+): Promise<'compacted' | 'skipped' | 'cancelled'> {
+  const { runtime, session, turnId, signal, emit } = options;
+  const context = session.context;
+  if (signal.aborted) return 'cancelled';
+  if (runtime.hooks.has('BeforeCompact')) {
+    const outcome = await runtime.hooks.dispatch({
+      event: 'BeforeCompact',
+      sessionId: session.id,
+      turnId,
+      data: {
+        messageCount: context.messages.length,
+        estimatedTokens,
+        contextWindow: session.model.info.contextWindow,
+      },
+      timeoutMs: runtime.config.toolTimeoutMs,
+    });
+    for (const error of outcome.errors) emit({ type: 'error', error });
+    if (outcome.abortReason !== undefined) return 'skipped';
+  }
+  // Yield point: before the compaction request.
+  if (signal.aborted) return 'cancelled';
+  const compactModel = runtime.config.compactModel;
+  const route = compactModel === undefined ? session.model : runtime.models.resolve(compactModel);
+  try {
+    const result = await summariseHistory({
+      context,
+      contextWindow: session.model.info.contextWindow,
+      provider: route.provider,
+      model: route.info,
+      prompt: runtime.config.compactPrompt,
+      signal,
+    });
+    context.applyCompaction(result);
+    await session.log.append({
+      type: 'metadata',
+      key: 'compaction',
+      value: { summary: result.summary, keptMessages: result.keptCount },
+    });
+    emit({ type: 'context_compacted' });
+    return 'compacted';
+  } catch (error) {
+    if (signal.aborted) return 'cancelled';
+    if (isAgentError(error) && error.code === 'STORAGE_ERROR') throw error;
+    emit({ type: 'error', error: toAgentError(error, 'COMPACT_ERROR') });
+    return 'skipped';
+  }
+}
+
+/** Extracts memories when the checkpoint interval is reached, then reloads the memories the prompt shows. */
+async function memoryCheckpoint(options: TurnOptions): Promise<void> {
+  const { runtime, session, signal, emit } = options;
+  const memory = runtime.memory;
+  const interval = runtime.config.memoryCheckpointInterval;
+  if (memory === undefined || interval === 0 || session.turnsSinceCheckpoint < interval) return;
+  const messages = session.sinceCheckpoint;
+  session.sinceCheckpoint = [];
+  session.turnsSinceCheckpoint = 0;
+  const memoryModel = runtime.config.memoryModel;
+  const route = memoryModel === undefined ? session.model : runtime.models.resolve(memoryModel);
+  try {
+    await memory.extract({
+      messages,
+      provider: route.provider,
+      modelId: route.info.id,
+      sessionId: session.id,
+      signal,
+    });
+    session.memories = await memory.load();
+  } catch (error) {
+    emit({ type: 'error', error: toAgentError(error, 'MEMORY_ERROR', 'memory checkpoint failed') });
+  }
+}
+
+/** Runs TurnEnd; its failures are reported, never thrown. */
+async function turnEnd(options: TurnOptions, status: TurnStatus, toolCallCount: number): Promise<void> {
+  const { runtime, session, turnId, emit } = options;
+  if (!runtime.hooks.has('TurnEnd')) return;
+  try {
+    const outcome = await runtime.hooks.dispatch({
+      event: 'TurnEnd',
+      sessionId: session.id,
+      turnId,
+      data: { status, toolCallCount },
+      timeoutMs: runtime.config.toolTimeoutMs,
+    });
+    for (const error of outcome.errors) emit({ type: 'error', error });
+  } catch (error) {
+    emit({ type: 'error', error: toAgentError(error, 'PLUGIN_ERROR', 'TurnEnd failed') });
+  }
+}
+
+/** The stable part of the system prompt, built once and cached until the next compaction. */
+function cachedStablePrompt(runtime: AgentRuntime, session: SessionState): string {
+  const cached = session.context.stablePrompt;
+  if (cached !== undefined) return cached;
+  const built = buildStablePrompt({
+    systemInstructions: runtime.config.systemInstructions,
+    systemPromptOverride: session.systemPromptOverride,
+    personality: runtime.config.personality,
+    implicitSkills: runtime.skills.implicitSkills(),
+    plugins: runtime.plugins,
+  });
+  session.context.stablePrompt = built;
+  return built;
+}
+
+/** The text of the user's input, for skills and the TurnStart hook. */
+export function textOf(content: readonly ContentBlock[]): string {
+  let text = '';
+  for (const block of content) {
+    if (block.type === 'text') text = text === '' ? block.text : `${text}\n${block.text}`;
+  }
+  return text;
+}
+
+function readDynamicSections(data: unknown): readonly string[] {
+  if (typeof data !== 'object' || data === null) return [];
+  const sections = (data as { dynamicSections?: unknown }).dynamicSections;
+  if (!Array.isArray(sections)) return [];
+  return sections.filter((section): section is string => typeof section === 'string' && section !== '');
+}

@@ -1,0 +1,137 @@
+import { describe, expect, test } from 'vitest';
+import { isAgentError } from '../src/error.js';
+import type { Memory, SessionEvent } from '../src/ports/storage.js';
+import { InMemoryMemoryStorage, InMemorySessionStorage } from '../src/storage/in-memory.js';
+import {
+  defineMemoryStorageConformance,
+  defineSessionStorageConformance,
+} from '../src/testing/storage-conformance.js';
+
+describe('InMemorySessionStorage conformance', () => {
+  defineSessionStorageConformance({ api: { test }, create: async () => ({ storage: new InMemorySessionStorage() }) });
+});
+
+describe('InMemoryMemoryStorage conformance', () => {
+  defineMemoryStorageConformance({ api: { test }, create: async () => ({ storage: new InMemoryMemoryStorage() }) });
+});
+
+function userEvent(text: string, timestamp = new Date(1_700_000_000_000)): SessionEvent {
+  return { timestamp, payload: { type: 'user_message', content: [{ type: 'text', text }] } };
+}
+
+async function expectInvalidInput(promise: Promise<unknown>): Promise<void> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(isAgentError(error), 'rejects with an AgentError').toBe(true);
+  expect(error).toMatchObject({ code: 'INVALID_INPUT' });
+}
+
+describe('InMemorySessionStorage', () => {
+  test('a saved event is a copy: mutating the original changes nothing stored', async () => {
+    const storage = new InMemorySessionStorage();
+    const event = userEvent('original');
+    await storage.saveEvent('s', event);
+    if (event.payload.type === 'user_message') event.payload.content.push({ type: 'text', text: 'added' });
+    event.timestamp.setFullYear(1999);
+    expect(await storage.loadSession('s')).toEqual([userEvent('original')]);
+  });
+
+  test('a loaded event is a copy: mutating it changes nothing stored', async () => {
+    const storage = new InMemorySessionStorage();
+    await storage.saveEvent('s', userEvent('original'));
+    const loaded = await storage.loadSession('s');
+    const first = loaded?.[0];
+    if (first?.payload.type === 'user_message') first.payload.content[0] = { type: 'text', text: 'changed' };
+    loaded?.push(userEvent('extra'));
+    expect(await storage.loadSession('s')).toEqual([userEvent('original')]);
+  });
+
+  test('rejects a limit that is not an integer of at least 1', async () => {
+    const storage = new InMemorySessionStorage();
+    await storage.saveEvent('s', userEvent('hi'));
+    for (const limit of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      await expectInvalidInput(storage.listSessions(undefined, limit));
+    }
+  });
+
+  test('rejects a malformed cursor', async () => {
+    const storage = new InMemorySessionStorage();
+    await storage.saveEvent('a', userEvent('hi'));
+    await storage.saveEvent('b', userEvent('hi'));
+    const { nextCursor } = await storage.listSessions(undefined, 1);
+    expect(nextCursor).not.toBeNull();
+    const notOurs = Buffer.from(JSON.stringify({ updatedAt: 'soon', sessionId: 'a' })).toString('base64url');
+    for (const cursor of ['', 'not a cursor!', `${nextCursor}!`, notOurs, 'e30']) {
+      await expectInvalidInput(storage.listSessions(cursor, 1));
+    }
+    expect((await storage.listSessions(nextCursor ?? undefined, 1)).sessions).toHaveLength(1);
+  });
+
+  test('rejects an empty or non-string session id', async () => {
+    const storage = new InMemorySessionStorage();
+    await expectInvalidInput(storage.saveEvent('', userEvent('hi')));
+    await expectInvalidInput(storage.saveEvent(42 as unknown as string, userEvent('hi')));
+    await expectInvalidInput(storage.loadSession(''));
+    await expectInvalidInput(storage.deleteSession(''));
+  });
+
+  test('rejects an event without a valid Date timestamp or a known payload type', async () => {
+    const storage = new InMemorySessionStorage();
+    const bad = [
+      { timestamp: '2024-01-01', payload: { type: 'system_message', content: 'x' } },
+      { timestamp: new Date(Number.NaN), payload: { type: 'system_message', content: 'x' } },
+      { timestamp: new Date(), payload: { type: 'telepathy' } },
+      { timestamp: new Date() },
+      { timestamp: new Date(), payload: { type: 'user_message', content: 'not an array' } },
+      { timestamp: new Date(), payload: { type: 'metadata', key: 'k', value: () => 1 } },
+    ];
+    for (const event of bad) await expectInvalidInput(storage.saveEvent('s', event as unknown as SessionEvent));
+    expect(await storage.loadSession('s')).toBeNull();
+  });
+
+  test('appending to an older session moves it to the front', async () => {
+    const storage = new InMemorySessionStorage();
+    await storage.saveEvent('old', userEvent('first', new Date(1000)));
+    await storage.saveEvent('new', userEvent('second', new Date(2000)));
+    await storage.saveEvent('old', userEvent('again', new Date(3000)));
+    const page = await storage.listSessions(undefined, 10);
+    expect(page.sessions.map((summary) => summary.sessionId)).toEqual(['old', 'new']);
+    expect(page.sessions[0]).toMatchObject({ title: 'first', messageCount: 2, updatedAt: new Date(3000) });
+  });
+});
+
+function memory(id: string, content: string, updatedMs: number): Memory {
+  return { id, namespace: 'ns', content, createdAt: new Date(0), updatedAt: new Date(updatedMs) };
+}
+
+describe('InMemoryMemoryStorage', () => {
+  test('saved and returned memories are copies', async () => {
+    const storage = new InMemoryMemoryStorage();
+    const original = memory('m', 'original', 1);
+    await storage.save(original);
+    original.content = 'changed';
+    const [found] = await storage.search('ns', '', 10);
+    expect(found?.content).toBe('original');
+    if (found) found.content = 'changed again';
+    expect((await storage.search('ns', '', 10))[0]?.content).toBe('original');
+  });
+
+  test('a query of punctuation only lists most recent first, like an empty one', async () => {
+    const storage = new InMemoryMemoryStorage();
+    await storage.save(memory('a', 'alpha', 1));
+    await storage.save(memory('b', 'beta', 2));
+    expect((await storage.search('ns', ' ?! ', 10)).map((item) => item.id)).toEqual(['b', 'a']);
+  });
+
+  test('rejects a bad limit or memory', async () => {
+    const storage = new InMemoryMemoryStorage();
+    for (const limit of [-1, 1.5, Number.NaN, Number.NEGATIVE_INFINITY]) {
+      await expectInvalidInput(storage.search('ns', '', limit));
+    }
+    await expectInvalidInput(storage.save({ ...memory('', 'x', 1) }));
+    await expectInvalidInput(storage.save({ ...memory('m', 'x', 1), updatedAt: new Date(Number.NaN) }));
+    await expectInvalidInput(storage.save({ ...memory('m', 'x', 1), content: 5 as unknown as string }));
+  });
+});
