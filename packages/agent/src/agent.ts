@@ -3,9 +3,10 @@ import { ContextManager, replaySessionEvents } from './context.js';
 import { AgentError, toAgentError } from './error.js';
 import type { PluginManager } from './plugin-manager.js';
 import type { SessionEvent } from './ports/storage.js';
-import { Session, SessionController, type SessionSlot, settleWithin } from './session.js';
+import { Session, SessionController, type SessionSlot } from './session.js';
 import { SessionLog } from './session-log.js';
 import type { AgentRuntime, RoutedModel, SessionState } from './session-state.js';
+import { settleWithin } from './settle.js';
 import type { SessionConfig } from './types.js';
 
 /**

@@ -1,5 +1,6 @@
 import { AgentError, describeError } from './error.js';
 import type { HookEvent, HookHandler, HookPayload, HookResult } from './ports/plugin.js';
+import { settleWithin } from './settle.js';
 
 /** What one dispatch ends with: the final data, the abort reason if a handler stopped the chain, and the failures. */
 export interface HookDispatchResult {
@@ -15,38 +16,6 @@ export interface HookEntry {
   pluginId: string;
   pluginConfig: unknown;
   handler: HookHandler;
-}
-
-/** How a bounded wait ended. */
-export type Settled<T> =
-  | { status: 'fulfilled'; value: T }
-  | { status: 'rejected'; error: unknown }
-  | { status: 'timeout' };
-
-/** The largest delay setTimeout accepts; a larger bound means "no bound". */
-const MAX_TIMER_MS = 2_147_483_647;
-
-/**
- * Waits for `promise` at most `timeoutMs`, never rejecting; the timer is cleared as soon as the promise settles,
- * and a late rejection is swallowed here so that it is never reported as unhandled.
- */
-export function settleWithin<T>(promise: PromiseLike<T>, timeoutMs: number): Promise<Settled<T>> {
-  return new Promise((resolve) => {
-    const bounded = Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS;
-    const timer = bounded
-      ? setTimeout(() => resolve({ status: 'timeout' }), Math.max(0, timeoutMs))
-      : undefined;
-    Promise.resolve(promise).then(
-      (value) => {
-        clearTimeout(timer);
-        resolve({ status: 'fulfilled', value });
-      },
-      (error: unknown) => {
-        clearTimeout(timer);
-        resolve({ status: 'rejected', error });
-      },
-    );
-  });
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -11,31 +11,33 @@ const MAX_LISTED_ERRORS = 8;
 
 /**
  * Tool schemas come from hosts and MCP servers that use keywords and formats ajv does not know: they are
- * accepted (strict off, formats not checked) rather than failing the build. `addUsedSchema: false` keeps
- * a schema's `$id` out of the shared instance, so two tools may reuse one `$id`.
+ * accepted (strict off, formats not checked) rather than failing the build.
  */
-const AJV_OPTIONS: Options = {
-  strict: false,
-  allErrors: true,
-  validateFormats: false,
-  addUsedSchema: false,
-  logger: false,
-};
+const AJV_OPTIONS: Options = { strict: false, allErrors: true, validateFormats: false, logger: false };
 
 type Draft = 'draft-07' | '2019-09' | '2020-12';
 
-/** One instance per draft, made on first use: building an Ajv compiles its meta-schema, which costs milliseconds. */
-const instances = new Map<Draft, Ajv>();
+function createAjv(draft: Draft, options: Options): Ajv {
+  if (draft === '2020-12') return new Ajv2020(options);
+  if (draft === '2019-09') return new Ajv2019(options);
+  return new Ajv(options);
+}
 
-function instanceFor(draft: Draft): Ajv {
-  let instance = instances.get(draft);
-  if (instance === undefined) {
-    if (draft === '2020-12') instance = new Ajv2020(AJV_OPTIONS);
-    else if (draft === '2019-09') instance = new Ajv2019(AJV_OPTIONS);
-    else instance = new Ajv(AJV_OPTIONS);
-    instances.set(draft, instance);
+/**
+ * Checking a schema against its meta-schema needs the meta-schema compiled, which costs milliseconds, so it
+ * is done by one instance per draft for the whole process; checking registers nothing, so they never grow.
+ */
+const metaCheckers = new Map<Draft, Ajv>();
+
+function checkAgainstMetaSchema(draft: Draft, schema: JsonSchema): void {
+  let checker = metaCheckers.get(draft);
+  if (checker === undefined) {
+    checker = createAjv(draft, AJV_OPTIONS);
+    metaCheckers.set(draft, checker);
   }
-  return instance;
+  if (!checker.validateSchema(schema)) {
+    throw new Error(`schema is invalid: ${checker.errorsText(checker.errors, { dataVar: 'schema' })}`);
+  }
 }
 
 function draftOf(schema: JsonSchema): Draft {
@@ -54,24 +56,38 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
 }
 
 /**
- * Compiles a tool's parameter schema; throws a plain Error saying why when it cannot be compiled.
- * Draft 2019-09 and 2020-12 schemas (by `$schema`) get the matching validator; any other `$schema`
- * (draft-04/06/07, which tool schemas rarely depend on) is checked as draft-07.
+ * Compiles the parameter schemas of one set of tools. Each compiler has its own ajv instances (made on first
+ * use, without the costly meta-schema), so the compiled schemas live as long as the validators, and the
+ * `$id`s of one agent's tools never meet another agent's.
  */
-export function compileSchema(schema: JsonSchema): SchemaCheck {
-  const draft = draftOf(schema);
-  const ajv = instanceFor(draft);
-  // draft-07's Ajv rejects a `$schema` it has no meta-schema for, so a draft-04/06 marker is dropped.
-  const source = draft === 'draft-07' && '$schema' in schema ? withoutSchemaKeyword(schema) : schema;
-  let validate: ValidateFunction;
-  try {
-    validate = ajv.compile(source);
-  } finally {
-    // Ajv caches by schema object for as long as the instance lives; the shared instance must not keep every
-    // schema of every agent ever built, and a schema that failed to compile must not be served from that cache.
-    ajv.removeSchema(source);
+export class SchemaCompiler {
+  readonly #instances = new Map<Draft, Ajv>();
+
+  /**
+   * Compiles a tool's parameter schema; throws a plain Error saying why when it cannot be compiled.
+   * Draft 2019-09 and 2020-12 schemas (by `$schema`) get the matching validator; any other `$schema`
+   * (draft-04/06/07, which tool schemas rarely depend on) is checked as draft-07.
+   */
+  compile(schema: JsonSchema): SchemaCheck {
+    const draft = draftOf(schema);
+    // draft-07's Ajv rejects a `$schema` it has no meta-schema for, so a draft-04/06 marker is dropped.
+    const source = draft === 'draft-07' && '$schema' in schema ? withoutSchemaKeyword(schema) : schema;
+    checkAgainstMetaSchema(draft, source);
+    let ajv = this.#instances.get(draft);
+    if (ajv === undefined) {
+      ajv = createAjv(draft, { ...AJV_OPTIONS, validateSchema: false });
+      this.#instances.set(draft, ajv);
+    }
+    let validate: ValidateFunction;
+    try {
+      validate = ajv.compile(source);
+    } finally {
+      // Frees the schema's `$id` so that two tools may share one, and keeps a schema that failed to compile
+      // from being served, uncompiled, from ajv's cache.
+      ajv.removeSchema(source);
+    }
+    return (value) => (validate(value) ? undefined : describeErrors(validate.errors));
   }
-  return (value) => (validate(value) ? undefined : describeErrors(validate.errors));
 }
 
 function withoutSchemaKeyword(schema: JsonSchema): JsonSchema {

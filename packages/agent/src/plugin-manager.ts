@@ -1,6 +1,7 @@
 import { AgentError, describeError } from './error.js';
-import { type HookRegistry, settleWithin } from './hook.js';
+import type { HookRegistry } from './hook.js';
 import type { HookEvent, HookHandler, Plugin, PluginContext } from './ports/plugin.js';
+import { settleWithin } from './settle.js';
 
 /** What the prompt says about a plugin. */
 export interface PluginDescriptor {

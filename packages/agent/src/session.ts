@@ -4,6 +4,7 @@ import type { AgentEventPayload } from './event.js';
 import { normaliseUserInput } from './input.js';
 import { EventChannel, RunningTurn, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
+import { settleWithin } from './settle.js';
 import { runTurn } from './turn.js';
 import type { Message, UserInput } from './types.js';
 
@@ -14,21 +15,6 @@ export interface SessionSlot {
   /** True once the agent is shut down. */
   readonly isShutDown: boolean;
 }
-
-/** Resolves when `promise` settles or `ms` have passed, whichever is first. */
-export async function settleWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, ms);
-  });
-  try {
-    await Promise.race([promise.then(noop, noop), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function noop(): void {}
 
 /**
  * The internal owner of a session: its state, its running turn and its close paths (0006 §8). The

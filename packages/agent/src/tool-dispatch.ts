@@ -1,7 +1,7 @@
 import { AgentError, describeError } from './error.js';
 import type { AgentEventPayload } from './event.js';
 import type { HookRegistry } from './hook.js';
-import { compileSchema, isPlainObject, type SchemaCheck } from './json-schema.js';
+import { isPlainObject, type SchemaCheck, SchemaCompiler } from './json-schema.js';
 import type { ToolSpec } from './ports/model.js';
 import type { HookEvent } from './ports/plugin.js';
 import type { ToolHandler, ToolOutput } from './ports/tool.js';
@@ -108,6 +108,7 @@ export class ToolDispatcher {
   constructor(options: { tools: readonly ToolHandler[]; timeoutMs: number }) {
     this.#timeoutMs = options.timeoutMs;
     const specs: ToolSpec[] = [];
+    const compiler = new SchemaCompiler();
     for (const handler of options.tools) {
       const schema = handler.parametersSchema;
       if (!isPlainObject(schema) || schema.type !== 'object') {
@@ -118,7 +119,7 @@ export class ToolDispatcher {
       }
       let check: SchemaCheck;
       try {
-        check = compileSchema(schema);
+        check = compiler.compile(schema);
       } catch (error) {
         throw new AgentError({
           code: 'INVALID_CONFIG',

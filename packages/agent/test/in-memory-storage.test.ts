@@ -8,11 +8,17 @@ import {
 } from '../src/testing/storage-conformance.js';
 
 describe('InMemorySessionStorage conformance', () => {
-  defineSessionStorageConformance({ api: { test }, create: async () => ({ storage: new InMemorySessionStorage() }) });
+  defineSessionStorageConformance({
+    api: { test },
+    create: async () => ({ storage: new InMemorySessionStorage() }),
+  });
 });
 
 describe('InMemoryMemoryStorage conformance', () => {
-  defineMemoryStorageConformance({ api: { test }, create: async () => ({ storage: new InMemoryMemoryStorage() }) });
+  defineMemoryStorageConformance({
+    api: { test },
+    create: async () => ({ storage: new InMemoryMemoryStorage() }),
+  });
 });
 
 function userEvent(text: string, timestamp = new Date(1_700_000_000_000)): SessionEvent {
@@ -87,7 +93,8 @@ describe('InMemorySessionStorage', () => {
       { timestamp: new Date(), payload: { type: 'user_message', content: 'not an array' } },
       { timestamp: new Date(), payload: { type: 'metadata', key: 'k', value: () => 1 } },
     ];
-    for (const event of bad) await expectInvalidInput(storage.saveEvent('s', event as unknown as SessionEvent));
+    for (const event of bad)
+      await expectInvalidInput(storage.saveEvent('s', event as unknown as SessionEvent));
     expect(await storage.loadSession('s')).toBeNull();
   });
 

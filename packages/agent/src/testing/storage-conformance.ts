@@ -44,7 +44,11 @@ function userEvent(offsetMs: number, text: string): SessionEvent {
 }
 
 function assistantEvent(offsetMs: number, text: string): SessionEvent {
-  return event(offsetMs, { type: 'assistant_message', content: [{ type: 'text', text }], status: 'complete' });
+  return event(offsetMs, {
+    type: 'assistant_message',
+    content: [{ type: 'text', text }],
+    status: 'complete',
+  });
 }
 
 /** Runs `body` against a fresh storage and always disposes of it. */
@@ -118,7 +122,12 @@ export function defineSessionStorageConformance(options: SessionStorageConforman
           { type: 'text', text: 'Let me look. 🔍' },
         ],
       }),
-      event(1002, { type: 'tool_call', callId: 'call_1', toolName: 'read_file', arguments: { path: 'a/b.ts' } }),
+      event(1002, {
+        type: 'tool_call',
+        callId: 'call_1',
+        toolName: 'read_file',
+        arguments: { path: 'a/b.ts' },
+      }),
       event(1003, { type: 'tool_call', callId: 'call_2', toolName: 'broken', arguments: '{"unclosed": ' }),
       event(1004, { type: 'tool_call', callId: 'call_3', toolName: 'noop', arguments: null }),
       event(2005, { type: 'tool_result', callId: 'call_1', content: 'file text 文件', isError: false }),
@@ -132,7 +141,10 @@ export function defineSessionStorageConformance(options: SessionStorageConforman
     for (const item of events) await storage.saveEvent('round-trip', item);
     const loaded = await storage.loadSession('round-trip');
     assert.deepStrictEqual(loaded, events);
-    assert.ok(loaded?.every((item) => item.timestamp instanceof Date), 'timestamps come back as Dates');
+    assert.ok(
+      loaded?.every((item) => item.timestamp instanceof Date),
+      'timestamps come back as Dates',
+    );
   });
 
   test('round-trips a 2 MB tool result', async (storage) => {
@@ -190,7 +202,13 @@ export function defineSessionStorageConformance(options: SessionStorageConforman
     const expected: SessionSummary[] = [
       { sessionId: 'silent', title: '', createdAt: at(200), updatedAt: at(200), messageCount: 1 },
       { sessionId: 'blocks', title: 'Hello world', createdAt: at(100), updatedAt: at(100), messageCount: 1 },
-      { sessionId: 'long', title: `${'a'.repeat(99)}😀`, createdAt: at(0), updatedAt: at(50), messageCount: 4 },
+      {
+        sessionId: 'long',
+        title: `${'a'.repeat(99)}😀`,
+        createdAt: at(0),
+        updatedAt: at(50),
+        messageCount: 4,
+      },
     ];
     assert.deepStrictEqual((await storage.listSessions(undefined, 10)).sessions, expected);
     assert.deepStrictEqual(await storage.findSession('long'), [expected[2]]);
@@ -289,7 +307,11 @@ export function defineSessionStorageConformance(options: SessionStorageConforman
       ['sn_ke', []],
     ];
     for (const [query, expected] of cases) {
-      assert.deepStrictEqual(await findIds(storage, query), expected, `findSession(${JSON.stringify(query)})`);
+      assert.deepStrictEqual(
+        await findIds(storage, query),
+        expected,
+        `findSession(${JSON.stringify(query)})`,
+      );
     }
   });
 
@@ -313,12 +335,7 @@ export function defineSessionStorageConformance(options: SessionStorageConforman
   });
 }
 
-function memory(
-  id: string,
-  content: string,
-  updatedMs: number,
-  extra: Partial<Memory> = {},
-): Memory {
+function memory(id: string, content: string, updatedMs: number, extra: Partial<Memory> = {}): Memory {
   return { id, namespace: 'ns', content, createdAt: at(0), updatedAt: at(updatedMs), ...extra };
 }
 
@@ -386,7 +403,8 @@ export function defineMemoryStorageConformance(options: MemoryStorageConformance
   });
 
   test('search respects limit; Infinity returns the whole namespace', async (storage) => {
-    for (let index = 0; index < 6; index += 1) await storage.save(memory(`m${index}`, `note ${index}`, index));
+    for (let index = 0; index < 6; index += 1)
+      await storage.save(memory(`m${index}`, `note ${index}`, index));
     await storage.save(memory('other', 'note elsewhere', 99, { namespace: 'other' }));
     assert.deepStrictEqual(await searchIds(storage, 'ns', '', 2), ['m5', 'm4']);
     assert.deepStrictEqual(await searchIds(storage, 'ns', 'note', 1), ['m5']);
