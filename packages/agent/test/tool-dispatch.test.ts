@@ -189,6 +189,29 @@ describe('ToolDispatcher construction', () => {
     expect((thrown as Error).message).toContain("'bad'");
   });
 
+  it('rejects the same invalid schema object every time, not only the first', () => {
+    const schema: JsonSchema = { type: 'object', properties: { a: { type: 'strin' } } };
+    for (let attempt = 0; attempt < 2; attempt++) {
+      expect(() => new ToolDispatcher({ tools: [tool({ name: 'bad', schema })], timeoutMs: 1000 })).toThrow(
+        /INVALID_CONFIG/,
+      );
+    }
+  });
+
+  it('compiles a recursive schema ($ref to the root)', async () => {
+    const tree: JsonSchema = {
+      type: 'object',
+      properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } },
+    };
+    const dispatcher = new ToolDispatcher({ tools: [tool({ name: 'tree', schema: tree })], timeoutMs: 1000 });
+    const { outcomes } = await runBatch(dispatcher, [
+      call('tree', { children: [{ name: 'ok', children: [] }] }, '1'),
+      call('tree', { children: [{ name: 1 }] }, '2'),
+    ]);
+    expect(outcomes[0]!.output.isError).toBe(false);
+    expect(outcomes[1]!.output.content).toContain('arguments/children/0/name must be string');
+  });
+
   it('accepts draft 2020-12 schemas, unknown formats and an $id shared by two tools', async () => {
     const schema2020: JsonSchema = {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
