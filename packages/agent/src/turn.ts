@@ -126,7 +126,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
         systemPrompt: combinePrompt(stable, dynamic),
         systemPromptParts: { stable, dynamic },
         messages: context.messages.slice(),
-        tools: runtime.tools.specs.slice(),
+        // A model without tool use is offered no tools.
+        tools: session.model.info.capabilities.toolUse ? runtime.tools.specs.slice() : [],
       };
       const answer = await streamAnswer(options, request);
       if (answer.error?.contextLengthExceeded && !answer.receivedAny && !contextRetryUsed) {
