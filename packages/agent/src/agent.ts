@@ -4,7 +4,7 @@ import { AgentError, toAgentError } from './error.js';
 import type { PluginManager } from './plugin-manager.js';
 import type { SessionEvent } from './ports/storage.js';
 import { Session, SessionController, type SessionSlot } from './session.js';
-import { SessionLog } from './session-log.js';
+import { SessionLog, storageError } from './session-log.js';
 import type { AgentRuntime, RoutedModel, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
 import type { SessionConfig } from './types.js';
@@ -61,9 +61,8 @@ export class Agent {
         sessionConfig.systemPromptOverride = config.systemPromptOverride;
       await state.log.append({ type: 'metadata', key: 'session_config', value: sessionConfig });
       state.memories = await this.loadMemories();
-      const controller = this.activate(state);
       await this.runSessionStart(sessionId, model.info.id);
-      return new Session(controller);
+      return new Session(this.activate(state));
     } catch (error) {
       if (this.active === 'reserved') this.active = undefined;
       throw error;
@@ -89,7 +88,7 @@ export class Agent {
       try {
         events = await storage.loadSession(sessionId);
       } catch (error) {
-        throw toAgentError(error, 'STORAGE_ERROR', `loading session '${sessionId}' failed`);
+        throw storageError(error, `loading session '${sessionId}' failed`);
       }
       if (events === null) {
         throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
@@ -148,6 +147,8 @@ export class Agent {
   }
 
   private activate(state: SessionState): SessionController {
+    // shutdown() may have begun while the session was being set up; it must not come back alive.
+    this.assertOpen();
     const controller = new SessionController({ state, runtime: this.runtime, slot: this.slot });
     this.active = controller;
     return controller;

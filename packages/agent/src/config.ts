@@ -103,6 +103,17 @@ function defaultBackgroundErrorHandler(error: AgentError): void {
   console.warn(`youyou-agent: ${error.message}`);
 }
 
+/** A handler that throws must not break close(), shutdown() or a session's start. */
+function guardBackgroundHandler(handler: (error: AgentError) => void): (error: AgentError) => void {
+  return (error) => {
+    try {
+      handler(error);
+    } catch {
+      // The host's own handler failed; there is nowhere left to report to.
+    }
+  };
+}
+
 /** Checks every field of the config and fills in the defaults; throws INVALID_CONFIG. */
 export function resolveConfig(config: AgentConfig): ResolvedConfig {
   if (typeof config !== 'object' || config === null) throw invalid('the AgentConfig must be an object');
@@ -142,6 +153,6 @@ export function resolveConfig(config: AgentConfig): ResolvedConfig {
     ),
     compactModel: optionalText('compactModel', config.compactModel),
     memoryModel: optionalText('memoryModel', config.memoryModel),
-    onBackgroundError: config.onBackgroundError ?? defaultBackgroundErrorHandler,
+    onBackgroundError: guardBackgroundHandler(config.onBackgroundError ?? defaultBackgroundErrorHandler),
   };
 }

@@ -1,4 +1,4 @@
-import { toAgentError } from './error.js';
+import { AgentError, describeError, isAgentError } from './error.js';
 import type { SessionEvent, SessionEventPayload, SessionStorage } from './ports/storage.js';
 
 /**
@@ -50,9 +50,20 @@ export class SessionLog {
       try {
         await storage.saveEvent(this.sessionId, event);
       } catch (error) {
-        throw toAgentError(error, 'STORAGE_ERROR', `saving an event of session '${this.sessionId}' failed`);
+        throw storageError(error, `saving an event of session '${this.sessionId}' failed`);
       }
       this.pending.shift();
     }
   }
+}
+
+/** Whatever a storage threw, as STORAGE_ERROR (the original kept as `cause`). */
+export function storageError(error: unknown, context: string): AgentError {
+  if (isAgentError(error) && error.code === 'STORAGE_ERROR') return error;
+  return new AgentError({
+    code: 'STORAGE_ERROR',
+    message: `${context}: ${describeError(error)}`,
+    retryable: isAgentError(error) ? error.retryable : false,
+    cause: error,
+  });
 }

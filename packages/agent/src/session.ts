@@ -154,21 +154,31 @@ export class SessionController {
     const route = config.memoryModel === undefined ? state.model : models.resolve(config.memoryModel);
     const messages = state.sinceCheckpoint;
     state.sinceCheckpoint = [];
-    // The extraction is bounded so that close() and shutdown() never hang on a model that does not answer.
+    // The extraction is bounded so that close() and shutdown() never hang on a model that does not answer,
+    // even one that ignores its signal.
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), config.toolTimeoutMs);
-    try {
-      await memory.extract({
+    const settled = await settleWithin(
+      memory.extract({
         messages,
         provider: route.provider,
         modelId: route.info.id,
         sessionId: state.id,
         signal: controller.signal,
-      });
-    } catch (error) {
-      config.onBackgroundError(toAgentError(error, 'MEMORY_ERROR', 'memory extraction at close failed'));
-    } finally {
-      clearTimeout(timer);
+      }),
+      config.toolTimeoutMs,
+    );
+    if (settled.status === 'timeout') {
+      controller.abort();
+      config.onBackgroundError(
+        new AgentError({
+          code: 'MEMORY_ERROR',
+          message: `memory extraction at close did not finish within ${config.toolTimeoutMs}ms and was abandoned`,
+        }),
+      );
+    } else if (settled.status === 'rejected') {
+      config.onBackgroundError(
+        toAgentError(settled.error, 'MEMORY_ERROR', 'memory extraction at close failed'),
+      );
     }
   }
 
