@@ -60,6 +60,11 @@ export function selectKeptStart(messages: readonly Message[], keepTokens: number
     start -= 1;
   }
   while (start < messages.length && !safe[start]) start += 1;
+  if (start === messages.length) {
+    // The newest whole unit alone is over the share: keep it anyway, so the model is not left with the summary alone.
+    start = messages.length - 1;
+    while (start > 0 && !safe[start]) start -= 1;
+  }
   if (start === 0) {
     // Everything fits in the kept share; still summarise up to the first safe cut so compaction helps.
     start = 1;

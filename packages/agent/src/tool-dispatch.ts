@@ -297,7 +297,8 @@ class BatchRun {
         durationMs,
       };
       if (this.#options.hooks.has('AfterToolUse')) {
-        await this.#hook('AfterToolUse', { ...outcome });
+        // A copy, so a handler that changes the output in place cannot change what was already recorded.
+        await this.#hook('AfterToolUse', { ...outcome, output: { ...outcome.output } });
       }
       return outcome;
     } catch (error) {

@@ -145,12 +145,17 @@ export async function compact(
   }
 }
 
-/** Extracts memories when the checkpoint interval is reached, then reloads the memories the prompt shows. */
-export async function memoryCheckpoint(options: TurnOptions): Promise<void> {
+/**
+ * Extracts memories when the checkpoint interval is reached, then reloads the memories the prompt shows.
+ * The messages are given up only once an extraction succeeded, so a failed or cancelled one leaves them
+ * for the next extraction (at the next checkpoint or at close).
+ */
+export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | 'cancelled'> {
   const { runtime, session, signal, emit } = options;
   const memory = runtime.memory;
   const interval = runtime.config.memoryCheckpointInterval;
-  if (memory === undefined || interval === 0 || session.turnsSinceCheckpoint < interval) return;
+  if (memory === undefined || interval === 0 || session.turnsSinceCheckpoint < interval) return 'done';
+  if (signal.aborted) return 'cancelled';
   const messages = session.sinceCheckpoint;
   session.sinceCheckpoint = [];
   session.turnsSinceCheckpoint = 0;
@@ -164,10 +169,18 @@ export async function memoryCheckpoint(options: TurnOptions): Promise<void> {
       sessionId: session.id,
       signal,
     });
+  } catch (error) {
+    session.sinceCheckpoint = [...messages, ...session.sinceCheckpoint];
+    if (signal.aborted) return 'cancelled';
+    emit({ type: 'error', error: toAgentError(error, 'MEMORY_ERROR', 'memory checkpoint failed') });
+    return 'done';
+  }
+  try {
     session.memories = await memory.load();
   } catch (error) {
-    emit({ type: 'error', error: toAgentError(error, 'MEMORY_ERROR', 'memory checkpoint failed') });
+    emit({ type: 'error', error: toAgentError(error, 'STORAGE_ERROR', 'reloading memories failed') });
   }
+  return 'done';
 }
 
 /** Runs TurnEnd; its failures are reported, never thrown. */

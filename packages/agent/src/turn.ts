@@ -232,7 +232,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
     }
 
     // 6. Memory checkpoint every N turns, inside the turn, before it ends (SPEC §5.14).
-    if (status !== 'cancelled') await memoryCheckpoint(options);
+    if (status !== 'cancelled' && (await memoryCheckpoint(options)) === 'cancelled') status = 'cancelled';
   } catch (error) {
     status = 'failed';
     reportError(toAgentError(error, 'STORAGE_ERROR', 'the turn failed'));
