@@ -1,14 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
-const agentSource = (path: string): string => fileURLToPath(new URL(`./packages/agent/src/${path}`, import.meta.url));
+const packagesDir = fileURLToPath(new URL('./packages/', import.meta.url));
 
 export default defineConfig({
   resolve: {
-    // Tests of the adapter packages run against the core's source, so no build is needed first.
+    // Tests import the workspace packages from their source, so no build is needed first.
     alias: [
-      { find: /^@youyou\/agent$/, replacement: agentSource('index.ts') },
-      { find: /^@youyou\/agent\/testing$/, replacement: agentSource('testing/index.ts') },
+      { find: /^@youyou\/agent\/testing$/, replacement: `${packagesDir}agent/src/testing/index.ts` },
+      { find: /^@youyou\/([a-z-]+)$/, replacement: `${packagesDir}$1/src/index.ts` },
     ],
   },
   test: {
