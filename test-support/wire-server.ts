@@ -114,7 +114,10 @@ export async function startWireServer(): Promise<WireServer> {
       requests.push(received);
       const script = queue.shift();
       if (script === undefined) {
-        answer({ type: 'json', status: 500, body: { error: { message: 'wire server: no reply scripted' } } }, response);
+        answer(
+          { type: 'json', status: 500, body: { error: { message: 'wire server: no reply scripted' } } },
+          response,
+        );
         return;
       }
       answer(typeof script === 'function' ? script(received) : script, response);
