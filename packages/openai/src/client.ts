@@ -1,0 +1,85 @@
+import { AgentError } from '@youyou/agent';
+import OpenAI from 'openai';
+import type { ErrorContext } from './errors.js';
+
+/** The HTTP options every provider of this package takes. */
+export interface ConnectionOptions {
+  /** The provider id the agent knows it by. */
+  id?: string;
+  baseURL?: string;
+  /** Retries of a request that failed before its stream started (429, 5xx, connection errors); default 2. */
+  maxRetries?: number;
+  /** Milliseconds to wait for a response before giving up; default: the SDK's 10 minutes. */
+  timeoutMs?: number;
+  /** Extra HTTP headers sent with every request. */
+  defaultHeaders?: Record<string, string>;
+  /** A `fetch` to use instead of the global one (a proxy, a test). */
+  fetch?: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** The SDK's own log output; default `'off'`: failures reach the caller as AgentErrors instead. */
+  logLevel?: 'off' | 'error' | 'warn' | 'info' | 'debug';
+}
+
+/** A ready client and what its errors need to know. */
+export interface PreparedClient {
+  client: OpenAI;
+  errorContext: ErrorContext;
+}
+
+/**
+ * Builds the SDK client. `apiKey` is the key to send (already resolved by the caller); organization,
+ * project and base URL come only from the options, so a compatible server never receives OpenAI settings
+ * from the environment.
+ */
+export function createClient(options: {
+  providerId: string;
+  providerName: string;
+  apiKey: string;
+  baseURL: string;
+  connection: ConnectionOptions;
+  organization?: string | undefined;
+  project?: string | undefined;
+}): PreparedClient {
+  const { connection } = options;
+  if (
+    connection.maxRetries !== undefined &&
+    !(Number.isInteger(connection.maxRetries) && connection.maxRetries >= 0)
+  ) {
+    throw new AgentError({
+      code: 'INVALID_CONFIG',
+      message: `${options.providerName}: 'maxRetries' must be a whole number of 0 or more`,
+    });
+  }
+  if (connection.timeoutMs !== undefined && !(connection.timeoutMs > 0)) {
+    throw new AgentError({
+      code: 'INVALID_CONFIG',
+      message: `${options.providerName}: 'timeoutMs' must be positive`,
+    });
+  }
+  const client = new OpenAI({
+    apiKey: options.apiKey,
+    baseURL: options.baseURL,
+    organization: options.organization ?? null,
+    project: options.project ?? null,
+    maxRetries: connection.maxRetries ?? 2,
+    logLevel: connection.logLevel ?? 'off',
+    ...(connection.timeoutMs === undefined ? {} : { timeout: connection.timeoutMs }),
+    ...(connection.defaultHeaders === undefined ? {} : { defaultHeaders: connection.defaultHeaders }),
+    ...(connection.fetch === undefined ? {} : { fetch: connection.fetch }),
+  });
+  return {
+    client,
+    errorContext: { providerId: options.providerId, baseURL: options.baseURL, apiKey: options.apiKey },
+  };
+}
+
+/** The OpenAI API key: the option, else `OPENAI_API_KEY`; a configuration error when neither is set. */
+export function openaiApiKey(apiKey: string | undefined, providerName: string): string {
+  const key = apiKey ?? process.env.OPENAI_API_KEY;
+  if (key === undefined || key === '') {
+    throw new AgentError({
+      code: 'INVALID_CONFIG',
+      message: `${providerName} needs an API key: pass 'apiKey' or set the OPENAI_API_KEY environment variable`,
+    });
+  }
+  return key;
+}

@@ -1,0 +1,112 @@
+import type { ChatEvent, ChatRequest, ModelProvider } from '@youyou/agent';
+import type OpenAI from 'openai';
+import type {
+  ResponseCreateParamsStreaming,
+  ResponseStreamEvent,
+} from 'openai/resources/responses/responses';
+import type { ReasoningEffort } from './chat-provider.js';
+import { type ConnectionOptions, createClient, openaiApiKey } from './client.js';
+import { type ErrorContext, toProviderError } from './errors.js';
+import { findModel, isReasoningModel, OPENAI_MODELS, type OpenAIModelInfo, resolveModels } from './models.js';
+import { toResponsesInput, toResponsesTools } from './responses-input.js';
+import { responsesEvents } from './responses-stream.js';
+
+/** Options of `openaiResponsesProvider`. */
+export interface OpenAIResponsesProviderOptions extends ConnectionOptions {
+  /** Default: the `OPENAI_API_KEY` environment variable. */
+  apiKey?: string;
+  /** The models offered; when given, exactly these (spread `OPENAI_MODELS` to extend it). Default `OPENAI_MODELS`. */
+  models?: readonly OpenAIModelInfo[];
+  organization?: string;
+  project?: string;
+  /** Sent as `reasoning.effort` to reasoning models. */
+  reasoningEffort?: ReasoningEffort;
+  /** The reasoning summary reasoning models stream (as `reasoning_delta`); default `'auto'`, `null` for none. */
+  reasoningSummary?: 'auto' | 'concise' | 'detailed' | null;
+}
+
+interface ResponsesSettings {
+  id: string;
+  models: readonly OpenAIModelInfo[];
+  client: OpenAI;
+  errorContext: ErrorContext;
+  reasoningEffort: ReasoningEffort | undefined;
+  reasoningSummary: 'auto' | 'concise' | 'detailed' | null;
+}
+
+function responsesParams(settings: ResponsesSettings, request: ChatRequest): ResponseCreateParamsStreaming {
+  const model = findModel({ models: settings.models, modelId: request.modelId, providerId: settings.id });
+  const params: ResponseCreateParamsStreaming = {
+    model: model.id,
+    input: toResponsesInput({
+      systemPrompt: request.systemPrompt,
+      messages: request.messages,
+      sendReasoning: isReasoningModel(model),
+    }),
+    stream: true,
+    // Nothing is kept on OpenAI's side: the history travels with every request, reasoning encrypted.
+    store: false,
+  };
+  if (isReasoningModel(model)) {
+    // Other models reject both fields ("Encrypted content is not supported with this model").
+    params.include = ['reasoning.encrypted_content'];
+    params.reasoning = {
+      ...(settings.reasoningSummary === null ? {} : { summary: settings.reasoningSummary }),
+      ...(settings.reasoningEffort === undefined ? {} : { effort: settings.reasoningEffort }),
+    };
+  }
+  if (request.tools.length > 0) params.tools = toResponsesTools(request.tools);
+  if (request.maxOutputTokens !== undefined) params.max_output_tokens = request.maxOutputTokens;
+  if (request.temperature !== undefined) params.temperature = request.temperature;
+  return params;
+}
+
+async function* streamResponse(options: {
+  settings: ResponsesSettings;
+  request: ChatRequest;
+  signal: AbortSignal;
+}): AsyncGenerator<ChatEvent, void, undefined> {
+  const { settings, request, signal } = options;
+  const params = responsesParams(settings, request);
+  let events: AsyncIterable<ResponseStreamEvent>;
+  try {
+    // The SDK retries (with backoff, honouring Retry-After) only until the response starts.
+    events = await settings.client.responses.create(params, { signal });
+  } catch (error) {
+    throw toProviderError(error, settings.errorContext);
+  }
+  yield* responsesEvents({ events, signal, errorContext: settings.errorContext });
+}
+
+/**
+ * A ModelProvider over the OpenAI Responses API streaming (id `openai-responses` by default), stateless
+ * (`store: false`): reasoning models stream their reasoning summary as `reasoning_delta`, and each
+ * reasoning item's encrypted content becomes the reasoning block's `signature`, sent back on later calls.
+ */
+export function openaiResponsesProvider(options: OpenAIResponsesProviderOptions = {}): ModelProvider {
+  const name = 'openaiResponsesProvider';
+  const id = options.id ?? 'openai-responses';
+  const models = resolveModels({ models: options.models, fallback: OPENAI_MODELS, providerName: name });
+  const { client, errorContext } = createClient({
+    providerId: id,
+    providerName: name,
+    apiKey: openaiApiKey(options.apiKey, name),
+    baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+    connection: options,
+    organization: options.organization,
+    project: options.project,
+  });
+  const settings: ResponsesSettings = {
+    id,
+    models,
+    client,
+    errorContext,
+    reasoningEffort: options.reasoningEffort,
+    reasoningSummary: options.reasoningSummary === undefined ? 'auto' : options.reasoningSummary,
+  };
+  return {
+    id,
+    models,
+    chat: (request, signal) => streamResponse({ settings, request, signal }),
+  };
+}
