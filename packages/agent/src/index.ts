@@ -42,6 +42,12 @@ export * as templates from './prompt/templates.js';
 export { RunningTurn, type TurnStatus } from './running-turn.js';
 export { Session } from './session.js';
 export { ACTIVATE_SKILL_TOOL_NAME } from './skill.js';
+export {
+  type LoadedSkills,
+  type LoadSkillsOptions,
+  loadSkillsFromDirectories,
+  type SkillLoadProblem,
+} from './skill-loader.js';
 export { InMemoryMemoryStorage, InMemorySessionStorage } from './storage/in-memory.js';
 export { TOOL_OUTPUT_LIMIT_BYTES } from './tool-dispatch.js';
 export type {

@@ -1,0 +1,157 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { compileGlob } from './glob-pattern.js';
+import { type WalkedFile, walkFiles } from './walk.js';
+import {
+  argumentsOf,
+  cutLine,
+  displayPath,
+  errorText,
+  failure,
+  isBinaryFile,
+  looksBinary,
+  notRegularFile,
+  resolveInWorkspace,
+  success,
+  type Workspace,
+} from './workspace.js';
+
+/** How many matching lines grep returns unless told otherwise. */
+export const GREP_DEFAULT_MAX_RESULTS = 200;
+/** The most matching lines one grep call may ask for. */
+export const GREP_MAX_RESULTS = 2000;
+/** Files larger than this are not searched (logs, dumps, bundles). */
+export const GREP_MAX_FILE_BYTES = 16 * 1024 * 1024;
+/** Matching lines are cut to this many characters. */
+const MAX_LINE_CHARACTERS = 500;
+
+/** The grep tool: the lines of workspace files that match a JavaScript regular expression. */
+export function createGrepTool(workspace: Workspace): ToolHandler {
+  return {
+    name: 'grep',
+    description:
+      'Searches file contents with a JavaScript regular expression and returns matching lines as ' +
+      '`file:line: text` (paths relative to the workspace root). `path` is a folder or a file (default: the ' +
+      'root); `glob` keeps only some files (`*.ts` matches names, `src/**/*.ts` paths below `path`). Binary ' +
+      `files, node_modules and .git are skipped. At most maxResults lines (default ${GREP_DEFAULT_MAX_RESULTS}).`,
+    parametersSchema: {
+      type: 'object',
+      properties: {
+        pattern: {
+          type: 'string',
+          description: 'A JavaScript regular expression, without slashes or flags.',
+        },
+        path: {
+          type: 'string',
+          description: 'The folder or file to search, relative to the root. Default: the root.',
+        },
+        glob: {
+          type: 'string',
+          description: 'Only search files matching this glob, e.g. `*.ts` or `src/**/*.md`.',
+        },
+        caseInsensitive: { type: 'boolean', description: 'Match regardless of case. Default false.' },
+        maxResults: {
+          type: 'integer',
+          minimum: 1,
+          maximum: GREP_MAX_RESULTS,
+          description: `The most matching lines to return. Default ${GREP_DEFAULT_MAX_RESULTS}.`,
+        },
+      },
+      required: ['pattern'],
+      additionalProperties: false,
+    },
+    isMutating: false,
+    execute: (input) => grepTool(workspace, input),
+  };
+}
+
+async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOutput> {
+  const args = argumentsOf(input);
+  const pattern = String(args.pattern ?? '');
+  const given = typeof args.path === 'string' && args.path !== '' ? args.path : '.';
+  const maxResults = Math.min(
+    typeof args.maxResults === 'number' && args.maxResults >= 1
+      ? Math.floor(args.maxResults)
+      : GREP_DEFAULT_MAX_RESULTS,
+    GREP_MAX_RESULTS,
+  );
+  let regex: RegExp;
+  try {
+    regex = new RegExp(pattern, args.caseInsensitive === true ? 'i' : '');
+  } catch (error) {
+    return failure(
+      `invalid regular expression '${pattern}': ${errorText(error)}; fix the pattern (JavaScript syntax)`,
+    );
+  }
+  let fileFilter: ((file: WalkedFile) => boolean) | undefined;
+  if (typeof args.glob === 'string' && args.glob !== '') {
+    const glob = args.glob;
+    let matcher: RegExp;
+    try {
+      matcher = compileGlob(glob);
+    } catch (error) {
+      return failure(`invalid glob: ${errorText(error)}`);
+    }
+    // Like ripgrep: a glob without `/` matches file names anywhere, one with `/` the path below `path`.
+    fileFilter = glob.includes('/')
+      ? (file) => matcher.test(file.relative)
+      : (file) => matcher.test(path.posix.basename(file.relative));
+  }
+  const resolved = await resolveInWorkspace(workspace, given);
+  if (!resolved.ok) return resolved.output;
+  let files: AsyncIterable<WalkedFile> | WalkedFile[];
+  try {
+    const stats = await stat(resolved.path);
+    if (stats.isDirectory()) {
+      files = walkFiles({ workspace, start: resolved.path, signal: input.signal });
+    } else if (!stats.isFile()) {
+      return failure(notRegularFile(given));
+    } else if (await isBinaryFile(resolved.path)) {
+      return failure(`'${given}' is a binary file (it holds NUL bytes); grep only searches text files`);
+    } else {
+      files = [{ absolute: resolved.path, relative: path.basename(resolved.path) }];
+    }
+  } catch (error) {
+    return failure(`cannot search '${given}': ${errorText(error)}`);
+  }
+  const results: string[] = [];
+  let skippedLarge = 0;
+  let truncated = false;
+  search: for await (const file of files) {
+    if (input.signal.aborted) return failure('grep was cancelled');
+    if (fileFilter !== undefined && !fileFilter(file)) continue;
+    let bytes: Buffer;
+    try {
+      if ((await stat(file.absolute)).size > GREP_MAX_FILE_BYTES) {
+        skippedLarge += 1;
+        continue;
+      }
+      bytes = await readFile(file.absolute);
+    } catch {
+      continue;
+    }
+    if (looksBinary(bytes.subarray(0, 8000))) continue;
+    const lines = bytes.toString('utf8').split(/\r?\n/);
+    const shown = displayPath(workspace, file.absolute);
+    for (let index = 0; index < lines.length; index += 1) {
+      const line = lines[index] as string;
+      if (!regex.test(line)) continue;
+      if (results.length >= maxResults) {
+        truncated = true;
+        break search;
+      }
+      results.push(`${shown}:${index + 1}: ${cutLine(line, MAX_LINE_CHARACTERS)}`);
+    }
+  }
+  const notes: string[] = [];
+  if (truncated) {
+    notes.push(
+      `[stopped at ${maxResults} matching lines; narrow the pattern, path or glob, or raise maxResults]`,
+    );
+  }
+  if (skippedLarge > 0) notes.push(`[${skippedLarge} files over 16 MiB were not searched]`);
+  if (results.length === 0)
+    return success([`no lines match /${pattern}/ in '${given}'`, ...notes].join('\n'));
+  return success([...results, ...notes].join('\n'));
+}

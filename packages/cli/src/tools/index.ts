@@ -1,0 +1,52 @@
+import { AgentError, type ToolHandler } from '@youyou/agent';
+import { createEditFileTool } from './edit-file.js';
+import { createGlobTool } from './glob.js';
+import { createGrepTool } from './grep.js';
+import { createListDirTool } from './list-dir.js';
+import { createReadFileTool } from './read-file.js';
+import { createShellTool } from './shell.js';
+import { openWorkspace } from './workspace.js';
+import { createWriteFileTool } from './write-file.js';
+
+export { SHELL_DEFAULT_TIMEOUT_MS, SHELL_MAX_TIMEOUT_MS } from './shell.js';
+
+/** What `createWorkspaceTools` takes. */
+export interface WorkspaceToolsOptions {
+  /** The folder every tool is confined to; relative paths given to the tools resolve against it. */
+  root: string;
+  /** The shell tool's timeout for calls that give none (default 60 s, at most 10 minutes). */
+  shellTimeoutMs?: number;
+  /** How many bytes of shell output a result keeps, first and last halves (default 64 KiB). */
+  outputLimitBytes?: number;
+}
+
+/**
+ * The workspace tools: read_file, list_dir, glob and grep (read-only), write_file, edit_file and shell
+ * (mutating). Every path is confined to `root`; failures are `isError` results, never thrown. Throws
+ * AgentError INVALID_CONFIG when `root` is not an existing directory.
+ */
+export function createWorkspaceTools(options: WorkspaceToolsOptions): ToolHandler[] {
+  for (const key of ['shellTimeoutMs', 'outputLimitBytes'] as const) {
+    const value = options[key];
+    if (value !== undefined && (!Number.isInteger(value) || value < 1)) {
+      throw new AgentError({
+        code: 'INVALID_CONFIG',
+        message: `${key} must be a positive integer, got ${value}`,
+      });
+    }
+  }
+  const workspace = openWorkspace(options.root);
+  return [
+    createReadFileTool(workspace),
+    createListDirTool(workspace),
+    createGlobTool(workspace),
+    createGrepTool(workspace),
+    createWriteFileTool(workspace),
+    createEditFileTool(workspace),
+    createShellTool({
+      workspace,
+      ...(options.shellTimeoutMs !== undefined && { defaultTimeoutMs: options.shellTimeoutMs }),
+      ...(options.outputLimitBytes !== undefined && { outputLimitBytes: options.outputLimitBytes }),
+    }),
+  ];
+}

@@ -1,0 +1,213 @@
+import { spawn } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
+import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { argumentsOf, errorText, failure, type Workspace } from './workspace.js';
+
+/** How long a command may run unless the call or the tool's options say otherwise. */
+export const SHELL_DEFAULT_TIMEOUT_MS = 60_000;
+/** The longest timeout a call may ask for (10 minutes). */
+export const SHELL_MAX_TIMEOUT_MS = 600_000;
+/** How much output a result keeps unless the tool's options say otherwise: the first and last halves. */
+export const SHELL_DEFAULT_OUTPUT_LIMIT_BYTES = 64 * 1024;
+/**
+ * After the shell exits, how long to wait for its output pipes to close. A process it left running in the
+ * background keeps them open; the result does not wait for that process.
+ */
+const DRAIN_AFTER_EXIT_MS = 1000;
+
+/**
+ * The script `/bin/sh -c` runs: it points stderr at stdout first, so that both arrive through one pipe in the
+ * order they were written, then runs the command (passed as $1, so that it needs no quoting) with `eval`.
+ */
+const SCRIPT = 'exec 2>&1\neval "$1"';
+
+/** Keeps the first and last halves of a stream of bytes within a limit, counting what falls between. */
+class HeadTailBuffer {
+  readonly #half: number;
+  readonly #head: Buffer[] = [];
+  #headBytes = 0;
+  #tail: Buffer[] = [];
+  #tailBytes = 0;
+  #omitted = 0;
+
+  constructor(limit: number) {
+    this.#half = Math.max(1, Math.floor(limit / 2));
+  }
+
+  push(chunk: Buffer): void {
+    let rest = chunk;
+    if (this.#headBytes < this.#half) {
+      const taken = rest.subarray(0, this.#half - this.#headBytes);
+      this.#head.push(taken);
+      this.#headBytes += taken.length;
+      rest = rest.subarray(taken.length);
+    }
+    if (rest.length === 0) return;
+    this.#tail.push(rest);
+    this.#tailBytes += rest.length;
+    while (this.#tailBytes > this.#half) {
+      const first = this.#tail[0] as Buffer;
+      const excess = this.#tailBytes - this.#half;
+      if (first.length <= excess) {
+        this.#tail.shift();
+        this.#tailBytes -= first.length;
+        this.#omitted += first.length;
+      } else {
+        this.#tail[0] = first.subarray(excess);
+        this.#tailBytes -= excess;
+        this.#omitted += excess;
+      }
+    }
+  }
+
+  /** The kept text; where bytes were left out, a marker says how many. */
+  render(): string {
+    const head = Buffer.concat(this.#head);
+    const tail = Buffer.concat(this.#tail);
+    if (this.#omitted === 0) return Buffer.concat([head, tail]).toString('utf8');
+    // Cut on character boundaries: drop a character split by the head's end or the tail's start.
+    const headText = new StringDecoder('utf8').write(head);
+    let start = 0;
+    while (start < tail.length && ((tail[start] as number) & 0xc0) === 0x80) start += 1;
+    const omitted = this.#omitted + (head.length - Buffer.byteLength(headText)) + start;
+    return `${headText}\n[... ${omitted} bytes of output omitted ...]\n${tail.subarray(start).toString('utf8')}`;
+  }
+}
+
+/** What `createShellTool` takes. */
+export interface ShellToolOptions {
+  workspace: Workspace;
+  /** The timeout of a call that gives none. Default 60 s. */
+  defaultTimeoutMs?: number;
+  /** How many bytes of output a result keeps (head and tail). Default 64 KiB. */
+  outputLimitBytes?: number;
+}
+
+/** The shell tool: runs a command with /bin/sh in the workspace root, in its own process group. */
+export function createShellTool(options: ShellToolOptions): ToolHandler {
+  const defaultTimeoutMs = Math.min(
+    options.defaultTimeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS,
+    SHELL_MAX_TIMEOUT_MS,
+  );
+  const outputLimitBytes = options.outputLimitBytes ?? SHELL_DEFAULT_OUTPUT_LIMIT_BYTES;
+  return {
+    name: 'shell',
+    description:
+      'Runs a command with /bin/sh -c in the workspace root and returns its output (stdout and stderr together, ' +
+      `in order) and exit code. No input can be typed: interactive programs get no stdin. Output over ` +
+      `${outputLimitBytes} bytes keeps its start and end. The command and everything it started are killed ` +
+      `after timeoutMs (default ${defaultTimeoutMs}, at most ${SHELL_MAX_TIMEOUT_MS}).`,
+    parametersSchema: {
+      type: 'object',
+      properties: {
+        command: { type: 'string', description: 'The shell command line to run.' },
+        timeoutMs: {
+          type: 'integer',
+          minimum: 1,
+          maximum: SHELL_MAX_TIMEOUT_MS,
+          description: `Milliseconds before the command is killed. Default ${defaultTimeoutMs}.`,
+        },
+      },
+      required: ['command'],
+      additionalProperties: false,
+    },
+    isMutating: true,
+    execute: (input) => {
+      const args = argumentsOf(input);
+      const command = args.command;
+      if (typeof command !== 'string' || command.trim() === '')
+        return Promise.resolve(failure('command is empty'));
+      const requested =
+        typeof args.timeoutMs === 'number' && args.timeoutMs >= 1 ? args.timeoutMs : defaultTimeoutMs;
+      return runCommand({
+        command,
+        cwd: options.workspace.root,
+        timeoutMs: Math.min(requested, SHELL_MAX_TIMEOUT_MS),
+        outputLimitBytes,
+        signal: input.signal,
+      });
+    },
+  };
+}
+
+/** Sends a signal to a whole process group; a group that is already gone is fine. */
+function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // ESRCH: every process of the group has exited already.
+  }
+}
+
+function runCommand(options: {
+  command: string;
+  cwd: string;
+  timeoutMs: number;
+  outputLimitBytes: number;
+  signal: ToolInput['signal'];
+}): Promise<ToolOutput> {
+  if (options.signal.aborted) return Promise.resolve(failure('the command was cancelled before it started'));
+  return new Promise((resolve) => {
+    const output = new HeadTailBuffer(options.outputLimitBytes);
+    // detached: the shell leads its own process group, so one kill reaches everything it started.
+    const child = spawn('/bin/sh', ['-c', SCRIPT, 'sh', options.command], {
+      cwd: options.cwd,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stopReason: 'timeout' | 'cancelled' | undefined;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let drainTimer: NodeJS.Timeout | undefined;
+    let settled = false;
+
+    const stop = (reason: 'timeout' | 'cancelled'): void => {
+      stopReason ??= reason;
+      killGroup(child.pid, 'SIGKILL');
+    };
+    const timeoutTimer = setTimeout(() => stop('timeout'), options.timeoutMs);
+    const onAbort = (): void => stop('cancelled');
+    options.signal.addEventListener('abort', onAbort, { once: true });
+
+    const finish = (result: ToolOutput): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timeoutTimer);
+      clearTimeout(drainTimer);
+      options.signal.removeEventListener('abort', onAbort);
+      child.stdout.destroy();
+      child.stderr.destroy();
+      resolve(result);
+    };
+    const finishWithExit = (note?: string): void => {
+      const text = output.render();
+      const lines = [text === '' ? '(no output)' : text.replace(/\n$/, '')];
+      if (note !== undefined) lines.push(note);
+      if (stopReason === 'timeout') {
+        lines.push(
+          `[timed out after ${options.timeoutMs}ms; the command and the processes it started were killed]`,
+        );
+      } else if (stopReason === 'cancelled') {
+        lines.push('[cancelled; the command and the processes it started were killed]');
+      } else if (exit?.signal) {
+        lines.push(`[killed by ${exit.signal}]`);
+      } else {
+        lines.push(`[exit code ${exit?.code ?? 'unknown'}]`);
+      }
+      finish({ content: lines.join('\n'), isError: stopReason !== undefined || exit?.code !== 0 });
+    };
+
+    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    child.on('error', (error) => finish(failure(`could not run /bin/sh: ${errorText(error)}`)));
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      drainTimer = setTimeout(
+        () =>
+          finishWithExit('[processes left running in the background still hold the output; it is not shown]'),
+        DRAIN_AFTER_EXIT_MS,
+      );
+    });
+    child.on('close', () => finishWithExit());
+  });
+}
