@@ -1,0 +1,21 @@
+/**
+ * @youyou/mcp — MCP servers (stdio and Streamable HTTP) as YouYou Agent tools. `connectMcpServer` lists a
+ * server's tools as ToolHandlers named `${server}__${tool}`; see the README for the config shape.
+ */
+export {
+  DEFAULT_TIMEOUT_MS,
+  type McpHttpTransportConfig,
+  type McpServerConfig,
+  type McpStdioTransportConfig,
+  type McpTransportConfig,
+  SERVER_NAME_PATTERN,
+  validateServerConfig,
+} from './config.js';
+export {
+  connectMcpServer,
+  connectMcpServers,
+  type McpServerConnection,
+  type McpServerSet,
+} from './connect.js';
+export { prefixedToolNames } from './naming.js';
+export { toToolOutput } from './result.js';

@@ -1,0 +1,194 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolOutput } from '@youyou/agent';
+import { type McpServerConfig, redact } from './config.js';
+import { describeFailure, isRequestTimeout, isSessionExpired } from './failure.js';
+import { Link, LinkOpenError } from './link.js';
+import { toToolOutput } from './result.js';
+
+/** A tools/list answer that keeps paging past this many pages is treated as broken. */
+const MAX_TOOL_PAGES = 1_000;
+
+/** What `ServerClient.callTool` takes. */
+export interface CallToolRequest {
+  /** The tool's MCP name, as the server listed it. */
+  toolName: string;
+  arguments: unknown;
+  signal: AbortSignal;
+}
+
+type Attempt = { output: ToolOutput } | { retry: true };
+
+/**
+ * The client side of one MCP server across reconnections. Calls never throw: every failure becomes an
+ * `isError` output starting `MCP server "name" failed:`. A call that finds the last link lost opens a new
+ * one first (calls arriving together share it); if that fails, the call fails and the next one tries again.
+ */
+export class ServerClient {
+  readonly config: McpServerConfig;
+  readonly #timeoutMs: number;
+  #link: Link | undefined;
+  #opening: Promise<Link> | undefined;
+  #closed = false;
+
+  constructor(options: { config: McpServerConfig; timeoutMs: number }) {
+    this.config = options.config;
+    this.#timeoutMs = options.timeoutMs;
+  }
+
+  /** Opens the first link; rejects with the SDK's error, which the caller words. */
+  async connect(): Promise<void> {
+    this.#link = await Link.open({ transport: this.config.transport, timeoutMs: this.#timeoutMs });
+  }
+
+  /** Every tool the server lists, following `nextCursor`; none when the server has no tools capability. */
+  async listTools(): Promise<Tool[]> {
+    const link = this.#link;
+    if (link === undefined || !link.isLive) throw new Error(link?.lostReason() || 'not connected');
+    if (link.client.getServerCapabilities()?.tools === undefined) return [];
+    const tools: Tool[] = [];
+    const seenCursors = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page += 1) {
+      const result = await link.client.listTools(cursor === undefined ? {} : { cursor }, {
+        timeout: this.#timeoutMs,
+      });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (cursor === undefined) return tools;
+      if (seenCursors.has(cursor))
+        throw new Error(`tools/list returned the cursor ${JSON.stringify(cursor)} twice`);
+      seenCursors.add(cursor);
+    }
+    throw new Error(`tools/list did not end within ${MAX_TOOL_PAGES} pages`);
+  }
+
+  /** Calls one tool; a 404 from an HTTP server that restarted is answered by a new session and one retry. */
+  async callTool(request: CallToolRequest): Promise<ToolOutput> {
+    if (
+      typeof request.arguments !== 'object' ||
+      request.arguments === null ||
+      Array.isArray(request.arguments)
+    ) {
+      return this.#failed('the arguments must be a JSON object');
+    }
+    for (let attempt = 1; ; attempt += 1) {
+      if (this.#closed) return this.#failed('the connection was closed');
+      if (request.signal.aborted) return this.#failed('the call was cancelled');
+      let link: Link;
+      try {
+        link = await this.#liveLink(request.signal);
+      } catch (error) {
+        if (request.signal.aborted) return this.#failed('the call was cancelled');
+        return this.#failed(
+          `it could not be reconnected (${describeOpenFailure(error)}); the next call tries again`,
+        );
+      }
+      const result = await this.#attempt(link, request, attempt === 1);
+      if ('output' in result) return result.output;
+    }
+  }
+
+  /** Closes the current link (stopping a stdio server); later calls fail. Never rejects. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const opening = this.#opening;
+    await this.#link?.close();
+    // A reconnection under way when we closed: wait for it, then close what it opened.
+    if (opening !== undefined) await (await opening.catch(() => undefined))?.close();
+  }
+
+  async #attempt(link: Link, request: CallToolRequest, mayRetry: boolean): Promise<Attempt> {
+    // The SDK leaves its abort listener on the signal it is given: give it one that dies with this call.
+    const controller = new AbortController();
+    const abort = (): void => controller.abort(request.signal.reason);
+    // A lost link ends the call a moment later: when the loss came from this call's own request failing,
+    // the SDK rejects it with that error first (a 404 must be seen as such to be retried).
+    let lostTimer: NodeJS.Immediate | undefined;
+    const abortWhenLost = (): void => {
+      lostTimer = setImmediate(() => controller.abort(link.lostSignal.reason));
+    };
+    request.signal.addEventListener('abort', abort);
+    link.lostSignal.addEventListener('abort', abortWhenLost);
+    try {
+      const result = await link.client.callTool(
+        { name: request.toolName, arguments: request.arguments as Record<string, unknown> },
+        undefined,
+        { signal: controller.signal, timeout: this.#timeoutMs },
+      );
+      return { output: toToolOutput(result) };
+    } catch (error) {
+      // The request never reached the server (it forgot our session), so sending it again is safe.
+      if (isSessionExpired(error) && mayRetry && !request.signal.aborted) return { retry: true };
+      if (request.signal.aborted) return { output: this.#failed('the call was cancelled') };
+      if (this.#closed) return { output: this.#failed('the connection was closed') };
+      if (!link.isLive) {
+        return {
+          output: this.#failed(
+            `the connection was lost: ${link.lostReason()}. It is reconnected on the next call`,
+          ),
+        };
+      }
+      if (isRequestTimeout(error)) {
+        return { output: this.#failed(`no answer within ${this.#timeoutMs}ms (the server's timeoutMs)`) };
+      }
+      return { output: this.#failed(describeFailure(error)) };
+    } finally {
+      clearImmediate(lostTimer);
+      request.signal.removeEventListener('abort', abort);
+      link.lostSignal.removeEventListener('abort', abortWhenLost);
+    }
+  }
+
+  /** The current link while it is live, else a new one (shared by the calls that wait for it). */
+  async #liveLink(signal: AbortSignal): Promise<Link> {
+    const current = this.#link;
+    if (current?.isLive) return current;
+    if (this.#opening === undefined) {
+      const opening = Link.open({ transport: this.config.transport, timeoutMs: this.#timeoutMs });
+      this.#opening = opening;
+      opening.then(
+        (link) => {
+          this.#opening = undefined;
+          if (this.#closed) void link.close();
+          else this.#link = link;
+        },
+        () => {
+          this.#opening = undefined;
+        },
+      );
+    }
+    return untilAborted(this.#opening, signal);
+  }
+
+  #failed(detail: string): ToolOutput {
+    return {
+      content: redact(`MCP server "${this.config.name}" failed: ${detail}`, this.config.transport),
+      isError: true,
+    };
+  }
+}
+
+/** An open failure with the end of the server's stderr, when there is any. */
+export function describeOpenFailure(error: unknown): string {
+  if (!(error instanceof LinkOpenError)) return describeFailure(error);
+  const detail = isRequestTimeout(error.failure) ? 'no answer to initialize in time' : error.message;
+  return error.stderrTail === '' ? detail : `${detail}; its stderr ended with: ${error.stderrTail}`;
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts (the work behind `promise` goes on for others). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
