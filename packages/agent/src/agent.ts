@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { ContextManager, replaySessionEvents } from './context.js';
 import { AgentError, toAgentError } from './error.js';
 import type { PluginManager } from './plugin-manager.js';
-import type { SessionEvent } from './ports/storage.js';
-import { Session, SessionController, type SessionSlot } from './session.js';
+import type { SessionClaim, SessionEvent } from './ports/storage.js';
+import { releaseSessionClaim, Session, SessionController, type SessionSlot } from './session.js';
 import { SessionLog, storageError } from './session-log.js';
 import type { AgentRuntime, RoutedModel, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
@@ -54,8 +54,15 @@ export class Agent {
     const model = this.runtime.models.resolve(config.modelId ?? this.runtime.config.defaultModel);
     this.reserveSlot();
     const sessionId = randomUUID();
+    let claim: SessionClaim | undefined;
     try {
-      const state = this.createState({ sessionId, model, systemPromptOverride: config.systemPromptOverride });
+      claim = await this.claimSession(sessionId);
+      const state = this.createState({
+        sessionId,
+        model,
+        systemPromptOverride: config.systemPromptOverride,
+        claim,
+      });
       const sessionConfig: SessionConfig = { modelId: model.info.id };
       if (config.systemPromptOverride !== undefined)
         sessionConfig.systemPromptOverride = config.systemPromptOverride;
@@ -64,7 +71,10 @@ export class Agent {
       await this.runSessionStart(sessionId, model.info.id);
       return new Session(this.activate(state));
     } catch (error) {
-      if (this.active === 'reserved') this.active = undefined;
+      if (this.active === 'reserved') {
+        await releaseSessionClaim({ claim, sessionId, config: this.runtime.config });
+        this.active = undefined;
+      }
       throw error;
     }
   }
@@ -83,7 +93,10 @@ export class Agent {
       });
     }
     this.reserveSlot();
+    let claim: SessionClaim | undefined;
     try {
+      // Claimed before the log is read, so that this read sees everything the previous holder wrote.
+      claim = await this.claimSession(sessionId);
       let events: SessionEvent[] | null;
       try {
         events = await storage.loadSession(sessionId);
@@ -99,6 +112,7 @@ export class Agent {
         sessionId,
         model,
         systemPromptOverride: replayed.sessionConfig?.systemPromptOverride,
+        claim,
       });
       state.context.reset(replayed.messages);
       state.turnCount = replayed.turnCount;
@@ -107,7 +121,10 @@ export class Agent {
       state.memories = await this.loadMemories();
       return new Session(this.activate(state));
     } catch (error) {
-      if (this.active === 'reserved') this.active = undefined;
+      if (this.active === 'reserved') {
+        await releaseSessionClaim({ claim, sessionId, config: this.runtime.config });
+        this.active = undefined;
+      }
       throw error;
     }
   }
@@ -154,10 +171,22 @@ export class Agent {
     return controller;
   }
 
+  /** The storage's claim on the session, when it makes claims; its AgentError (SESSION_BUSY) passes through. */
+  private async claimSession(sessionId: string): Promise<SessionClaim | undefined> {
+    const storage = this.runtime.sessionStorage;
+    if (storage?.acquireSession === undefined) return undefined;
+    try {
+      return await storage.acquireSession(sessionId);
+    } catch (error) {
+      throw toAgentError(error, 'STORAGE_ERROR', `claiming session '${sessionId}' failed`);
+    }
+  }
+
   private createState(options: {
     sessionId: string;
     model: RoutedModel;
     systemPromptOverride: string | undefined;
+    claim: SessionClaim | undefined;
   }): SessionState {
     return {
       id: options.sessionId,
@@ -165,6 +194,7 @@ export class Agent {
       systemPromptOverride: options.systemPromptOverride,
       context: new ContextManager(),
       log: new SessionLog({ storage: this.runtime.sessionStorage, sessionId: options.sessionId }),
+      claim: options.claim,
       memories: [],
       turnCount: 0,
       turnsSinceCheckpoint: 0,

@@ -28,6 +28,7 @@ export type {
   ModelProvider,
   Plugin,
   PluginContext,
+  SessionClaim,
   SessionEvent,
   SessionEventPayload,
   SessionPage,

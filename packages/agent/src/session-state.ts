@@ -5,7 +5,7 @@ import type { HookRegistry } from './hook.js';
 import type { MemoryManager } from './memory.js';
 import type { PluginDescriptor } from './plugin-manager.js';
 import type { ModelInfo, ModelProvider } from './ports/model.js';
-import type { Memory, SessionStorage } from './ports/storage.js';
+import type { Memory, SessionClaim, SessionStorage } from './ports/storage.js';
 import type { SessionLog } from './session-log.js';
 import type { SkillManager } from './skill.js';
 import type { ToolDispatcher } from './tool-dispatch.js';
@@ -67,6 +67,8 @@ export interface SessionState {
   readonly systemPromptOverride: string | undefined;
   readonly context: ContextManager;
   readonly log: SessionLog;
+  /** The storage's claim on the session, released at close; undefined when the storage makes none. */
+  readonly claim: SessionClaim | undefined;
   memories: Memory[];
   /** Turns whose user message entered the context. */
   turnCount: number;

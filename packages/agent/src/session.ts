@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { ResolvedConfig } from './config.js';
 import { AgentError, toAgentError } from './error.js';
 import type { AgentEventPayload } from './event.js';
 import { normaliseUserInput } from './input.js';
+import type { SessionClaim } from './ports/storage.js';
 import { EventChannel, RunningTurn, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
@@ -90,7 +92,7 @@ export class SessionController {
       .finally(() => {
         channel.close();
         this.activeTurn = undefined;
-        if (this.closing !== undefined && this.abandoned) this.release();
+        if (this.closing !== undefined && this.abandoned) void this.release();
       });
     this.activeTurn = { controller, done };
     return new RunningTurn({ turnId, channel, controller, done });
@@ -109,7 +111,7 @@ export class SessionController {
     this.closing = Promise.resolve();
     const turn = this.activeTurn;
     if (turn === undefined) {
-      this.release();
+      void this.release();
       return;
     }
     turn.controller.abort();
@@ -143,7 +145,7 @@ export class SessionController {
         config.onBackgroundError(toAgentError(error, 'STORAGE_ERROR', 'saving the session at close failed'));
       });
     } finally {
-      this.release();
+      await this.release();
     }
   }
 
@@ -182,10 +184,35 @@ export class SessionController {
     }
   }
 
-  private release(): void {
+  /**
+   * Releases the storage's claim on the session (bounded by the tool timeout, so close never hangs on it),
+   * then frees the agent's slot: once close() resolves, other processes can have the session. Never rejects.
+   */
+  private async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
+    await releaseSessionClaim({
+      claim: this.state.claim,
+      sessionId: this.state.id,
+      config: this.runtime.config,
+    });
     this.slot.release(this);
+  }
+}
+
+/** Releases a storage's claim on a session, bounded by the tool timeout; a failure goes to onBackgroundError. */
+export async function releaseSessionClaim(options: {
+  claim: SessionClaim | undefined;
+  sessionId: string;
+  config: ResolvedConfig;
+}): Promise<void> {
+  const { claim, sessionId, config } = options;
+  if (claim === undefined) return;
+  const outcome = await settleWithin(claim.release(), config.toolTimeoutMs);
+  if (outcome.status === 'rejected') {
+    config.onBackgroundError(
+      toAgentError(outcome.error, 'STORAGE_ERROR', `releasing the claim on session '${sessionId}' failed`),
+    );
   }
 }
 

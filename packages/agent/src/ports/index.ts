@@ -11,6 +11,7 @@ export type { HookEvent, HookHandler, HookPayload, HookResult, Plugin, PluginCon
 export type {
   Memory,
   MemoryStorage,
+  SessionClaim,
   SessionEvent,
   SessionEventPayload,
   SessionPage,

@@ -32,6 +32,12 @@ export interface SessionPage {
   nextCursor: string | null;
 }
 
+/** A storage's claim on a session, held while one Session object runs it (see `acquireSession`). */
+export interface SessionClaim {
+  /** Frees the session for other processes; called once, when the session closes or is abandoned. */
+  release(): Promise<void>;
+}
+
 /** Where session logs are kept. Every method rejects with AgentError STORAGE_ERROR on failure. */
 export interface SessionStorage {
   /** Appends one event to the session's log, creating the session on its first event. */
@@ -44,6 +50,13 @@ export interface SessionStorage {
   findSession(query: string): Promise<SessionSummary[]>;
   /** Removes a session; an unknown id is not an error. */
   deleteSession(sessionId: string): Promise<void>;
+  /**
+   * Optional, for storages shared by several processes: claims the session for this process, so that two
+   * Agents (on two app servers) never run turns of one session at once. `newSession` and `resumeSession`
+   * call it before they touch the log, and reject with its error: AgentError SESSION_BUSY while another
+   * process holds the session. The claim is released when the session closes or is abandoned.
+   */
+  acquireSession?(sessionId: string): Promise<SessionClaim>;
 }
 
 /** One long-term memory. */
