@@ -1,0 +1,188 @@
+import type { AgentError } from '@youyou/agent';
+import type { Pool } from 'pg';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import {
+  openPostgresStorage,
+  type PostgresStorage,
+  type PostgresStorageOptions,
+  type SessionLease,
+} from '../src/index.js';
+import { dropSchema, randomSchema, testPool } from './support/database.js';
+
+const schema = randomSchema();
+let admin: Pool;
+/** Every storage a test opened (each with its own pool, like a process of its own), closed at the end. */
+const opened: { storage: PostgresStorage; pool: Pool }[] = [];
+
+beforeAll(async () => {
+  admin = testPool();
+  const setup = await openPostgresStorage({ pool: admin, schema });
+  await setup.close();
+});
+
+afterAll(async () => {
+  for (const { storage, pool } of opened) {
+    await storage.close().catch(() => undefined);
+    if (!pool.ended) await pool.end();
+  }
+  if (admin !== undefined) {
+    await dropSchema(admin, schema);
+    await admin.end();
+  }
+});
+
+/** A storage on a pool of its own: what one app server process would have. */
+async function processStorage(options: Omit<PostgresStorageOptions, 'pool' | 'schema'> = {}) {
+  const pool = testPool({ max: 2 });
+  const backgroundErrors: AgentError[] = [];
+  const storage = await openPostgresStorage({
+    pool,
+    schema,
+    onBackgroundError: (error) => backgroundErrors.push(error),
+    ...options,
+  });
+  opened.push({ storage, pool });
+  return { storage, pool, backgroundErrors };
+}
+
+const busy = expect.objectContaining({ code: 'SESSION_BUSY' });
+
+function aborted(signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
+  return new Promise((resolve) =>
+    signal.addEventListener('abort', () => resolve(signal.reason), { once: true }),
+  );
+}
+
+describe('session leases', () => {
+  test('a second process gets SESSION_BUSY; release frees the session at once', async () => {
+    const a = await processStorage();
+    const b = await processStorage();
+    const lease = await a.storage.sessions.acquireLease('shared');
+    expect(lease.owner).toBe(a.storage.sessions.leaseOwner);
+    await expect(b.storage.sessions.acquireLease('shared')).rejects.toEqual(
+      expect.objectContaining({
+        code: 'SESSION_BUSY',
+        message: expect.stringContaining(a.storage.sessions.leaseOwner),
+      }),
+    );
+    await expect(a.storage.sessions.acquireLease('shared')).rejects.toEqual(busy);
+    expect(await b.storage.sessions.getLease('shared')).toMatchObject({
+      owner: a.storage.sessions.leaseOwner,
+    });
+    await lease.release();
+    await lease.release();
+    expect(await b.storage.sessions.getLease('shared')).toBeNull();
+    const taken = await b.storage.sessions.acquireLease('shared');
+    await expect(lease.renew()).rejects.toEqual(busy);
+    await taken.release();
+  });
+
+  test('only one of many processes racing for a session wins', async () => {
+    const racers = await Promise.all(Array.from({ length: 6 }, () => processStorage()));
+    const outcomes = await Promise.allSettled(
+      racers.map((racer) => racer.storage.sessions.acquireLease('race')),
+    );
+    const won = outcomes.filter((outcome) => outcome.status === 'fulfilled');
+    expect(won).toHaveLength(1);
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') expect(outcome.reason).toEqual(busy);
+    }
+    await (won[0] as PromiseFulfilledResult<SessionLease>).value.release();
+  });
+
+  test('the lease of a process that died is taken over after its ttl', async () => {
+    const a = await processStorage({ lease: { ttlMs: 1_000 } });
+    const b = await processStorage();
+    const lease = await a.storage.sessions.acquireLease('orphan');
+    // The process "dies": its connections are gone, so nothing renews or releases the lease.
+    await a.pool.end();
+    await expect(b.storage.sessions.acquireLease('orphan')).rejects.toEqual(busy);
+    const taken = await b.storage.sessions.acquireLease('orphan', { waitMs: 15_000 });
+    expect(taken.acquiredAt.getTime()).toBeGreaterThanOrEqual(lease.expiresAt.getTime());
+    // The dead side, if it were still running, would see its lease lost once the ttl passed.
+    expect(await aborted(lease.signal)).toEqual(busy);
+    expect(lease.lost).toBe(true);
+    expect(a.backgroundErrors.some((error) => error.code === 'SESSION_BUSY')).toBe(true);
+    await taken.release();
+  });
+
+  test('a held lease is renewed, so it outlives its ttl', async () => {
+    const a = await processStorage({ lease: { ttlMs: 1_000, heartbeatMs: 100 } });
+    const b = await processStorage();
+    const lease = await a.storage.sessions.acquireLease('kept');
+    const firstExpiry = lease.expiresAt.getTime();
+    // Waiting well past the ttl for the lease must time out: the heartbeat keeps it.
+    await expect(b.storage.sessions.acquireLease('kept', { waitMs: 2_500 })).rejects.toEqual(busy);
+    expect(lease.expiresAt.getTime()).toBeGreaterThan(firstExpiry);
+    expect(lease.lost).toBe(false);
+    await lease.release();
+  });
+
+  test('a process whose lease was taken over cannot write the session any more', async () => {
+    // A heartbeat far apart, so that none renews the lease while the test expires it by hand.
+    const a = await processStorage({ lease: { ttlMs: 60_000, heartbeatMs: 50_000 } });
+    const b = await processStorage();
+    const lease = await a.storage.sessions.acquireLease('fenced');
+    const event = (text: string) => ({
+      timestamp: new Date(),
+      payload: { type: 'user_message' as const, content: [{ type: 'text' as const, text }] },
+    });
+    await a.storage.sessions.saveEvent('fenced', event('from a, while leased'));
+    // A stalls past its ttl (a long GC pause, a frozen VM): the lease expires without a renewal.
+    await admin.query(
+      `UPDATE "${schema}".youyou_session_leases SET expires_at = clock_timestamp() - interval '1 second'`,
+    );
+    const taken = await b.storage.sessions.acquireLease('fenced');
+    await expect(a.storage.sessions.saveEvent('fenced', event('from a, too late'))).rejects.toEqual(busy);
+    expect(lease.lost).toBe(true);
+    expect(lease.signal.aborted).toBe(true);
+    await expect(a.storage.sessions.saveEvent('fenced', event('again'))).rejects.toEqual(busy);
+    await b.storage.sessions.saveEvent('fenced', event('from b'));
+    const texts = (await b.storage.sessions.loadSession('fenced'))?.map((item) =>
+      item.payload.type === 'user_message' ? item.payload.content[0] : undefined,
+    );
+    expect(texts).toStrictEqual([
+      { type: 'text', text: 'from a, while leased' },
+      { type: 'text', text: 'from b' },
+    ]);
+    // Releasing the lost lease ends the fence; taking it back needs b to let go.
+    await lease.release();
+    await expect(a.storage.sessions.acquireLease('fenced')).rejects.toEqual(busy);
+    await taken.release();
+    const again = await a.storage.sessions.acquireLease('fenced');
+    await a.storage.sessions.saveEvent('fenced', event('from a, leased again'));
+    await again.release();
+  });
+
+  test('a restarted process with the same owner takes its lease back at once', async () => {
+    const before = await processStorage({ lease: { owner: 'app-server-1' } });
+    await before.storage.sessions.acquireLease('restart');
+    await before.pool.end();
+    const after = await processStorage({ lease: { owner: 'app-server-1' } });
+    const other = await processStorage({ lease: { owner: 'app-server-2' } });
+    const lease = await after.storage.sessions.acquireLease('restart');
+    await expect(other.storage.sessions.acquireLease('restart')).rejects.toEqual(busy);
+    await lease.release();
+  });
+
+  test('close() releases the leases of the process', async () => {
+    const a = await processStorage();
+    const b = await processStorage();
+    await a.storage.sessions.acquireSession('closing');
+    await a.storage.close();
+    const lease = await b.storage.sessions.acquireSession('closing');
+    await lease.release();
+  });
+
+  test('bad lease arguments are INVALID_INPUT / INVALID_CONFIG', async () => {
+    const a = await processStorage();
+    await expect(a.storage.sessions.acquireLease('')).rejects.toMatchObject({ code: 'INVALID_INPUT' });
+    await expect(a.storage.sessions.acquireLease('x', { ttlMs: 1 })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+    });
+    await expect(a.storage.sessions.acquireLease('x', { waitMs: -1 })).rejects.toMatchObject({
+      code: 'INVALID_CONFIG',
+    });
+  });
+});
