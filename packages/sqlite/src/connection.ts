@@ -1,0 +1,228 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AgentError, isAgentError } from '@youyou/agent';
+import Database from 'better-sqlite3';
+import { closedError, isBusy, storageError } from './errors.js';
+import { MIGRATIONS, type Migration, runMigrations } from './migrations.js';
+
+/** What `openSqliteStorage` takes besides the path; every field is optional. */
+export interface SqliteStorageOptions {
+  /** Open the file read-only: reads work, every write rejects with STORAGE_ERROR. Default false. */
+  readonly?: boolean;
+  /** How long SQLite itself waits for another connection's lock before giving up. Default 5000 ms. */
+  busyTimeoutMs?: number;
+  /** How many more times a locked operation is tried after the busy timeout, with jittered backoff. Default 3. */
+  busyRetries?: number;
+  /**
+   * `'normal'` (default): a commit survives a crash of the process; a power failure may lose the last
+   * commits but never corrupts the file (SQLite's advice for WAL). `'full'`: each commit is fsynced.
+   */
+  synchronous?: 'normal' | 'full';
+}
+
+const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
+const DEFAULT_BUSY_RETRIES = 3;
+const BACKOFF_BASE_MS = 20;
+const BACKOFF_CAP_MS = 500;
+
+function invalidConfig(message: string): AgentError {
+  return new AgentError({ code: 'INVALID_CONFIG', message, sourceComponent: 'storage' });
+}
+
+function checkOptions(path: unknown, options: SqliteStorageOptions): void {
+  if (typeof path !== 'string' || path === '') {
+    throw invalidConfig("openSqliteStorage takes the path of a database file, or ':memory:'");
+  }
+  const { readonly, busyTimeoutMs, busyRetries, synchronous } = options;
+  if (readonly !== undefined && typeof readonly !== 'boolean')
+    throw invalidConfig('readonly must be a boolean');
+  if (busyTimeoutMs !== undefined && (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0)) {
+    throw invalidConfig(`busyTimeoutMs must be an integer of at least 0, got ${String(busyTimeoutMs)}`);
+  }
+  if (busyRetries !== undefined && (!Number.isInteger(busyRetries) || busyRetries < 0)) {
+    throw invalidConfig(`busyRetries must be an integer of at least 0, got ${String(busyRetries)}`);
+  }
+  if (synchronous !== undefined && synchronous !== 'normal' && synchronous !== 'full') {
+    throw invalidConfig(`synchronous must be 'normal' or 'full', got ${String(synchronous)}`);
+  }
+}
+
+/** Exponential backoff with full jitter, so that two waiting processes do not retry in step. */
+function backoffMs(attempt: number): number {
+  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt);
+  return Math.ceil(ceiling / 2 + Math.random() * (ceiling / 2));
+}
+
+/**
+ * One better-sqlite3 connection shared by the session and memory storages. Every operation is a
+ * synchronous body run inside one transaction; operations run one at a time in call order (a FIFO), so
+ * a write waiting out a lock never lets a later write of the same caller overtake it. A body that fails
+ * with SQLITE_BUSY/LOCKED (after SQLite's own busy timeout) is rolled back and tried again after a
+ * jittered backoff, up to `busyRetries` times; then it rejects with a retryable STORAGE_ERROR.
+ */
+export class SqliteConnection {
+  /** The better-sqlite3 handle. */
+  readonly database: Database.Database;
+  /** The path given to open, for messages. */
+  readonly path: string;
+  readonly #busyTimeoutMs: number;
+  readonly #busyRetries: number;
+  readonly #statements = new Map<string, Database.Statement>();
+  readonly #closeListeners: (() => void)[] = [];
+  #tail: Promise<unknown> = Promise.resolve();
+  /** Operations waiting in (or running from) the queue. */
+  #queued = 0;
+  #closing: Promise<void> | undefined;
+
+  private constructor(options: {
+    database: Database.Database;
+    path: string;
+    busyTimeoutMs: number;
+    busyRetries: number;
+  }) {
+    this.database = options.database;
+    this.path = options.path;
+    this.#busyTimeoutMs = options.busyTimeoutMs;
+    this.#busyRetries = options.busyRetries;
+  }
+
+  /**
+   * Opens (creating when needed) and migrates a database; rejects with INVALID_CONFIG or STORAGE_ERROR.
+   * `migrations` defaults to the package's schema (tests pass their own).
+   */
+  static async open(request: {
+    path: string;
+    options?: SqliteStorageOptions;
+    migrations?: readonly Migration[];
+  }): Promise<SqliteConnection> {
+    const { path, options = {}, migrations = MIGRATIONS } = request;
+    checkOptions(path, options);
+    const readonly = options.readonly ?? false;
+    const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    const busyRetries = options.busyRetries ?? DEFAULT_BUSY_RETRIES;
+    const errorContext = { operation: `opening '${path}'`, path, busyTimeoutMs, busyRetries };
+    let database: Database.Database;
+    try {
+      database = new Database(path, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });
+    } catch (error) {
+      throw storageError(error, errorContext);
+    }
+    const connection = new SqliteConnection({ database, path, busyTimeoutMs, busyRetries });
+    try {
+      await connection.#withRetries({
+        operation: errorContext.operation,
+        body: () => {
+          // WAL lets readers work while one connection writes; switching needs a lock, hence the retries.
+          if (!readonly) database.pragma('journal_mode = WAL');
+          database.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+          database.pragma('foreign_keys = ON');
+          runMigrations({ database, migrations, path });
+        },
+      });
+    } catch (error) {
+      database.close();
+      throw error;
+    }
+    return connection;
+  }
+
+  /** A prepared statement, compiled once per connection. */
+  statement(sql: string): Database.Statement {
+    let statement = this.#statements.get(sql);
+    if (statement === undefined) {
+      statement = this.database.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  /** Runs `body` in one read transaction (one consistent snapshot); rejects with STORAGE_ERROR. */
+  read<T>(operation: string, body: () => T): Promise<T> {
+    return this.#enqueue(operation, () => this.#transaction('BEGIN DEFERRED', body));
+  }
+
+  /** Runs `body` in one write transaction (BEGIN IMMEDIATE); all of it is committed or none of it. */
+  write<T>(operation: string, body: () => T): Promise<T> {
+    return this.#enqueue(operation, () => this.#transaction('BEGIN IMMEDIATE', body));
+  }
+
+  /** Runs `listener` when `close()` is called (to stop timers). */
+  onClose(listener: () => void): void {
+    this.#closeListeners.push(listener);
+  }
+
+  /** Waits for the queued operations, then closes the file; later calls reject with STORAGE_ERROR. */
+  close(): Promise<void> {
+    if (this.#closing === undefined) {
+      for (const listener of this.#closeListeners.splice(0)) listener();
+    }
+    this.#closing ??= this.#tail.then(() => {
+      if (!this.database.open) return;
+      try {
+        // SQLite's advice: let it refresh the planner's statistics when a long-lived connection closes.
+        if (!this.database.readonly) this.database.pragma('optimize');
+      } catch {
+        // Best effort only: a lock held elsewhere must not make close fail.
+      }
+      this.database.close();
+    });
+    return this.#closing;
+  }
+
+  #enqueue<T>(operation: string, body: () => T): Promise<T> {
+    if (this.#closing !== undefined) return Promise.reject(closedError(this.path));
+    if (this.#queued > 0) return this.#queue({ operation, body, attemptsMade: 0 });
+    // Nothing waits: run now (still in call order) without a trip through the promise queue.
+    try {
+      return Promise.resolve(body());
+    } catch (error) {
+      if (isAgentError(error)) return Promise.reject(error);
+      if (!isBusy(error) || this.#busyRetries === 0) {
+        return Promise.reject(storageError(error, this.#errorContext(operation)));
+      }
+      // Locked: the retries wait in the queue, so that later calls stay behind this one.
+      return this.#queue({ operation, body, attemptsMade: 1 });
+    }
+  }
+
+  #queue<T>(options: { operation: string; body: () => T; attemptsMade: number }): Promise<T> {
+    this.#queued += 1;
+    const result = this.#tail.then(() => this.#withRetries(options));
+    const settled = () => {
+      this.#queued -= 1;
+    };
+    // Registered before the caller's own handlers, so the count is down when the caller goes on.
+    this.#tail = result.then(settled, settled);
+    return result;
+  }
+
+  #errorContext(operation: string) {
+    return { operation, path: this.path, busyTimeoutMs: this.#busyTimeoutMs, busyRetries: this.#busyRetries };
+  }
+
+  #transaction<T>(begin: 'BEGIN DEFERRED' | 'BEGIN IMMEDIATE', body: () => T): T {
+    this.statement(begin).run();
+    try {
+      const value = body();
+      this.statement('COMMIT').run();
+      return value;
+    } catch (error) {
+      if (this.database.inTransaction) this.statement('ROLLBACK').run();
+      throw error;
+    }
+  }
+
+  async #withRetries<T>(options: { operation: string; body: () => T; attemptsMade?: number }): Promise<T> {
+    for (let attempt = options.attemptsMade ?? 0; ; attempt += 1) {
+      if (attempt > 0) await sleep(backoffMs(attempt - 1));
+      if (!this.database.open) throw closedError(this.path);
+      try {
+        return options.body();
+      } catch (error) {
+        if (isAgentError(error)) throw error;
+        if (!isBusy(error) || attempt >= this.#busyRetries) {
+          throw storageError(error, this.#errorContext(options.operation));
+        }
+      }
+    }
+  }
+}

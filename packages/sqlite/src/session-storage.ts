@@ -1,0 +1,334 @@
+import type {
+  SessionEvent,
+  SessionEventPayload,
+  SessionPage,
+  SessionStorage,
+  SessionSummary,
+} from '@youyou/agent';
+import { AgentError } from '@youyou/agent';
+import { decodeValue, encodeValue } from './codec.js';
+import type { SqliteConnection } from './connection.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { invalidInput } from './errors.js';
+import { eventId, eventRange } from './event-keys.js';
+import { SearchIndexer } from './search-index.js';
+import { SESSION_SQL as SQL } from './session-sql.js';
+import { codePointLength, ftsPhrase, TRIGRAM_LENGTH, textOf, titleOf } from './text.js';
+import { checkEvent, checkSessionId } from './validate.js';
+
+/** An event made ready for the INSERT, outside the transaction. */
+interface EventRow {
+  timestampMs: number;
+  payload: string;
+  tagged: 0 | 1;
+  /** 1 for a message, 0 for metadata: what `message_count` adds. */
+  messages: 0 | 1;
+  /** The title this event gives a session that has none yet (user messages only), and its lower case. */
+  title: string | null;
+  titleLower: string | null;
+  /** 1 for a user or assistant message with text: what the search index takes. */
+  searchable: 0 | 1;
+}
+
+/** Where a session stands, as this storage last wrote or read it; checked by every write. */
+interface SessionState {
+  key: number;
+  updatedAtMs: number;
+  eventCount: number;
+  titled: boolean;
+}
+
+/** A row of `events` as loadSession reads it. */
+interface EventRecord {
+  timestamp: number;
+  payload: string;
+  tagged: 0 | 1;
+}
+
+type SummaryRow = [
+  sessionId: string,
+  title: string | null,
+  createdAt: number,
+  updatedAt: number,
+  messages: number,
+];
+
+/** How many sessions this storage remembers the state of before it forgets them all. */
+const STATE_CACHE_SIZE = 10_000;
+
+function rowOf(event: SessionEvent): EventRow {
+  const payload: SessionEventPayload = event.payload;
+  const { json, tagged } = encodeValue(payload, 'the session event');
+  let title: string | null = null;
+  let searchable: 0 | 1 = 0;
+  if (payload.type === 'user_message' || payload.type === 'assistant_message') {
+    const text = textOf(payload.content);
+    if (payload.type === 'user_message') title = titleOf(text);
+    if (text !== '') searchable = 1;
+  }
+  return {
+    timestampMs: event.timestamp.getTime(),
+    payload: json,
+    tagged: tagged ? 1 : 0,
+    messages: payload.type === 'metadata' ? 0 : 1,
+    title,
+    titleLower: title === null ? null : title.toLowerCase(),
+    searchable,
+  };
+}
+
+function summaryOf(row: SummaryRow): SessionSummary {
+  const [sessionId, title, createdAt, updatedAt, messageCount] = row;
+  return {
+    sessionId,
+    title: title ?? '',
+    createdAt: new Date(createdAt),
+    updatedAt: new Date(updatedAt),
+    messageCount,
+  };
+}
+
+/**
+ * A SessionStorage on SQLite (made by `openSqliteStorage`). Each `saveEvent` is one transaction that
+ * appends the event and updates the session's summary (title, updatedAt, message count), so a crash
+ * leaves all of it or none; the message text is indexed for search a moment later (search-index.ts).
+ * The semantics are those of the in-memory reference storage: `findSession` matches an id prefix, or a
+ * case-insensitive literal substring of the title or of a user or assistant message's text. Every method
+ * rejects with AgentError: INVALID_INPUT for bad arguments, STORAGE_ERROR when SQLite fails (retryable
+ * when the file stayed locked).
+ */
+export class SqliteSessionStorage implements SessionStorage {
+  readonly #connection: SqliteConnection;
+  readonly #indexer: SearchIndexer;
+  /** Session id → its state after this storage's last write, so the next write needs no lookup. */
+  readonly #states = new Map<string, SessionState>();
+
+  /** Made by `openSqliteStorage`. */
+  constructor(connection: SqliteConnection) {
+    this.#connection = connection;
+    this.#indexer = new SearchIndexer(connection);
+    // A previous process may have left messages unindexed.
+    this.#indexer.schedule();
+  }
+
+  /** Appends one event in one transaction, creating the session on its first event. */
+  async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
+    checkSessionId(sessionId);
+    checkEvent(event);
+    await this.#write(sessionId, [rowOf(event)]);
+  }
+
+  /** Appends several events of one session in one transaction: all are saved, or none. */
+  async saveEvents(sessionId: string, events: readonly SessionEvent[]): Promise<void> {
+    checkSessionId(sessionId);
+    if (!Array.isArray(events)) throw invalidInput('events must be an array of session events');
+    for (const event of events) checkEvent(event);
+    if (events.length > 0) await this.#write(sessionId, events.map(rowOf));
+  }
+
+  /** The whole log in save order (Dates revived), or null for an unknown id. */
+  async loadSession(sessionId: string): Promise<SessionEvent[] | null> {
+    checkSessionId(sessionId);
+    const connection = this.#connection;
+    return connection.read(`loading session '${sessionId}'`, () => {
+      const found = connection.statement(SQL.sessionKey).raw().get(sessionId) as [number, number] | undefined;
+      if (found === undefined) return null;
+      const { first, last } = eventRange(found[0]);
+      // Rows as objects, not `.raw()` arrays: measured, V8 collects the garbage of this loop much faster so.
+      const rows = connection.statement(SQL.events).all(first, last) as EventRecord[];
+      const events: SessionEvent[] = new Array(rows.length);
+      for (let index = 0; index < rows.length; index += 1) {
+        const row = rows[index] as EventRecord;
+        events[index] = {
+          timestamp: new Date(row.timestamp),
+          payload: decodeValue(row.payload, row.tagged === 1) as SessionEventPayload,
+        };
+      }
+      return events;
+    });
+  }
+
+  /** Newest first; the cursor means "strictly after this position", so new sessions do not shift later pages. */
+  async listSessions(cursor: string | undefined, limit: number): Promise<SessionPage> {
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw invalidInput(`limit must be an integer of at least 1, got ${String(limit)}`);
+    }
+    if (cursor !== undefined && typeof cursor !== 'string') throw invalidInput('cursor must be a string');
+    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const connection = this.#connection;
+    const rows = (await connection.read('listing sessions', () =>
+      after === undefined
+        ? connection
+            .statement(SQL.firstPage)
+            .raw()
+            .all(limit + 1)
+        : connection
+            .statement(SQL.nextPage)
+            .raw()
+            .all(after.updatedAtMs, after.sessionId, limit + 1),
+    )) as SummaryRow[];
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      sessions: page.map(summaryOf),
+      nextCursor:
+        rows.length > limit && last !== undefined
+          ? encodeCursor({ updatedAtMs: last[3], sessionId: last[0] })
+          : null,
+    };
+  }
+
+  /** Sessions whose id starts with the query or whose title or message text contains it, newest first. */
+  async findSession(query: string): Promise<SessionSummary[]> {
+    if (typeof query !== 'string') throw invalidInput('query must be a string');
+    const needle = query.trim().toLowerCase();
+    if (needle === '') return [];
+    const connection = this.#connection;
+    const rows = (await connection.read('searching sessions', () =>
+      codePointLength(needle) >= TRIGRAM_LENGTH
+        ? connection
+            .statement(SQL.findIndexed)
+            .raw()
+            .all({ needle, phrase: ftsPhrase(needle) })
+        : connection.statement(SQL.findScan).raw().all({ needle }),
+    )) as SummaryRow[];
+    this.#indexer.schedule();
+    return rows.map(summaryOf);
+  }
+
+  /**
+   * Adds every message not indexed yet to the full-text index, now, and resolves with how many. This
+   * happens by itself a moment after writes; call it to control when the work is done (before a backup,
+   * in a benchmark). Searches are exact either way.
+   */
+  flushSearchIndex(): Promise<number> {
+    return this.#indexer.flush();
+  }
+
+  /** Removes a session with its events and search texts; an unknown id is not an error. */
+  async deleteSession(sessionId: string): Promise<void> {
+    checkSessionId(sessionId);
+    const connection = this.#connection;
+    this.#states.delete(sessionId);
+    await connection.write(`deleting session '${sessionId}'`, () => {
+      const found = connection.statement(SQL.sessionKey).raw().get(sessionId) as [number, number] | undefined;
+      if (found === undefined) return;
+      const key = found[0];
+      const { first, last } = eventRange(key);
+      const lastEvent = connection.statement(SQL.lastEvent).raw().get(first, last) as
+        | [number, number]
+        | undefined;
+      if (lastEvent === undefined) connection.statement(SQL.deleteActivityBySession).run(key);
+      else connection.statement(SQL.deleteActivity).run(lastEvent[1], sessionId);
+      // Their search texts and index entries go with them (a foreign key cascade and a trigger).
+      connection.statement(SQL.deleteEvents).run(first, last);
+      connection.statement(SQL.deleteSession).run(key);
+    });
+  }
+
+  async #write(sessionId: string, rows: readonly EventRow[]): Promise<void> {
+    const operation =
+      rows.length === 1
+        ? `saving an event of session '${sessionId}'`
+        : `saving ${rows.length} events of session '${sessionId}'`;
+    try {
+      await this.#connection.write(operation, () => {
+        const insertEvent = this.#connection.statement(SQL.insertEvent);
+        for (const row of rows) {
+          const id = eventId({ ...this.#advance(sessionId, row), sessionId });
+          insertEvent.run(id, row.timestampMs, row.tagged, row.searchable, row.payload);
+        }
+      });
+    } catch (error) {
+      // The transaction was rolled back: what this storage remembers of the session may be ahead of it.
+      this.#states.delete(sessionId);
+      throw error;
+    }
+    if (rows.some((row) => row.searchable === 1)) this.#indexer.schedule();
+  }
+
+  /** Moves the session's summary on by one event (creating it on the first); its key and the event's sequence. */
+  #advance(sessionId: string, row: EventRow): { sessionKey: number; sequence: number } {
+    const connection = this.#connection;
+    const move = connection.statement(SQL.moveActivity);
+    let state = this.#states.get(sessionId);
+    if (state !== undefined) {
+      const { changes } = move.run(
+        row.timestampMs,
+        row.messages,
+        state.updatedAtMs,
+        sessionId,
+        state.eventCount,
+        state.key,
+      );
+      // No match: another connection wrote to this session since; read where it stands.
+      if (changes !== 1) state = undefined;
+    }
+    if (state === undefined) {
+      state = this.#readState(sessionId);
+      if (state === undefined) return this.#create(sessionId, row);
+      const { changes } = move.run(
+        row.timestampMs,
+        row.messages,
+        state.updatedAtMs,
+        sessionId,
+        state.eventCount,
+        state.key,
+      );
+      if (changes !== 1) {
+        throw new AgentError({
+          code: 'STORAGE_ERROR',
+          message: `the summary of session '${sessionId}' does not match its events: the database was changed outside @youyou/sqlite`,
+        });
+      }
+    }
+    if (!state.titled && row.title !== null) {
+      connection.statement(SQL.setTitle).run(row.title, row.titleLower, state.key);
+      state.titled = true;
+    }
+    state.updatedAtMs = row.timestampMs;
+    state.eventCount += 1;
+    this.#remember(sessionId, state);
+    return { sessionKey: state.key, sequence: state.eventCount };
+  }
+
+  /** Where a stored session stands: its last event gives updatedAt and the event count (the invariant). */
+  #readState(sessionId: string): SessionState | undefined {
+    const connection = this.#connection;
+    const found = connection.statement(SQL.sessionKey).raw().get(sessionId) as [number, number] | undefined;
+    if (found === undefined) return undefined;
+    const [key, titled] = found;
+    const { first, last } = eventRange(key);
+    const lastEvent = connection.statement(SQL.lastEvent).raw().get(first, last) as
+      | [number, number]
+      | undefined;
+    if (lastEvent === undefined) {
+      throw new AgentError({
+        code: 'STORAGE_ERROR',
+        message: `session '${sessionId}' has no events: the database was changed outside @youyou/sqlite`,
+      });
+    }
+    return { key, updatedAtMs: lastEvent[1], eventCount: lastEvent[0] - first + 1, titled: titled === 1 };
+  }
+
+  #create(sessionId: string, row: EventRow): { sessionKey: number; sequence: number } {
+    const connection = this.#connection;
+    const key = connection
+      .statement(SQL.createSession)
+      .pluck()
+      .get(sessionId, sessionId.toLowerCase(), row.title, row.titleLower, row.timestampMs) as number;
+    connection.statement(SQL.createActivity).run(row.timestampMs, sessionId, key, row.messages);
+    this.#remember(sessionId, {
+      key,
+      updatedAtMs: row.timestampMs,
+      eventCount: 1,
+      titled: row.title !== null,
+    });
+    return { sessionKey: key, sequence: 1 };
+  }
+
+  #remember(sessionId: string, state: SessionState): void {
+    if (!this.#states.has(sessionId) && this.#states.size >= STATE_CACHE_SIZE) this.#states.clear();
+    this.#states.set(sessionId, state);
+  }
+}
