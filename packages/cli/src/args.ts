@@ -1,0 +1,178 @@
+import { parseArgs } from 'node:util';
+
+/** The providers `--provider` accepts. */
+export const PROVIDER_NAMES = ['openai', 'anthropic', 'compatible'] as const;
+/** One of PROVIDER_NAMES. */
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+/** What the command line asks for. */
+export type CliCommand =
+  | { type: 'help' }
+  | { type: 'version' }
+  | { type: 'sessions'; search: string | undefined; limit: number; json: boolean }
+  /** A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue. */
+  | { type: 'chat'; prompt: string | undefined; json: boolean; resume: string | undefined; latest: boolean };
+
+/** The settings flags can give; undefined = not on the command line. */
+export interface FlagSettings {
+  provider: ProviderName | undefined;
+  model: string | undefined;
+  baseURL: string | undefined;
+  cwd: string | undefined;
+  yes: boolean;
+}
+
+/** A parsed command line. */
+export interface ParsedArgs {
+  command: CliCommand;
+  flags: FlagSettings;
+}
+
+/** A mistake on the command line: its message is shown with a pointer to --help, exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const OPTIONS = {
+  print: { type: 'string', short: 'p' },
+  json: { type: 'boolean' },
+  continue: { type: 'boolean', short: 'c' },
+  provider: { type: 'string' },
+  model: { type: 'string', short: 'm' },
+  'base-url': { type: 'string' },
+  cwd: { type: 'string' },
+  yes: { type: 'boolean', short: 'y' },
+  search: { type: 'string' },
+  limit: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+/** How many sessions `youyou sessions` lists without --limit. */
+export const DEFAULT_SESSION_LIMIT = 20;
+
+function nonEmpty(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim() === '') throw new UsageError(`${flag} needs a value`);
+  return value;
+}
+
+/** parseArgs' own messages name the option well but end with advice about '--' that does not help here. */
+function usageErrorFrom(error: unknown): UsageError {
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const option = /'([^']+)'/.exec(message)?.[1] ?? message;
+    return new UsageError(`unknown option '${option}'`);
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return new UsageError(message.replace(/\. To specify.*$/s, '').replace(/^Option/, 'option'));
+  }
+  return new UsageError(message);
+}
+
+function parseLimit(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_SESSION_LIMIT;
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+    throw new UsageError(`--limit must be a whole number from 1 to 1000, got '${value}'`);
+  }
+  return limit;
+}
+
+function parseProvider(value: string | undefined): ProviderName | undefined {
+  if (value === undefined) return undefined;
+  if (!(PROVIDER_NAMES as readonly string[]).includes(value)) {
+    throw new UsageError(`--provider must be one of ${PROVIDER_NAMES.join(', ')}, got '${value}'`);
+  }
+  return value as ProviderName;
+}
+
+/** Parses the arguments after `node bin.js`; throws UsageError for anything it does not understand. */
+export function parseCommandLine(argv: readonly string[]): ParsedArgs {
+  const { values, positionals } = (() => {
+    try {
+      return parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    } catch (error) {
+      throw usageErrorFrom(error);
+    }
+  })();
+  const flags: FlagSettings = {
+    provider: parseProvider(values.provider),
+    model: nonEmpty('--model', values.model),
+    baseURL: nonEmpty('--base-url', values['base-url']),
+    cwd: nonEmpty('--cwd', values.cwd),
+    yes: values.yes === true,
+  };
+  if (values.help === true) return { command: { type: 'help' }, flags };
+  if (values.version === true) return { command: { type: 'version' }, flags };
+
+  const [name, ...rest] = positionals;
+  const json = values.json === true;
+  const prompt = values.print;
+  if (prompt !== undefined && prompt.trim() === '') throw new UsageError('-p needs a prompt');
+
+  if (name === 'sessions') {
+    if (rest.length > 0) throw new UsageError(`'sessions' takes no arguments, got '${rest.join(' ')}'`);
+    if (prompt !== undefined || values.continue === true) {
+      throw new UsageError("'sessions' cannot be combined with -p or --continue");
+    }
+    return {
+      command: {
+        type: 'sessions',
+        search: nonEmpty('--search', values.search),
+        limit: parseLimit(values.limit),
+        json,
+      },
+      flags,
+    };
+  }
+  if (values.search !== undefined) throw new UsageError("--search belongs to 'youyou sessions'");
+  if (values.limit !== undefined) throw new UsageError("--limit belongs to 'youyou sessions'");
+  if (json && prompt === undefined) throw new UsageError('--json needs -p (or the sessions command)');
+
+  let resume: string | undefined;
+  if (name === 'resume') {
+    if (rest.length !== 1) throw new UsageError("'resume' takes one session id: youyou resume ID");
+    resume = rest[0];
+    if (values.continue === true) throw new UsageError("'resume' and --continue cannot be combined");
+  } else if (name !== undefined) {
+    throw new UsageError(`unknown command '${name}'; to send a prompt, use youyou -p "${name}"`);
+  }
+  return { command: { type: 'chat', prompt, json, resume, latest: values.continue === true }, flags };
+}
+
+/** The text of `youyou --help`. */
+export function usageText(): string {
+  return `youyou — a terminal agent for the current directory
+
+Usage:
+  youyou [options]                   interactive chat
+  youyou -p "prompt" [--json]        one turn: the answer on stdout, tool activity on stderr
+  youyou --continue [-p "prompt"]    continue the latest session
+  youyou resume ID [-p "prompt"]     resume a session (an id or a unique prefix of one)
+  youyou sessions [--search TEXT] [--limit N] [--json]
+                                     list sessions, newest first
+
+Options:
+  -p, --print PROMPT      run one turn without the interactive prompt
+      --json              with -p: print every event as one JSON line
+  -c, --continue          resume the latest session
+      --provider NAME     openai | anthropic | compatible (default: compatible, a local Ollama)
+  -m, --model ID          the model (default: llama3.2 for compatible, the provider's first model otherwise)
+      --base-url URL      the server's base URL (default for compatible: http://127.0.0.1:11434/v1)
+      --cwd DIR           the workspace root (default: the current directory)
+  -y, --yes               run mutating tools without asking
+  -h, --help              show this help
+  -v, --version           show the version
+
+Environment:
+  OPENAI_API_KEY, ANTHROPIC_API_KEY   API keys of the openai and anthropic providers
+  YOUYOU_API_KEY                      API key sent to a compatible server (most local ones need none)
+  YOUYOU_PROVIDER, YOUYOU_MODEL, YOUYOU_BASE_URL   defaults for the flags above
+  YOUYOU_HOME                         replaces ~/.youyou (config.json, youyou.db, history, skills/)
+  NO_COLOR                            turns colours off
+
+Interactive commands: /help /skills /sessions /resume ID /new /reasoning /exit
+`;
+}

@@ -1,0 +1,320 @@
+import { readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { type FlagSettings, PROVIDER_NAMES, type ProviderName } from './args.js';
+
+/** Where a compatible server is looked for when nothing else is configured: a local Ollama. */
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:11434/v1';
+/** The model asked of a compatible server when none is configured. */
+export const DEFAULT_COMPATIBLE_MODEL = 'llama3.2';
+/** The context window assumed for a compatible server's model when the config does not say. */
+export const DEFAULT_COMPATIBLE_CONTEXT_WINDOW = 32_768;
+
+/** A bad configuration file or setting: shown as one line, exit code 2. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** An MCP server of the config file: a command to start (stdio) or a URL (Streamable HTTP). */
+export type McpServerSetting =
+  | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
+  | { url: string; headers?: Record<string, string> };
+
+/** `~/.youyou/config.json` after validation. */
+export interface FileConfig {
+  provider?: ProviderName;
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  contextWindow?: number;
+  openaiApi?: 'responses' | 'chat';
+  systemInstructions?: string[];
+  toolTimeoutMs?: number;
+  mcpServers?: Record<string, McpServerSetting>;
+}
+
+/** Everything the CLI runs with: flags over environment over config file over defaults. */
+export interface CliSettings {
+  /** `$YOUYOU_HOME` or `~/.youyou`. */
+  home: string;
+  configPath: string;
+  databasePath: string;
+  historyPath: string;
+  provider: ProviderName;
+  /** Undefined: the provider's default model. */
+  model: string | undefined;
+  /** Undefined: the provider's default URL. */
+  baseURL: string | undefined;
+  apiKey: string | undefined;
+  contextWindow: number | undefined;
+  openaiApi: 'responses' | 'chat';
+  systemInstructions: string[];
+  toolTimeoutMs: number | undefined;
+  mcpServers: Record<string, McpServerSetting>;
+  /** The workspace root, absolute. */
+  cwd: string;
+  yes: boolean;
+}
+
+const FILE_KEYS = new Set([
+  'provider',
+  'model',
+  'baseUrl',
+  'apiKey',
+  'contextWindow',
+  'openaiApi',
+  'systemInstructions',
+  'toolTimeoutMs',
+  'mcpServers',
+]);
+
+type Json = Record<string, unknown>;
+
+function isRecord(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isStringRecord(value: unknown): value is Record<string, string> {
+  return isRecord(value) && Object.values(value).every((item) => typeof item === 'string');
+}
+
+function parseMcpServer(file: string, name: string, value: unknown): McpServerSetting {
+  const where = `${file}: mcpServers.${name}`;
+  if (!isRecord(value)) throw new ConfigError(`${where} must be an object with "command" or "url"`);
+  if (typeof value.url === 'string') {
+    try {
+      new URL(value.url);
+    } catch {
+      throw new ConfigError(`${where}.url is not a valid URL: '${value.url}'`);
+    }
+    if (value.headers !== undefined && !isStringRecord(value.headers)) {
+      throw new ConfigError(`${where}.headers must map header names to strings`);
+    }
+    return { url: value.url, ...(value.headers === undefined ? {} : { headers: value.headers }) };
+  }
+  if (typeof value.command !== 'string' || value.command === '') {
+    throw new ConfigError(
+      `${where} needs "command" (a program to start) or "url" (a Streamable HTTP endpoint)`,
+    );
+  }
+  if (
+    value.args !== undefined &&
+    !(Array.isArray(value.args) && value.args.every((arg) => typeof arg === 'string'))
+  ) {
+    throw new ConfigError(`${where}.args must be an array of strings`);
+  }
+  if (value.env !== undefined && !isStringRecord(value.env)) {
+    throw new ConfigError(`${where}.env must map variable names to strings`);
+  }
+  if (value.cwd !== undefined && typeof value.cwd !== 'string')
+    throw new ConfigError(`${where}.cwd must be a string`);
+  const server: McpServerSetting = { command: value.command };
+  if (value.args !== undefined) server.args = value.args as string[];
+  if (value.env !== undefined) server.env = value.env;
+  if (typeof value.cwd === 'string') server.cwd = value.cwd;
+  return server;
+}
+
+function optionalString(file: string, data: Json, key: string): string | undefined {
+  const value = data[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new ConfigError(`${file}: "${key}" must be a non-empty string`);
+  return value;
+}
+
+function optionalInteger(file: string, data: Json, key: string, min: number): number | undefined {
+  const value = data[key];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+    throw new ConfigError(`${file}: "${key}" must be a whole number of at least ${min}`);
+  }
+  return value;
+}
+
+/** Checks the parsed JSON of a config file; `warn` hears about keys it does not know. */
+export function validateFileConfig(options: {
+  file: string;
+  data: unknown;
+  warn: (text: string) => void;
+}): FileConfig {
+  const { file, data, warn } = options;
+  if (!isRecord(data)) throw new ConfigError(`${file} must hold a JSON object`);
+  for (const key of Object.keys(data)) {
+    if (!FILE_KEYS.has(key))
+      warn(`${file}: unknown key "${key}" ignored (known: ${[...FILE_KEYS].join(', ')})`);
+  }
+  const config: FileConfig = {};
+  const provider = optionalString(file, data, 'provider');
+  if (provider !== undefined) {
+    if (!(PROVIDER_NAMES as readonly string[]).includes(provider)) {
+      throw new ConfigError(
+        `${file}: "provider" must be one of ${PROVIDER_NAMES.join(', ')}, got "${provider}"`,
+      );
+    }
+    config.provider = provider as ProviderName;
+  }
+  const model = optionalString(file, data, 'model');
+  if (model !== undefined) config.model = model;
+  const baseUrl = optionalString(file, data, 'baseUrl');
+  if (baseUrl !== undefined) config.baseUrl = checkUrl(baseUrl, `${file}: "baseUrl"`);
+  const apiKey = optionalString(file, data, 'apiKey');
+  if (apiKey !== undefined) config.apiKey = apiKey;
+  const contextWindow = optionalInteger(file, data, 'contextWindow', 1024);
+  if (contextWindow !== undefined) config.contextWindow = contextWindow;
+  const toolTimeoutMs = optionalInteger(file, data, 'toolTimeoutMs', 1000);
+  if (toolTimeoutMs !== undefined) config.toolTimeoutMs = toolTimeoutMs;
+  const openaiApi = data.openaiApi;
+  if (openaiApi !== undefined) {
+    if (openaiApi !== 'responses' && openaiApi !== 'chat') {
+      throw new ConfigError(`${file}: "openaiApi" must be "responses" or "chat"`);
+    }
+    config.openaiApi = openaiApi;
+  }
+  const instructions = data.systemInstructions;
+  if (instructions !== undefined) {
+    if (!Array.isArray(instructions) || !instructions.every((line) => typeof line === 'string')) {
+      throw new ConfigError(`${file}: "systemInstructions" must be an array of strings`);
+    }
+    config.systemInstructions = instructions as string[];
+  }
+  const servers = data.mcpServers;
+  if (servers !== undefined) {
+    if (!isRecord(servers)) throw new ConfigError(`${file}: "mcpServers" must be an object of named servers`);
+    config.mcpServers = {};
+    for (const [name, value] of Object.entries(servers)) {
+      config.mcpServers[name] = parseMcpServer(file, name, value);
+    }
+  }
+  return config;
+}
+
+function checkUrl(value: string, where: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`${where} is not a valid URL: '${value}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ConfigError(`${where} must be an http:// or https:// URL, got '${value}'`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+/** Reads and validates the config file; a missing file is an empty config. */
+export function readFileConfig(options: { file: string; warn: (text: string) => void }): FileConfig {
+  let text: string;
+  try {
+    text = readFileSync(options.file, 'utf8');
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return {};
+    throw new ConfigError(
+      `cannot read ${options.file}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError(
+      `${options.file} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  return validateFileConfig({ file: options.file, data, warn: options.warn });
+}
+
+/** The home folder: `$YOUYOU_HOME`, else `~/.youyou`. */
+export function youyouHome(env: NodeJS.ProcessEnv): string {
+  const home = env.YOUYOU_HOME;
+  return home !== undefined && home !== '' ? path.resolve(home) : path.join(homedir(), '.youyou');
+}
+
+/** One source of settings, in precedence order. */
+interface Layer {
+  provider: ProviderName | undefined;
+  model: string | undefined;
+  baseURL: string | undefined;
+}
+
+function envProvider(value: string | undefined): ProviderName | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!(PROVIDER_NAMES as readonly string[]).includes(value)) {
+    throw new ConfigError(`YOUYOU_PROVIDER must be one of ${PROVIDER_NAMES.join(', ')}, got '${value}'`);
+  }
+  return value as ProviderName;
+}
+
+function emptyToUndefined(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function workspaceRoot(cwd: string | undefined): string {
+  const root = path.resolve(cwd ?? process.cwd());
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(root).isDirectory();
+  } catch {
+    throw new ConfigError(`the workspace folder ${root} does not exist`);
+  }
+  if (!isDirectory) throw new ConfigError(`the workspace ${root} is not a folder`);
+  return root;
+}
+
+/**
+ * Merges flags, environment, config file and defaults. A layer that names a different provider than the one
+ * chosen does not lend its model or base URL: `--provider openai` must not inherit the config file's Ollama model.
+ */
+export function resolveSettings(options: {
+  flags: FlagSettings;
+  env: NodeJS.ProcessEnv;
+  warn: (text: string) => void;
+}): CliSettings {
+  const { flags, env, warn } = options;
+  const home = youyouHome(env);
+  const configPath = path.join(home, 'config.json');
+  const file = readFileConfig({ file: configPath, warn });
+  const envBaseURL = emptyToUndefined(env.YOUYOU_BASE_URL);
+  const layers: Layer[] = [
+    {
+      provider: flags.provider,
+      model: flags.model,
+      baseURL: flags.baseURL && checkUrl(flags.baseURL, '--base-url'),
+    },
+    {
+      provider: envProvider(env.YOUYOU_PROVIDER),
+      model: emptyToUndefined(env.YOUYOU_MODEL),
+      baseURL: envBaseURL && checkUrl(envBaseURL, 'YOUYOU_BASE_URL'),
+    },
+    { provider: file.provider, model: file.model, baseURL: file.baseUrl },
+  ];
+  // With no provider named anywhere it is a compatible server (a local Ollama, or whatever --base-url says).
+  const provider = layers.find((layer) => layer.provider !== undefined)?.provider ?? 'compatible';
+  const applies = (layer: Layer): boolean => layer.provider === undefined || layer.provider === provider;
+  const model = layers.find((layer) => applies(layer) && layer.model !== undefined)?.model;
+  const baseURL = layers.find((layer) => applies(layer) && layer.baseURL !== undefined)?.baseURL;
+  const fileApplies = file.provider === undefined || file.provider === provider;
+  const keyFromEnv =
+    provider === 'openai'
+      ? env.OPENAI_API_KEY
+      : provider === 'anthropic'
+        ? env.ANTHROPIC_API_KEY
+        : env.YOUYOU_API_KEY;
+  return {
+    home,
+    configPath,
+    databasePath: path.join(home, 'youyou.db'),
+    historyPath: path.join(home, 'history'),
+    provider,
+    model,
+    baseURL,
+    apiKey: emptyToUndefined(keyFromEnv) ?? (fileApplies ? file.apiKey : undefined),
+    contextWindow: fileApplies ? file.contextWindow : undefined,
+    openaiApi: file.openaiApi ?? 'responses',
+    systemInstructions: file.systemInstructions ?? [],
+    toolTimeoutMs: file.toolTimeoutMs,
+    mcpServers: file.mcpServers ?? {},
+    cwd: workspaceRoot(flags.cwd),
+    yes: flags.yes,
+  };
+}

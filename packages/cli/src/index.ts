@@ -1,0 +1,13 @@
+/**
+ * @youyou/cli — the `youyou` terminal agent. The binary is `dist/bin.js`; `run` is the same program for
+ * embedding it (tests, wrappers): it takes the arguments and streams and resolves with the exit code.
+ */
+export {
+  type ApprovalAnswer,
+  type ApprovalPolicy,
+  createApprovalPlugin,
+  mutatingToolNames,
+} from './approval.js';
+export { type CliSettings, type FileConfig, resolveSettings, validateFileConfig } from './config.js';
+export { type RunOptions, run } from './main.js';
+export { createWorkspaceTools, type WorkspaceToolsOptions } from './tools/index.js';

@@ -1,0 +1,100 @@
+import { isAgentError } from '@youyou/agent';
+import { parseCommandLine, UsageError, usageText } from './args.js';
+import { CommandError, packageVersion, runSessionsCommand } from './commands.js';
+import { ConfigError, resolveSettings } from './config.js';
+import { plainMessage, wantsColor } from './format.js';
+import { runInteractive } from './interactive.js';
+import { type CliIo, runPrintMode } from './print-mode.js';
+import { UnreachableError } from './provider.js';
+
+/** What `run` needs from the process. */
+export interface RunOptions {
+  argv: readonly string[];
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  env: NodeJS.ProcessEnv;
+}
+
+async function readAll(stream: NodeJS.ReadStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream)
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The exit code and the one line to print for an error that ends the run. */
+function describeFailure(error: unknown): { code: number; text: string } {
+  if (error instanceof UsageError)
+    return { code: 2, text: `${error.message}\nRun 'youyou --help' for usage.` };
+  if (error instanceof ConfigError || error instanceof UnreachableError)
+    return { code: 2, text: error.message };
+  if (error instanceof CommandError) return { code: 1, text: error.message };
+  if (isAgentError(error)) {
+    const text = plainMessage(error.message);
+    return { code: error.code === 'INVALID_CONFIG' ? 2 : 1, text };
+  }
+  const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
+  return { code: 1, text: `unexpected failure: ${text}` };
+}
+
+/** Runs the CLI with these arguments and streams; resolves with the exit code. Never rejects. */
+export async function run(options: RunOptions): Promise<number> {
+  const { stdout, stderr, env } = options;
+  const stderrColor = wantsColor(stderr, env);
+  const warn = (text: string): void => {
+    stderr.write(`${stderrColor ? '\x1b[33myouyou: warning:\x1b[39m' : 'youyou: warning:'} ${text}\n`);
+  };
+  try {
+    const { command, flags } = parseCommandLine(options.argv);
+    if (command.type === 'help') {
+      stdout.write(usageText());
+      return 0;
+    }
+    if (command.type === 'version') {
+      stdout.write(`${packageVersion()}\n`);
+      return 0;
+    }
+    const settings = resolveSettings({ flags, env, warn });
+    const io: CliIo = { stdin: options.stdin, stdout, stderr, env, warn, stderrColor };
+    if (command.type === 'sessions') {
+      return await runSessionsCommand({
+        settings,
+        search: command.search,
+        limit: command.limit,
+        json: command.json,
+        write: (text) => stdout.write(text),
+        columns: stdout.columns ?? 100,
+        color: wantsColor(stdout, env),
+      });
+    }
+    let prompt = command.prompt;
+    if (prompt === undefined && options.stdin.isTTY !== true) {
+      // `echo "question" | youyou`: without a terminal there is nobody to chat with, so the input is one prompt.
+      prompt = (await readAll(options.stdin)).trim();
+      if (prompt === '')
+        throw new UsageError('no prompt: stdin is not a terminal and was empty; use -p "prompt"');
+    }
+    if (prompt !== undefined) {
+      return await runPrintMode({
+        settings,
+        prompt,
+        json: command.json,
+        resume: command.resume,
+        latest: command.latest,
+        io,
+      });
+    }
+    return await runInteractive({
+      settings,
+      resume: command.resume,
+      latest: command.latest,
+      io,
+      color: wantsColor(stdout, env),
+    });
+  } catch (error) {
+    const failure = describeFailure(error);
+    stderr.write(`youyou: ${failure.text}\n`);
+    return failure.code;
+  }
+}

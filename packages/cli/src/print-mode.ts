@@ -1,0 +1,112 @@
+import type { AgentError, Session } from '@youyou/agent';
+import { latestSessionId, resolveSessionId } from './commands.js';
+import type { CliSettings } from './config.js';
+import { plainMessage } from './format.js';
+import { isUnreachableError, unreachableMessage } from './provider.js';
+import { TurnView } from './render.js';
+import { type CliRuntime, setUpRuntime } from './setup.js';
+
+/** The streams a run writes to, and the environment it reads. */
+export interface CliIo {
+  stdin: NodeJS.ReadStream;
+  stdout: NodeJS.WriteStream;
+  stderr: NodeJS.WriteStream;
+  env: NodeJS.ProcessEnv;
+  /** `youyou: warning: …` on stderr. */
+  warn: (text: string) => void;
+  /** Colour for stderr. */
+  stderrColor: boolean;
+}
+
+/** Exit codes of a print-mode turn. */
+const EXIT = { ok: 0, failed: 1, unreachable: 2, cancelled: 130 } as const;
+
+/** Opens the session a run asks for: the one named, the latest, or a new one. */
+export async function openSession(options: {
+  runtime: CliRuntime;
+  resume: string | undefined;
+  latest: boolean;
+}): Promise<Session> {
+  const { runtime } = options;
+  if (options.resume !== undefined) {
+    return runtime.agent.resumeSession(await resolveSessionId(runtime.sessions, options.resume));
+  }
+  if (options.latest) return runtime.agent.resumeSession(await latestSessionId(runtime.sessions));
+  return runtime.agent.newSession();
+}
+
+/**
+ * `youyou -p PROMPT`: one turn. The answer goes to stdout and tool activity to stderr, or with `--json` every
+ * AgentEvent as one JSON line on stdout. Mutating tools run only with --yes; without it they are denied and
+ * the model is told how the user can allow them. Ctrl-C cancels the turn, a second one exits at once.
+ */
+export async function runPrintMode(options: {
+  settings: CliSettings;
+  prompt: string;
+  json: boolean;
+  resume: string | undefined;
+  latest: boolean;
+  io: CliIo;
+}): Promise<number> {
+  const { settings, io, json } = options;
+  const runtime = await setUpRuntime({
+    settings,
+    env: io.env,
+    approval: settings.yes ? { type: 'allow_all' } : { type: 'deny_all' },
+    warn: io.warn,
+    onBackgroundError: (error: AgentError) => io.warn(plainMessage(error.message)),
+  });
+  let interrupted = 0;
+  let cancel: (() => void) | undefined;
+  const onSigint = (): void => {
+    interrupted += 1;
+    if (interrupted > 1) process.exit(EXIT.cancelled);
+    cancel?.();
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    const session = await openSession({ runtime, resume: options.resume, latest: options.latest });
+    const turn = await session.sendMessage(options.prompt);
+    cancel = () => turn.cancel();
+    if (interrupted > 0) turn.cancel();
+    const baseURL = runtime.provider.baseURL;
+    const view = new TurnView({
+      sinks: { answer: (text) => io.stdout.write(text), activity: (text) => io.stderr.write(text) },
+      live: false,
+      color: io.stderrColor,
+      columns: () => io.stderr.columns ?? 100,
+      showReasoning: () => false,
+      baseURL,
+    });
+    let unreachable = false;
+    let limitReached = false;
+    for await (const event of turn) {
+      const payload = event.payload;
+      if (payload.type === 'error') {
+        if (isUnreachableError(payload.error)) unreachable = true;
+        if (payload.error.code === 'MAX_TOOL_CALLS_EXCEEDED') limitReached = true;
+      }
+      if (!json) {
+        view.handle(event);
+        continue;
+      }
+      io.stdout.write(`${JSON.stringify(event)}\n`);
+      if (payload.type === 'error') {
+        const text =
+          isUnreachableError(payload.error) && baseURL !== undefined
+            ? unreachableMessage(baseURL)
+            : plainMessage(payload.error.message);
+        io.stderr.write(`youyou: ${text}\n`);
+      }
+    }
+    view.close();
+    const status = await turn.done;
+    if (unreachable) return EXIT.unreachable;
+    if (status === 'cancelled') return EXIT.cancelled;
+    return status === 'failed' || limitReached ? EXIT.failed : EXIT.ok;
+  } finally {
+    process.off('SIGINT', onSigint);
+    // Closing the agent closes the session: SessionEnd and memory extraction run before the process ends.
+    await runtime.close();
+  }
+}

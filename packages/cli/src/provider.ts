@@ -1,0 +1,149 @@
+import { connect } from 'node:net';
+import type { ModelInfo, ModelProvider } from '@youyou/agent';
+import { ANTHROPIC_MODELS, type AnthropicModelInfo, anthropicProvider } from '@youyou/anthropic';
+import {
+  OPENAI_MODELS,
+  type OpenAIModelInfo,
+  openaiChatProvider,
+  openaiCompatibleProvider,
+  openaiResponsesProvider,
+} from '@youyou/openai';
+import type { ProviderName } from './args.js';
+import {
+  type CliSettings,
+  ConfigError,
+  DEFAULT_BASE_URL,
+  DEFAULT_COMPATIBLE_CONTEXT_WINDOW,
+  DEFAULT_COMPATIBLE_MODEL,
+} from './config.js';
+
+/** The provider the CLI talks to, and what to say about it. */
+export interface ChosenProvider {
+  provider: ModelProvider;
+  name: ProviderName;
+  modelId: string;
+  /** The server's URL, or undefined for the provider's own default. */
+  baseURL: string | undefined;
+}
+
+/** No model server answers at the configured address; its message is the one sentence the user sees. */
+export class UnreachableError extends Error {
+  override readonly name = 'UnreachableError';
+}
+
+/** Context windows assumed for a model the adapter's list does not know, by provider. */
+const UNKNOWN_MODEL_CONTEXT: Record<'openai' | 'anthropic', number> = { openai: 128_000, anthropic: 200_000 };
+
+/** The sentence shown when the model server cannot be reached, with the fix. */
+export function unreachableMessage(baseURL: string): string {
+  const fix =
+    baseURL === DEFAULT_BASE_URL ? 'start Ollama (ollama serve)' : 'start it or correct --base-url,';
+  return `cannot reach the model server at ${baseURL} — ${fix} or pass --provider openai with OPENAI_API_KEY set.`;
+}
+
+function withModel<T extends ModelInfo>(options: {
+  models: readonly T[];
+  modelId: string;
+  contextWindow: number;
+}): T[] {
+  const { models, modelId, contextWindow } = options;
+  if (models.some((model) => model.id === modelId)) return [...models];
+  // A model newer than the adapter's list still works; its window is a guess the config can correct.
+  const extra = {
+    id: modelId,
+    displayName: modelId,
+    contextWindow,
+    capabilities: { toolUse: true, vision: true, streaming: true },
+  } as T;
+  return [...models, extra];
+}
+
+function requireKey(settings: CliSettings, variable: string): string {
+  if (settings.apiKey !== undefined) return settings.apiKey;
+  throw new ConfigError(
+    `--provider ${settings.provider} needs an API key: set ${variable} (or "apiKey" in ${settings.configPath})`,
+  );
+}
+
+/** Builds the model provider the settings ask for; throws ConfigError when something is missing. */
+export function chooseProvider(settings: CliSettings): ChosenProvider {
+  if (settings.provider === 'compatible') {
+    const baseURL = settings.baseURL ?? DEFAULT_BASE_URL;
+    const modelId = settings.model ?? DEFAULT_COMPATIBLE_MODEL;
+    const model: OpenAIModelInfo = {
+      id: modelId,
+      displayName: modelId,
+      contextWindow: settings.contextWindow ?? DEFAULT_COMPATIBLE_CONTEXT_WINDOW,
+      capabilities: { toolUse: true, vision: false, streaming: true },
+    };
+    const provider = openaiCompatibleProvider({
+      baseURL,
+      models: [model],
+      ...(settings.apiKey === undefined ? {} : { apiKey: settings.apiKey }),
+    });
+    return { provider, name: 'compatible', modelId, baseURL };
+  }
+  if (settings.provider === 'openai') {
+    const apiKey = requireKey(settings, 'OPENAI_API_KEY');
+    const modelId = settings.model ?? OPENAI_MODELS[0]?.id ?? 'gpt-5';
+    const models = withModel<OpenAIModelInfo>({
+      models: OPENAI_MODELS,
+      modelId,
+      contextWindow: settings.contextWindow ?? UNKNOWN_MODEL_CONTEXT.openai,
+    });
+    const options = {
+      apiKey,
+      models,
+      ...(settings.baseURL === undefined ? {} : { baseURL: settings.baseURL }),
+    };
+    const provider =
+      settings.openaiApi === 'chat' ? openaiChatProvider(options) : openaiResponsesProvider(options);
+    return { provider, name: 'openai', modelId, baseURL: settings.baseURL };
+  }
+  const apiKey = requireKey(settings, 'ANTHROPIC_API_KEY');
+  const preferred = ANTHROPIC_MODELS.find((model) => model.id.includes('sonnet')) ?? ANTHROPIC_MODELS[0];
+  const modelId = settings.model ?? preferred?.id ?? 'claude-sonnet-4-6';
+  const models = withModel<AnthropicModelInfo>({
+    models: ANTHROPIC_MODELS,
+    modelId,
+    contextWindow: settings.contextWindow ?? UNKNOWN_MODEL_CONTEXT.anthropic,
+  });
+  const provider = anthropicProvider({
+    apiKey,
+    models,
+    ...(settings.baseURL === undefined ? {} : { baseURL: settings.baseURL }),
+  });
+  return { provider, name: 'anthropic', modelId, baseURL: settings.baseURL };
+}
+
+/**
+ * Opens and closes a TCP connection to the server of `baseURL`, so that a server that is not running is
+ * reported in one sentence before the session starts, instead of after the SDK's retries.
+ */
+export async function checkReachable(baseURL: string, timeoutMs = 3000): Promise<void> {
+  const url = new URL(baseURL);
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  await new Promise<void>((resolve, reject) => {
+    const socket = connect({ host, port });
+    const fail = (): void => {
+      socket.destroy();
+      reject(new UnreachableError(unreachableMessage(baseURL)));
+    };
+    socket.setTimeout(timeoutMs, fail);
+    socket.once('error', fail);
+    socket.once('connect', () => {
+      socket.end();
+      socket.destroy();
+      resolve();
+    });
+  });
+}
+
+/** True when a provider error says the server could not be reached at all (nothing was answered). */
+export function isUnreachableError(error: { code: string; message: string }): boolean {
+  return (
+    error.code === 'PROVIDER_ERROR' &&
+    /could not reach|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Connection error/i.test(error.message)
+  );
+}

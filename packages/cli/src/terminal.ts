@@ -1,0 +1,152 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface, emitKeypressEvents } from 'node:readline';
+
+/** How many prompts the history keeps. */
+export const HISTORY_SIZE = 1000;
+
+/** What one prompt came to. */
+export type PromptResult =
+  | { type: 'line'; text: string }
+  /** Ctrl-D at an empty prompt (or the input ended). */
+  | { type: 'eof' }
+  /** Ctrl-C; `hadText` when it cleared a line being typed. */
+  | { type: 'interrupt'; hadText: boolean };
+
+/** A key as node:readline's keypress event describes it. */
+export interface Key {
+  name?: string;
+  sequence?: string;
+  ctrl?: boolean;
+  meta?: boolean;
+}
+
+/** Reads the history file: one prompt per line, oldest first; newlines inside a prompt are stored as `\n`. */
+export function loadHistory(file: string): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) =>
+      line.replace(/\\(.)/g, (_match, character: string) => (character === 'n' ? '\n' : character)),
+    )
+    .slice(-HISTORY_SIZE);
+}
+
+/** Writes the history file (oldest first); a failure only costs the history, so it is ignored. */
+export function saveHistory(file: string, entries: readonly string[]): void {
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    const lines = entries
+      .slice(-HISTORY_SIZE)
+      .map((entry) => entry.replace(/\\/g, '\\\\').replace(/\n/g, '\\n'));
+    writeFileSync(file, lines.length === 0 ? '' : `${lines.join('\n')}\n`, { mode: 0o600 });
+  } catch {
+    // The history is a convenience; a read-only home must not stop the chat.
+  }
+}
+
+/**
+ * The terminal of an interactive chat. A readline interface exists only while a prompt is read (with the
+ * history, newest first as readline keeps it); between prompts the keys are read raw, so that Ctrl-C
+ * reaches the running turn and an approval question can take a single key.
+ */
+export class Terminal {
+  readonly input: NodeJS.ReadStream;
+  readonly output: NodeJS.WriteStream;
+  /** Newest first, as readline keeps it. */
+  #history: string[];
+  #keyListener: ((text: string | undefined, key: Key | undefined) => void) | undefined;
+
+  constructor(options: { input: NodeJS.ReadStream; output: NodeJS.WriteStream; history: readonly string[] }) {
+    this.input = options.input;
+    this.output = options.output;
+    this.#history = [...options.history].reverse();
+    emitKeypressEvents(this.input);
+  }
+
+  /** The history, oldest first, for saving. */
+  get history(): string[] {
+    return [...this.#history].reverse();
+  }
+
+  /** Terminal width. */
+  get columns(): number {
+    return this.output.columns ?? 80;
+  }
+
+  /** Reads one line with line editing and history. */
+  readLine(prompt: string): Promise<PromptResult> {
+    this.stopKeys();
+    const readline = createInterface({
+      input: this.input,
+      output: this.output,
+      terminal: true,
+      history: this.#history,
+      historySize: HISTORY_SIZE,
+      removeHistoryDuplicates: true,
+      prompt,
+    });
+    return new Promise<PromptResult>((resolve) => {
+      let settled = false;
+      const finish = (result: PromptResult): void => {
+        if (settled) return;
+        settled = true;
+        readline.close();
+        resolve(result);
+      };
+      readline.on('history', (history: string[]) => {
+        this.#history = [...history];
+      });
+      readline.on('line', (text: string) => finish({ type: 'line', text }));
+      readline.on('SIGINT', () => {
+        const hadText = readline.line !== '';
+        this.output.write(hadText ? '\n' : '^C\n');
+        finish({ type: 'interrupt', hadText });
+      });
+      readline.on('close', () => {
+        if (!settled) this.output.write('\n');
+        finish({ type: 'eof' });
+      });
+      readline.prompt();
+    });
+  }
+
+  /** Reads raw keys until `stopKeys`; Ctrl-C arrives as a key, not as a signal. */
+  startKeys(listener: (key: Key) => void): void {
+    this.stopKeys();
+    const onKeypress = (_text: string | undefined, key: Key | undefined): void => {
+      if (key !== undefined) listener(key);
+    };
+    this.#keyListener = onKeypress;
+    this.input.on('keypress', onKeypress);
+    if (this.input.isTTY) this.input.setRawMode(true);
+    this.input.resume();
+  }
+
+  /** Stops reading raw keys. */
+  stopKeys(): void {
+    const listener = this.#keyListener;
+    if (listener === undefined) return;
+    this.#keyListener = undefined;
+    this.input.off('keypress', listener);
+    if (this.input.isTTY) this.input.setRawMode(false);
+    this.input.pause();
+  }
+
+  /** Gives the terminal back as it was: cooked mode and a visible cursor. */
+  restore(): void {
+    this.stopKeys();
+    this.output.write('\x1b[?25h');
+  }
+}
+
+/** True for Ctrl-C. */
+export function isInterrupt(key: Key): boolean {
+  return key.ctrl === true && key.name === 'c';
+}

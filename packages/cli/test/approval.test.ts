@@ -1,0 +1,140 @@
+import { AgentBuilder, type AgentEvent, type ToolHandler } from '@youyou/agent';
+import { ScriptedModelProvider } from '@youyou/agent/testing';
+import { describe, expect, test } from 'vitest';
+import {
+  type ApprovalAnswer,
+  type ApprovalPolicy,
+  type ApprovalRequest,
+  createApprovalPlugin,
+  mutatingToolNames,
+  nonInteractiveDenial,
+} from '../src/approval.js';
+
+function tool(name: string, isMutating: boolean, runs: string[]): ToolHandler {
+  return {
+    name,
+    description: `${name} for tests`,
+    isMutating,
+    parametersSchema: { type: 'object', properties: { path: { type: 'string' } } },
+    execute: async () => {
+      runs.push(name);
+      return { content: `${name} ran`, isError: false };
+    },
+  };
+}
+
+/** Runs one turn in which the model calls each of `calls`, one per model call, then answers. */
+async function turnWith(options: { policy: ApprovalPolicy; calls: string[]; answerWithinMs?: number }) {
+  const runs: string[] = [];
+  const tools = [tool('read_thing', false, runs), tool('write_thing', true, runs)];
+  const provider = new ScriptedModelProvider({
+    responses: [
+      ...options.calls.map((toolName) => [
+        { type: 'tool_call' as const, toolName, arguments: { path: 'x' } },
+      ]),
+      [{ type: 'text' as const, text: 'done' }],
+    ],
+  });
+  const builder = new AgentBuilder({ defaultModel: 'scripted-model' })
+    .registerModelProvider(provider)
+    .registerPlugin(
+      createApprovalPlugin({
+        mutating: mutatingToolNames(tools),
+        policy: options.policy,
+        answerWithinMs: options.answerWithinMs ?? 5_000,
+      }),
+    );
+  for (const handler of tools) builder.registerTool(handler);
+  const agent = await builder.build();
+  const session = await agent.newSession();
+  const events: AgentEvent[] = [];
+  for await (const event of await session.sendMessage('go')) events.push(event);
+  await agent.shutdown();
+  const results = events.flatMap((event) =>
+    event.payload.type === 'tool_call_end' ? [event.payload.output] : [],
+  );
+  return { runs, results };
+}
+
+function asking(answers: ApprovalAnswer[], asked: ApprovalRequest[]): ApprovalPolicy {
+  return {
+    type: 'ask',
+    ask: async (request) => {
+      asked.push(request);
+      return answers.shift() ?? 'deny';
+    },
+  };
+}
+
+describe('the approval plugin', () => {
+  test('read-only tools run without a question', async () => {
+    const asked: ApprovalRequest[] = [];
+    const { runs } = await turnWith({ policy: asking([], asked), calls: ['read_thing'] });
+    expect(runs).toEqual(['read_thing']);
+    expect(asked).toEqual([]);
+  });
+
+  test('a mutating tool runs once allowed, with the question naming the tool and its arguments', async () => {
+    const asked: ApprovalRequest[] = [];
+    const { runs } = await turnWith({ policy: asking(['once'], asked), calls: ['write_thing'] });
+    expect(runs).toEqual(['write_thing']);
+    expect(asked).toMatchObject([{ toolName: 'write_thing', arguments: { path: 'x' } }]);
+  });
+
+  test('"once" asks again next time; "always" does not', async () => {
+    const onceAsked: ApprovalRequest[] = [];
+    await turnWith({ policy: asking(['once', 'once'], onceAsked), calls: ['write_thing', 'write_thing'] });
+    expect(onceAsked).toHaveLength(2);
+    const alwaysAsked: ApprovalRequest[] = [];
+    const { runs } = await turnWith({
+      policy: asking(['always'], alwaysAsked),
+      calls: ['write_thing', 'write_thing'],
+    });
+    expect(alwaysAsked).toHaveLength(1);
+    expect(runs).toEqual(['write_thing', 'write_thing']);
+  });
+
+  test('a denial stops the tool and tells the model', async () => {
+    const { runs, results } = await turnWith({ policy: asking(['deny'], []), calls: ['write_thing'] });
+    expect(runs).toEqual([]);
+    expect(results[0]).toEqual({
+      isError: true,
+      content: 'Tool aborted by hook: the user denied running write_thing',
+    });
+  });
+
+  test('deny_all tells the model how the user can allow it; allow_all runs everything', async () => {
+    const denied = await turnWith({ policy: { type: 'deny_all' }, calls: ['write_thing'] });
+    expect(denied.runs).toEqual([]);
+    expect(denied.results[0]?.content).toBe(`Tool aborted by hook: ${nonInteractiveDenial('write_thing')}`);
+    expect(nonInteractiveDenial('write_thing')).toBe(
+      'the user did not approve running write_thing; in non-interactive mode pass --yes',
+    );
+    const allowed = await turnWith({ policy: { type: 'allow_all' }, calls: ['write_thing', 'read_thing'] });
+    expect(allowed.runs).toEqual(['write_thing', 'read_thing']);
+  });
+
+  test('no answer in time is a denial, never a silent approval', async () => {
+    let signalled = false;
+    const policy: ApprovalPolicy = {
+      type: 'ask',
+      ask: (_request, signal) =>
+        new Promise<ApprovalAnswer>(() => {
+          signal.addEventListener('abort', () => {
+            signalled = true;
+          });
+        }),
+    };
+    const { runs, results } = await turnWith({ policy, calls: ['write_thing'], answerWithinMs: 50 });
+    expect(runs).toEqual([]);
+    expect(results[0]?.content).toContain('did not answer whether write_thing may run');
+    expect(signalled).toBe(true);
+  });
+
+  test('a question that fails is a denial', async () => {
+    const policy: ApprovalPolicy = { type: 'ask', ask: () => Promise.reject(new Error('terminal gone')) };
+    const { runs, results } = await turnWith({ policy, calls: ['write_thing'] });
+    expect(runs).toEqual([]);
+    expect(results[0]?.isError).toBe(true);
+  });
+});

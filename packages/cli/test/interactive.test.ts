@@ -1,0 +1,229 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import {
+  type ChatServer,
+  contentText,
+  hangingReply,
+  messagesOf,
+  reasoningReply,
+  startChatServer,
+  textReply,
+  toolCallReply,
+  toolResult,
+} from '../../../test-support/cli-wire.js';
+import { BIN, ensureBuilt } from './support/build.js';
+import { childEnv, createSandbox, runCli, type Sandbox } from './support/cli.js';
+import { requireTmux, startTmux, type TmuxSession } from './support/tmux.js';
+
+let server: ChatServer;
+let sandbox: Sandbox;
+let tmux: TmuxSession | undefined;
+
+beforeAll(async () => {
+  await requireTmux();
+  await ensureBuilt();
+}, 180_000);
+
+beforeEach(async () => {
+  server = await startChatServer();
+  sandbox = await createSandbox();
+});
+
+afterEach(async () => {
+  await tmux?.kill();
+  tmux = undefined;
+  await server.close();
+  await sandbox.remove();
+});
+
+/** The prompt is back: the last non-empty line of the screen is the bare prompt. */
+const PROMPT_BACK = /\n› *\n*$/;
+
+async function startChat(...args: string[]): Promise<TmuxSession> {
+  tmux = await startTmux({
+    command: [process.execPath, BIN, '--base-url', server.baseURL, ...args],
+    cwd: sandbox.workspace,
+    env: childEnv(sandbox),
+  });
+  await tmux.waitFor(PROMPT_BACK);
+  return tmux;
+}
+
+async function send(session: TmuxSession, text: string): Promise<void> {
+  await session.type(text);
+  await session.keys('Enter');
+}
+
+describe('youyou in a terminal', () => {
+  test('streams an answer and gives the prompt back', async () => {
+    server.reply(textReply('Hello ', 'from the ', 'model.'));
+    const chat = await startChat();
+
+    await send(chat, 'hi there');
+
+    const screen = await chat.waitFor(/Hello from the model\.\n› *\n*$/);
+    expect(screen).toContain('› hi there');
+    const sent = messagesOf(server.turnRequests()[0]!).at(-1);
+    expect(sent && contentText(sent)).toBe('hi there');
+  });
+
+  test('asks before a mutating tool runs; y lets it run', async () => {
+    server.reply(
+      toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'note.txt', content: 'hi\n' } }),
+      (request) => textReply(toolResult(request, 'call_w')?.includes('denied') ? 'Denied.' : 'Written.'),
+    );
+    const chat = await startChat();
+
+    await send(chat, 'write a note');
+    await chat.waitFor('Allow write_file note.txt');
+    expect(existsSync(path.join(sandbox.workspace, 'note.txt'))).toBe(false);
+    await chat.type('y');
+
+    const screen = await chat.waitFor(/Written\.\n› *\n*$/);
+    expect(screen).toMatch(/✓ write_file note\.txt/);
+    expect(await readFile(path.join(sandbox.workspace, 'note.txt'), 'utf8')).toBe('hi\n');
+  });
+
+  test('n denies the tool and the model is told; a always allows the tool for the session', async () => {
+    server.reply(
+      toolCallReply({ id: 'call_1', name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }),
+      textReply('Not written.'),
+      toolCallReply({ id: 'call_2', name: 'write_file', arguments: { path: 'b.txt', content: 'b' } }),
+      toolCallReply({ id: 'call_3', name: 'write_file', arguments: { path: 'c.txt', content: 'c' } }),
+      textReply('Both written.'),
+    );
+    const chat = await startChat();
+
+    await send(chat, 'write a');
+    await chat.waitFor('Allow write_file a.txt');
+    await chat.type('n');
+    await chat.waitFor(/Not written\.\n› *\n*$/);
+    expect(toolResult(server.turnRequests()[1]!, 'call_1')).toContain('the user denied running write_file');
+    expect(existsSync(path.join(sandbox.workspace, 'a.txt'))).toBe(false);
+
+    await send(chat, 'write b and c');
+    await chat.waitFor('Allow write_file b.txt');
+    await chat.type('a');
+    const screen = await chat.waitFor(/Both written\.\n› *\n*$/);
+    expect(screen).not.toContain('Allow write_file c.txt');
+    expect(existsSync(path.join(sandbox.workspace, 'c.txt'))).toBe(true);
+  });
+
+  test('Ctrl-C cancels a turn during a slow stream and the prompt comes back', async () => {
+    server.reply(hangingReply('partial ', 'answer'));
+    const chat = await startChat();
+
+    await send(chat, 'take your time');
+    await chat.waitFor('partial answer');
+    await chat.keys('C-c');
+
+    await chat.waitFor(/cancelled\n› *\n*$/);
+    await server.wire.clientClosed();
+    server.reply(textReply('Still here.'));
+    await send(chat, 'are you there?');
+    await chat.waitFor(/Still here\.\n› *\n*$/);
+    // The interrupted answer stayed in the context, marked as interrupted.
+    const history = messagesOf(server.turnRequests()[1]!).map(contentText).join('\n');
+    expect(history).toContain('partial answer');
+  });
+
+  test('Ctrl-D at an empty prompt exits and closes the session, which extracts memories', async () => {
+    server.reply(textReply('Noted.'));
+    const chat = await startChat();
+    await send(chat, 'I prefer tabs');
+    await chat.waitFor(/Noted\.\n› *\n*$/);
+
+    await chat.keys('C-d');
+
+    await chat.waitForExit();
+    expect(server.memoryRequests()).toHaveLength(1);
+    expect(await readFile(path.join(sandbox.home, 'history'), 'utf8')).toBe('I prefer tabs\n');
+  });
+
+  test('Ctrl-C twice at the prompt exits; the history comes back with ↑ in the next run', async () => {
+    server.reply(textReply('One.'));
+    const first = await startChat();
+    await send(first, 'first question');
+    await first.waitFor(/One\.\n› *\n*$/);
+    await first.keys('C-c');
+    await first.waitFor('Ctrl-C again');
+    await first.keys('C-c');
+    await first.waitForExit();
+    await tmux?.kill();
+
+    const second = await startChat();
+    await second.keys('Up');
+    await second.waitFor(/› first question *\n*$/);
+  });
+
+  test('reasoning collapses to one line; /reasoning shows it in full', async () => {
+    server.reply(
+      reasoningReply(['Weighing ', 'the options ', 'carefully.'], ['Answer one.']),
+      reasoningReply(['Second ', 'thoughts here.'], ['Answer two.']),
+    );
+    const chat = await startChat();
+
+    await send(chat, 'first');
+    let screen = await chat.waitFor(/Answer one\.\n› *\n*$/);
+    expect(screen).toContain('thought for 4 words');
+    expect(screen).not.toContain('Weighing the options');
+
+    await send(chat, '/reasoning');
+    await chat.waitFor('Reasoning is shown in full');
+    await send(chat, 'second');
+    screen = await chat.waitFor(/Answer two\.\n› *\n*$/);
+    expect(screen).toContain('Second thoughts here.');
+  });
+
+  test('--continue resumes the latest session: its context is shown and sent again', async () => {
+    server.reply(textReply('The number is noted.'));
+    const earlier = await runCli({ args: ['-p', 'remember 42', '--base-url', server.baseURL], sandbox });
+    expect(earlier.code).toBe(0);
+
+    server.reply(textReply('It was 42.'));
+    const chat = await startChat('--continue');
+    await chat.waitFor('Resumed session');
+    await send(chat, 'which number?');
+    await chat.waitFor(/It was 42\.\n› *\n*$/);
+
+    const texts = messagesOf(server.turnRequests()[1]!).map(contentText);
+    expect(texts).toContain('remember 42');
+    expect(texts).toContain('The number is noted.');
+    expect(texts.at(-1)).toBe('which number?');
+  });
+
+  test('/skills, /new, /sessions and /resume', async () => {
+    const folder = path.join(sandbox.workspace, '.youyou', 'skills', 'review');
+    await mkdir(folder, { recursive: true });
+    await writeFile(
+      path.join(folder, 'SKILL.md'),
+      '---\nname: review\ndescription: Review the diff.\n---\nReview it.\n',
+    );
+    server.reply(textReply('First answer.'), textReply('Second answer.'), textReply('Back in the first.'));
+    const chat = await startChat();
+
+    await send(chat, '/skills');
+    await chat.waitFor('/review  Review the diff.');
+    await send(chat, 'about apples');
+    await chat.waitFor(/First answer\.\n› *\n*$/);
+    await send(chat, '/new');
+    await chat.waitFor('New session.');
+    await send(chat, 'about pears');
+    await chat.waitFor(/Second answer\.\n› *\n*$/);
+    await send(chat, '/sessions');
+    const listing = await chat.waitFor(/about apples[\s\S]*› *\n*$/);
+    const apples = /([0-9a-f]{8}) .* about apples/.exec(listing)?.[1];
+    expect(listing).toMatch(/\* [0-9a-f]{8} .* about pears/);
+    expect(apples).toBeDefined();
+
+    await send(chat, `/resume ${apples}`);
+    await chat.waitFor(`Resumed session ${apples}`);
+    await send(chat, 'and now?');
+    await chat.waitFor(/Back in the first\.\n› *\n*$/);
+    const texts = messagesOf(server.turnRequests()[2]!).map(contentText);
+    expect(texts).toContain('about apples');
+    expect(texts).not.toContain('about pears');
+  });
+});

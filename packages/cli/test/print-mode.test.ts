@@ -1,0 +1,173 @@
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
+import {
+  type ChatServer,
+  contentText,
+  hangingReply,
+  messagesOf,
+  startChatServer,
+  textReply,
+  toolCallReply,
+  toolResult,
+} from '../../../test-support/cli-wire.js';
+import { ensureBuilt } from './support/build.js';
+import { createSandbox, jsonLines, runCli, type Sandbox, startCli } from './support/cli.js';
+
+let server: ChatServer;
+let sandbox: Sandbox;
+
+beforeAll(ensureBuilt, 180_000);
+
+beforeEach(async () => {
+  server = await startChatServer();
+  sandbox = await createSandbox();
+});
+
+afterEach(async () => {
+  await server.close();
+  await sandbox.remove();
+});
+
+function print(prompt: string, ...extra: string[]) {
+  return runCli({ args: ['-p', prompt, '--base-url', server.baseURL, ...extra], sandbox });
+}
+
+describe('youyou -p', () => {
+  test('reads a file with a tool and prints the answer; the second request carries the file content', async () => {
+    await writeFile(path.join(sandbox.workspace, 'notes.txt'), 'the secret word is pineapple\n');
+    server.reply(
+      toolCallReply({ id: 'call_1', name: 'read_file', arguments: { path: 'notes.txt' } }),
+      (request) =>
+        textReply(
+          toolResult(request, 'call_1')?.includes('pineapple') ? 'The word is pineapple.' : 'NO FILE CONTENT',
+        ),
+    );
+
+    const result = await print('what is the secret word?');
+
+    expect(result.stdout).toBe('The word is pineapple.\n');
+    expect(result.stderr).toMatch(/✓ read_file notes\.txt/);
+    expect(result.code).toBe(0);
+    const [first, second] = server.turnRequests();
+    expect(first?.path).toBe('/v1/chat/completions');
+    expect(toolResult(second!, 'call_1')).toContain('the secret word is pineapple');
+    // The session was closed: its memories were extracted.
+    expect(server.memoryRequests()).toHaveLength(1);
+  });
+
+  test('--json prints every event as one JSON line, ending with turn_complete', async () => {
+    await writeFile(path.join(sandbox.workspace, 'a.txt'), 'alpha\n');
+    server.reply(
+      toolCallReply({ id: 'call_a', name: 'read_file', arguments: { path: 'a.txt' } }),
+      textReply('It says ', 'alpha.'),
+    );
+
+    const result = await print('read a.txt', '--json');
+
+    expect(result.code).toBe(0);
+    const events = jsonLines(result.stdout) as {
+      sessionId: string;
+      sequence: number;
+      payload: { type: string };
+    }[];
+    expect(events.length).toBeGreaterThan(3);
+    for (const event of events) {
+      expect(typeof event.sessionId).toBe('string');
+      expect(typeof event.sequence).toBe('number');
+    }
+    const types = events.map((event) => event.payload.type);
+    expect(types).toEqual(['tool_call_start', 'tool_call_end', 'text_delta', 'text_delta', 'turn_complete']);
+    expect(events.map((event) => event.sequence)).toEqual(
+      [...events.map((event) => event.sequence)].sort((a, b) => a - b),
+    );
+  });
+
+  test('a path outside the workspace is refused, the model is told, and the answer is still printed', async () => {
+    server.reply(
+      toolCallReply({ id: 'call_x', name: 'read_file', arguments: { path: '../../etc/passwd' } }),
+      textReply('I may not read that file.'),
+    );
+
+    const result = await print('show me /etc/passwd via a relative path', '--json');
+
+    expect(result.code).toBe(0);
+    const events = jsonLines(result.stdout) as {
+      payload: { type: string; output?: { isError: boolean; content: string } };
+    }[];
+    const end = events.find((event) => event.payload.type === 'tool_call_end');
+    expect(end?.payload.output?.isError).toBe(true);
+    const sent = toolResult(server.turnRequests()[1]!, 'call_x');
+    expect(sent).toMatch(/outside|workspace/i);
+    expect(sent).not.toContain('root:');
+    expect(events.at(-1)?.payload.type).toBe('turn_complete');
+  });
+
+  test('the text answer of a refused path is printed and exits 0', async () => {
+    server.reply(
+      toolCallReply({ id: 'call_y', name: 'read_file', arguments: { path: '../../etc/passwd' } }),
+      textReply('I may not read that file.'),
+    );
+    const result = await print('read ../../etc/passwd');
+    expect(result.stdout).toBe('I may not read that file.\n');
+    expect(result.stderr).toMatch(/✗ read_file \.\.\/\.\.\/etc\/passwd/);
+    expect(result.code).toBe(0);
+  });
+
+  test('a mutating tool without --yes is denied and the model is told how to allow it', async () => {
+    server.reply(
+      toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'out.txt', content: 'hello\n' } }),
+      textReply('I was not allowed to write.'),
+    );
+
+    const result = await print('write out.txt');
+
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('I was not allowed to write.\n');
+    expect(existsSync(path.join(sandbox.workspace, 'out.txt'))).toBe(false);
+    expect(toolResult(server.turnRequests()[1]!, 'call_w')).toContain(
+      'the user did not approve running write_file; in non-interactive mode pass --yes',
+    );
+  });
+
+  test('with --yes the mutating tool runs', async () => {
+    server.reply(
+      toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'out.txt', content: 'hello\n' } }),
+      textReply('Written.'),
+    );
+
+    const result = await print('write out.txt', '--yes');
+
+    expect(result.code).toBe(0);
+    expect(await readFile(path.join(sandbox.workspace, 'out.txt'), 'utf8')).toBe('hello\n');
+    expect(toolResult(server.turnRequests()[1]!, 'call_w')).not.toContain('did not approve');
+    expect(result.stderr).toMatch(/✓ write_file out\.txt/);
+  });
+
+  test('Ctrl-C (SIGINT) cancels the turn: the last JSON line is turn_cancelled, exit code 130', async () => {
+    server.reply(hangingReply('partial '));
+    const running = startCli({ args: ['-p', 'slow', '--json', '--base-url', server.baseURL], sandbox });
+    await vi.waitFor(() => expect(running.stdout()).toContain('text_delta'), {
+      timeout: 10_000,
+      interval: 20,
+    });
+
+    running.child.kill('SIGINT');
+
+    const result = await running.result;
+    expect(result.code).toBe(130);
+    const types = (jsonLines(result.stdout) as { payload: { type: string } }[]).map(
+      (event) => event.payload.type,
+    );
+    expect(types.at(-1)).toBe('turn_cancelled');
+  });
+
+  test('a prompt piped on stdin without -p runs one turn', async () => {
+    server.reply(textReply('Piped.'));
+    const result = await runCli({ args: ['--base-url', server.baseURL], sandbox, stdin: 'from a pipe\n' });
+    expect(result.stdout).toBe('Piped.\n');
+    const sent = messagesOf(server.turnRequests()[0]!).at(-1);
+    expect(sent && contentText(sent)).toBe('from a pipe');
+  });
+});

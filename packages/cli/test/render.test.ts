@@ -1,0 +1,184 @@
+import type { AgentEvent, AgentEventPayload } from '@youyou/agent';
+import { AgentError } from '@youyou/agent';
+import { describe, expect, test } from 'vitest';
+import { describeOutput, displayWidth, rowsOf, summarizeArguments, truncate } from '../src/format.js';
+import { TurnView } from '../src/render.js';
+
+let sequence = 0;
+/** Hiding and showing the cursor. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI sequences start with the escape character.
+const CURSOR_CODES = /\u001b\[\?25[hl]/g;
+function event(payload: AgentEventPayload): AgentEvent {
+  sequence += 1;
+  return { sessionId: 's', turnId: 't', timestamp: new Date(0), sequence, payload };
+}
+
+function view(options: { live: boolean; showReasoning?: boolean; columns?: number }) {
+  const answer: string[] = [];
+  const activity: string[] = [];
+  const shared: string[] = [];
+  const turnView = new TurnView({
+    sinks: {
+      answer: (text) => {
+        answer.push(text);
+        shared.push(text);
+      },
+      activity: (text) => {
+        activity.push(text);
+        shared.push(text);
+      },
+    },
+    live: options.live,
+    color: false,
+    columns: () => options.columns ?? 80,
+    showReasoning: () => options.showReasoning ?? false,
+    baseURL: 'http://127.0.0.1:9/v1',
+  });
+  // Hiding and showing the cursor around spinners is left out of what the tests compare.
+  const visible = (parts: string[]) => parts.join('').replace(CURSOR_CODES, '');
+  return {
+    turnView,
+    answer: () => visible(answer),
+    activity: () => visible(activity),
+    screen: () => visible(shared),
+  };
+}
+
+const toolStart = (callId: string): AgentEventPayload => ({
+  type: 'tool_call_start',
+  callId,
+  toolName: 'read_file',
+  arguments: { path: `${callId}.txt` },
+});
+const toolEnd = (callId: string, isError = false): AgentEventPayload => ({
+  type: 'tool_call_end',
+  callId,
+  toolName: 'read_file',
+  output: { content: isError ? 'no such file\nmore' : 'a\nb\n', isError },
+  durationMs: 12,
+  success: !isError,
+});
+
+describe('TurnView without a live terminal (print mode)', () => {
+  test('the answer goes to one sink, tool activity and the reasoning summary to the other', () => {
+    const { turnView, answer, activity } = view({ live: false });
+    for (const payload of [
+      { type: 'reasoning_delta', text: 'Let me look at it.' },
+      { type: 'text_delta', text: 'Looking.' },
+      toolStart('a'),
+      toolEnd('a'),
+      toolStart('b'),
+      toolEnd('b', true),
+      { type: 'text_delta', text: 'Done.' },
+      { type: 'turn_complete' },
+    ] satisfies AgentEventPayload[]) {
+      turnView.handle(event(payload));
+    }
+    turnView.close();
+    expect(answer()).toBe('Looking.\nDone.\n');
+    expect(activity()).toBe(
+      [
+        '∴ thought for 5 words',
+        '→ read_file a.txt',
+        '✓ read_file a.txt · 12 ms · 2 lines',
+        '→ read_file b.txt',
+        '✗ read_file b.txt · 12 ms · no such file',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  test('an unreachable server is said in one sentence', () => {
+    const { turnView, activity } = view({ live: false });
+    const error = new AgentError({
+      code: 'PROVIDER_ERROR',
+      message: "provider 'openai-compatible': could not reach http://127.0.0.1:9/v1: connect ECONNREFUSED",
+    });
+    turnView.handle(event({ type: 'error', error }));
+    expect(activity()).toBe(
+      '✗ cannot reach the model server at http://127.0.0.1:9/v1 — start it or correct --base-url, or pass --provider openai with OPENAI_API_KEY set.\n',
+    );
+  });
+});
+
+describe('TurnView on a live terminal', () => {
+  test('reasoning is streamed, then erased and replaced by its summary', () => {
+    const { turnView, screen } = view({ live: true, columns: 10 });
+    turnView.handle(event({ type: 'reasoning_delta', text: 'abcdefghijkl\n' }));
+    turnView.handle(event({ type: 'reasoning_delta', text: 'xyz' }));
+    turnView.handle(event({ type: 'text_delta', text: 'Answer.' }));
+    turnView.handle(event({ type: 'turn_complete' }));
+    turnView.close();
+    // 12 characters on 10 columns take two rows, then a third row: the cursor goes up two and clears.
+    expect(screen()).toBe('abcdefghijkl\nxyz\r\x1b[2A\x1b[J∴ thought for 2 words\nAnswer.\n');
+  });
+
+  test('with /reasoning on, the reasoning stays', () => {
+    const { turnView, screen } = view({ live: true, showReasoning: true });
+    turnView.handle(event({ type: 'reasoning_delta', text: 'thinking hard' }));
+    turnView.handle(event({ type: 'text_delta', text: 'Answer.' }));
+    turnView.close();
+    expect(screen()).toBe('thinking hard\nAnswer.\n');
+  });
+
+  test('running tools form a region redrawn in place; finished ones stay', () => {
+    const { turnView, screen } = view({ live: true });
+    turnView.handle(event(toolStart('a')));
+    turnView.handle(event(toolStart('b')));
+    turnView.handle(event(toolEnd('b')));
+    turnView.handle(event(toolEnd('a')));
+    turnView.handle(event({ type: 'turn_complete' }));
+    turnView.close();
+    const finalScreen = screen();
+    expect(finalScreen).toContain('⠋ read_file a.txt\n⠋ read_file b.txt');
+    expect(finalScreen).toContain('\r\x1b[1A\x1b[J⠋ read_file a.txt\n✓ read_file b.txt · 12 ms · 2 lines');
+    expect(finalScreen).toMatch(
+      /✓ read_file a\.txt · 12 ms · 2 lines\n✓ read_file b\.txt · 12 ms · 2 lines\n/,
+    );
+  });
+
+  test('a cancelled turn marks the tools that were still running', () => {
+    const { turnView, screen } = view({ live: true });
+    turnView.handle(event(toolStart('a')));
+    turnView.handle(event({ type: 'turn_cancelled' }));
+    turnView.close();
+    expect(screen()).toMatch(/⏹ read_file a\.txt · cancelled\n⏹ cancelled\n/);
+  });
+});
+
+describe('formatting', () => {
+  test('summarizeArguments puts the main argument first and shortens the rest', () => {
+    expect(summarizeArguments({ path: 'src/a.ts', startLine: 3 })).toBe('src/a.ts startLine=3');
+    expect(summarizeArguments({ command: 'npm test', timeoutMs: 1000 })).toBe('npm test timeoutMs=1000');
+    expect(summarizeArguments({ path: 'a.txt', content: 'one\ntwo\n' })).toBe('a.txt content=(2 lines)');
+    expect(summarizeArguments({ old: 'a b', nested: { x: [1] } })).toBe('old="a b" nested={"x":[1]}');
+    expect(summarizeArguments({ path: 'x'.repeat(100) })).toHaveLength(60);
+  });
+
+  test('describeOutput: an error’s first line (without the hook prefix), else the line count', () => {
+    expect(describeOutput({ content: 'Tool aborted by hook: the user denied it\n', isError: true })).toBe(
+      'the user denied it',
+    );
+    expect(describeOutput({ content: 'one line', isError: false })).toBe('1 line');
+    expect(describeOutput({ content: '', isError: false })).toBe('no output');
+  });
+
+  test('widths count wide characters as two columns', () => {
+    expect(displayWidth('abc')).toBe(3);
+    expect(displayWidth('日本')).toBe(4);
+    expect(rowsOf('日本語日本', 4)).toBe(3);
+    expect(rowsOf('', 80)).toBe(1);
+    expect(truncate('hello world', 6)).toBe('hello…');
+  });
+});
+
+test('a status shown while reasoning streams (Ctrl-C) collapses the reasoning first', () => {
+  const { turnView, screen } = view({ live: true, columns: 10 });
+  turnView.handle(event({ type: 'reasoning_delta', text: 'abcdefghijkl' }));
+  turnView.status('cancelling');
+  turnView.handle(event({ type: 'turn_cancelled' }));
+  turnView.close();
+  expect(screen()).toBe(
+    'abcdefghijkl\r\x1b[1A\x1b[J∴ thought for 1 word\n⠋ cancelling…\r\x1b[J⏹ cancelled\n',
+  );
+});
