@@ -50,6 +50,19 @@ export {
   type SkillLoadProblem,
 } from './skill-loader.js';
 export { InMemoryMemoryStorage, InMemorySessionStorage } from './storage/in-memory.js';
+// For storage adapter authors: the checks, cursors and titles every SessionStorage/MemoryStorage shares.
+export {
+  checkMemory,
+  checkPageLimit,
+  checkSessionEvent,
+  checkSessionId,
+  decodeSessionCursor,
+  encodeSessionCursor,
+  messageTextOf,
+  type SessionCursorPosition,
+  searchWordsOf,
+  sessionTitleOf,
+} from './storage/support.js';
 export { TOOL_OUTPUT_LIMIT_BYTES } from './tool-dispatch.js';
 export type {
   ContentBlock,

@@ -1,4 +1,4 @@
-import { AgentError, type ContentBlock, isAgentError } from '@youyou/agent';
+import { AgentError, isAgentError } from '@youyou/agent';
 
 /**
  * How values cross into PostgreSQL and back. PostgreSQL text cannot hold NUL (U+0000) or an unpaired
@@ -73,35 +73,6 @@ export function sortKey(text: string): Buffer {
 /** `text` with LIKE's wildcards and the escape character `!` escaped, for `LIKE ... ESCAPE '!'`. */
 export function escapeLike(text: string): string {
   return text.replace(/[!%_]/g, '!$&');
-}
-
-/** How many characters (code points) of the first user message make a session's title. */
-const TITLE_LENGTH = 100;
-
-/** The text blocks of a message joined by a space: the text a title and a search see. */
-export function textOf(content: readonly ContentBlock[]): string {
-  return content
-    .filter((block): block is Extract<ContentBlock, { type: 'text' }> => block.type === 'text')
-    .map((block) => block.text)
-    .join(' ');
-}
-
-/** Cuts to 100 code points, so a surrogate pair is never split. */
-export function titleOf(text: string): string {
-  if (text.length <= TITLE_LENGTH) return text;
-  let result = '';
-  let count = 0;
-  for (const character of text) {
-    if (count === TITLE_LENGTH) break;
-    result += character;
-    count += 1;
-  }
-  return result;
-}
-
-/** The distinct lower-cased words of a text: runs of letters, digits and combining marks, in any script. */
-export function wordsOf(text: string): string[] {
-  return [...new Set(text.toLowerCase().split(/[^\p{L}\p{N}\p{M}]+/u))].filter((word) => word !== '');
 }
 
 /** The key of the tagged objects in stored JSON. */

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AgentError } from '@youyou/agent';
+import { AgentError, checkSessionId } from '@youyou/agent';
 import { encodeText } from './codec.js';
 import type { Database } from './database.js';
 import { invalidConfig, storageError } from './errors.js';
-import { checkSessionId } from './validate.js';
 
 /**
  * A claim on a session that keeps every other process (every other storage instance) from running it

@@ -1,8 +1,7 @@
-import type { Memory, MemoryStorage } from '@youyou/agent';
-import { decodeText, encodeText, searchForm, sortKey, wordsOf } from './codec.js';
+import { checkMemory, type Memory, type MemoryStorage, searchWordsOf } from '@youyou/agent';
+import { decodeText, encodeText, searchForm, sortKey } from './codec.js';
 import type { Database, Statement } from './database.js';
 import { invalidInput } from './errors.js';
-import { checkMemory } from './validate.js';
 
 interface MemoryRow {
   id: string;
@@ -101,7 +100,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
     if (typeof query !== 'string') throw invalidInput('query must be a string');
     const rowLimit = sqlLimit(limit);
     if (rowLimit === 0) return [];
-    const words = wordsOf(query);
+    const words = searchWordsOf(query);
     const context = `searching memories of namespace '${namespace}' failed`;
     const result =
       words.length === 0
@@ -156,7 +155,7 @@ export class PostgresMemoryStorage implements MemoryStorage {
     if (typeof namespace !== 'string') throw invalidInput('namespace must be a string');
     if (typeof query !== 'string') throw invalidInput('query must be a string');
     const rowLimit = sqlLimit(limit);
-    const words = wordsOf(query);
+    const words = searchWordsOf(query);
     if (words.length === 0 || rowLimit === 0) return [];
     const result = await this.#database.query<MemoryRow & { rank: number }>({
       statement: this.#sql.ranked,

@@ -1,5 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import type { SessionEvent, SessionPage, SessionStorage, SessionSummary } from '@youyou/agent';
+import {
+  checkPageLimit,
+  checkSessionEvent,
+  checkSessionId,
+  decodeSessionCursor,
+  encodeSessionCursor,
+  messageTextOf,
+  type SessionEvent,
+  type SessionPage,
+  type SessionStorage,
+  type SessionSummary,
+  sessionTitleOf,
+} from '@youyou/agent';
 import {
   decodeText,
   encodeText,
@@ -9,13 +21,10 @@ import {
   searchForm,
   sortKey,
   stringifyTagged,
-  textOf,
-  titleOf,
 } from './codec.js';
 import { type Database, type Statement, statementName } from './database.js';
 import { invalidInput } from './errors.js';
 import type { AcquireLeaseOptions, LeaseHolder, LeaseManager, SessionLease } from './lease.js';
-import { checkEvent, checkPageLimit, checkSessionId, decodeCursor, encodeCursor } from './validate.js';
 
 interface SummaryRow {
   session_id: string;
@@ -139,7 +148,7 @@ export class PostgresSessionStorage implements SessionStorage {
   /** Appends one event and updates the session's summary in the same statement. */
   async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
     checkSessionId(sessionId);
-    checkEvent(event);
+    checkSessionEvent(event);
     const payload = event.payload;
     const json = stringifyTagged(payload);
     const leaseToken = this.#leases.fenceFor(sessionId);
@@ -147,10 +156,10 @@ export class PostgresSessionStorage implements SessionStorage {
     let titleSearch: string | null = null;
     let searchText: string | null = null;
     if (payload.type === 'user_message' || payload.type === 'assistant_message') {
-      const text = textOf(payload.content);
+      const text = messageTextOf(payload.content);
       searchText = searchForm(text);
       if (payload.type === 'user_message') {
-        const cut = titleOf(text);
+        const cut = sessionTitleOf(text);
         title = encodeText(cut);
         titleSearch = searchForm(cut);
       }
@@ -200,7 +209,7 @@ export class PostgresSessionStorage implements SessionStorage {
   /** Newest first; the cursor means "strictly after this position", so new sessions do not shift later pages. */
   async listSessions(cursor: string | undefined, limit: number): Promise<SessionPage> {
     checkPageLimit(limit);
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    const after = cursor === undefined ? undefined : decodeSessionCursor(cursor);
     const context = 'listing sessions failed';
     const result =
       after === undefined
@@ -220,7 +229,7 @@ export class PostgresSessionStorage implements SessionStorage {
       sessions,
       nextCursor:
         result.rows.length > limit && last !== undefined
-          ? encodeCursor({ updatedAtMs: last.updatedAt.getTime(), sessionId: last.sessionId })
+          ? encodeSessionCursor({ updatedAtMs: last.updatedAt.getTime(), sessionId: last.sessionId })
           : null,
     };
   }
@@ -308,8 +317,8 @@ export class PostgresSessionStorage implements SessionStorage {
       context: 'searching sessions failed',
     });
     return result.rows.some((row) => {
-      const payload = parseTagged(row.payload) as { content: Parameters<typeof textOf>[0] };
-      return textOf(payload.content).toLowerCase().includes(needle);
+      const payload = parseTagged(row.payload) as { content: Parameters<typeof messageTextOf>[0] };
+      return messageTextOf(payload.content).toLowerCase().includes(needle);
     });
   }
 }

@@ -1,8 +1,7 @@
-import type { Memory, MemoryStorage } from '@youyou/agent';
+import { checkMemory, type Memory, type MemoryStorage, searchWordsOf } from '@youyou/agent';
 import type { SqliteConnection } from './connection.js';
 import { invalidInput } from './errors.js';
-import { codePointLength, ftsPhrase, indexedText, TRIGRAM_LENGTH, wordsOf } from './text.js';
-import { checkMemory } from './validate.js';
+import { codePointLength, ftsPhrase, indexedText, TRIGRAM_LENGTH } from './text.js';
 
 type MemoryRow = [
   id: string,
@@ -77,7 +76,7 @@ export class SqliteMemoryStorage implements MemoryStorage {
       throw invalidInput(`limit must be an integer of at least 0 or Infinity, got ${String(limit)}`);
     }
     if (limit === 0) return [];
-    const words = wordsOf(query);
+    const words = searchWordsOf(query);
     const connection = this.#connection;
     if (words.length === 0) {
       const rows = await connection.read(`listing memories of '${namespace}'`, () =>

@@ -5,16 +5,23 @@ import type {
   SessionStorage,
   SessionSummary,
 } from '@youyou/agent';
-import { AgentError } from '@youyou/agent';
+import {
+  AgentError,
+  checkPageLimit,
+  checkSessionEvent,
+  checkSessionId,
+  decodeSessionCursor,
+  encodeSessionCursor,
+  messageTextOf,
+  sessionTitleOf,
+} from '@youyou/agent';
 import { decodeValue, encodeValue } from './codec.js';
 import type { SqliteConnection } from './connection.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
 import { invalidInput } from './errors.js';
 import { eventId, eventRange } from './event-keys.js';
 import { SearchIndexer } from './search-index.js';
 import { SESSION_SQL as SQL } from './session-sql.js';
-import { codePointLength, ftsPhrase, TRIGRAM_LENGTH, textOf, titleOf } from './text.js';
-import { checkEvent, checkSessionId } from './validate.js';
+import { codePointLength, ftsPhrase, TRIGRAM_LENGTH } from './text.js';
 
 /** An event made ready for the INSERT, outside the transaction. */
 interface EventRow {
@@ -62,8 +69,8 @@ function rowOf(event: SessionEvent): EventRow {
   let title: string | null = null;
   let searchable: 0 | 1 = 0;
   if (payload.type === 'user_message' || payload.type === 'assistant_message') {
-    const text = textOf(payload.content);
-    if (payload.type === 'user_message') title = titleOf(text);
+    const text = messageTextOf(payload.content);
+    if (payload.type === 'user_message') title = sessionTitleOf(text);
     if (text !== '') searchable = 1;
   }
   return {
@@ -114,7 +121,7 @@ export class SqliteSessionStorage implements SessionStorage {
   /** Appends one event in one transaction, creating the session on its first event. */
   async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
     checkSessionId(sessionId);
-    checkEvent(event);
+    checkSessionEvent(event);
     await this.#write(sessionId, [rowOf(event)]);
   }
 
@@ -122,7 +129,7 @@ export class SqliteSessionStorage implements SessionStorage {
   async saveEvents(sessionId: string, events: readonly SessionEvent[]): Promise<void> {
     checkSessionId(sessionId);
     if (!Array.isArray(events)) throw invalidInput('events must be an array of session events');
-    for (const event of events) checkEvent(event);
+    for (const event of events) checkSessionEvent(event);
     if (events.length > 0) await this.#write(sessionId, events.map(rowOf));
   }
 
@@ -150,11 +157,8 @@ export class SqliteSessionStorage implements SessionStorage {
 
   /** Newest first; the cursor means "strictly after this position", so new sessions do not shift later pages. */
   async listSessions(cursor: string | undefined, limit: number): Promise<SessionPage> {
-    if (!Number.isInteger(limit) || limit < 1) {
-      throw invalidInput(`limit must be an integer of at least 1, got ${String(limit)}`);
-    }
-    if (cursor !== undefined && typeof cursor !== 'string') throw invalidInput('cursor must be a string');
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    checkPageLimit(limit);
+    const after = cursor === undefined ? undefined : decodeSessionCursor(cursor);
     const connection = this.#connection;
     const rows = (await connection.read('listing sessions', () =>
       after === undefined
@@ -173,7 +177,7 @@ export class SqliteSessionStorage implements SessionStorage {
       sessions: page.map(summaryOf),
       nextCursor:
         rows.length > limit && last !== undefined
-          ? encodeCursor({ updatedAtMs: last[3], sessionId: last[0] })
+          ? encodeSessionCursor({ updatedAtMs: last[3], sessionId: last[0] })
           : null,
     };
   }

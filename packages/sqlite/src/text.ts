@@ -1,39 +1,11 @@
-import type { ContentBlock } from '@youyou/agent';
+import { type ContentBlock, messageTextOf } from '@youyou/agent';
 import { decodeValue } from './codec.js';
-
-/** How many characters (code points) of the first user message make a session's title. */
-const TITLE_LENGTH = 100;
 
 /**
  * The trigram tokenizer indexes runs of three characters, so only needles of at least this many
  * characters can use the index; shorter ones are checked row by row with `instr`.
  */
 export const TRIGRAM_LENGTH = 3;
-
-/** The text blocks of a message joined by a space: the text a title and a search see. */
-export function textOf(content: readonly ContentBlock[]): string {
-  let text = '';
-  let first = true;
-  for (const block of content) {
-    if (block.type !== 'text') continue;
-    text = first ? block.text : `${text} ${block.text}`;
-    first = false;
-  }
-  return text;
-}
-
-/** Cuts to `TITLE_LENGTH` code points, so a surrogate pair is never split. */
-export function titleOf(text: string): string {
-  if (text.length <= TITLE_LENGTH) return text;
-  let result = '';
-  let count = 0;
-  for (const character of text) {
-    if (count === TITLE_LENGTH) break;
-    result += character;
-    count += 1;
-  }
-  return result;
-}
 
 /** The number of code points, which is what the trigram tokenizer counts. */
 export function codePointLength(text: string): number {
@@ -61,11 +33,6 @@ export function ftsPhrase(needle: string): string {
   return `"${indexedText(needle).replaceAll('"', '""')}"`;
 }
 
-/** The lower-cased words of a text: runs of letters, digits and combining marks, in any script. */
-export function wordsOf(text: string): string[] {
-  return [...new Set(text.toLowerCase().split(/[^\p{L}\p{N}\p{M}]+/u))].filter((word) => word !== '');
-}
-
 /** The name under which `searchTextOfPayload` is registered as an SQL function on each connection. */
 export const MESSAGE_TEXT_FUNCTION = 'youyou_message_text';
 
@@ -82,5 +49,5 @@ export function searchTextOfPayload(json: string, tagged: boolean): string | nul
   ) {
     return null;
   }
-  return textOf(payload.content as ContentBlock[]).toLowerCase();
+  return messageTextOf(payload.content as ContentBlock[]).toLowerCase();
 }

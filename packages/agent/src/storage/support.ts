@@ -1,5 +1,14 @@
-import type { Memory, SessionEvent, SessionEventPayload } from '@youyou/agent';
-import { invalidInput } from './errors.js';
+/**
+ * What every SessionStorage and MemoryStorage checks and derives the same way, shared so that adapters
+ * (SQLite, PostgreSQL, a host's own) reject the same input with the same INVALID_INPUT message and give
+ * the same titles and cursors. Every error thrown here is AgentError INVALID_INPUT from 'storage'.
+ */
+import { AgentError } from '../error.js';
+import type { Memory, SessionEvent, SessionEventPayload } from '../ports/storage.js';
+import type { ContentBlock } from '../types.js';
+
+/** How many characters (code points) of the first user message make a session's title (SPEC §4). */
+const TITLE_LENGTH = 100;
 
 const PAYLOAD_TYPES: ReadonlySet<string> = new Set<SessionEventPayload['type']>([
   'user_message',
@@ -9,6 +18,13 @@ const PAYLOAD_TYPES: ReadonlySet<string> = new Set<SessionEventPayload['type']>(
   'system_message',
   'metadata',
 ]);
+
+/** The version tag of the cursor format, so a future format can tell old cursors apart. */
+const CURSOR_VERSION = 1;
+
+function invalidInput(message: string): AgentError {
+  return new AgentError({ code: 'INVALID_INPUT', message, sourceComponent: 'storage' });
+}
 
 function isValidDate(value: unknown): value is Date {
   return value instanceof Date && !Number.isNaN(value.getTime());
@@ -21,8 +37,8 @@ export function checkSessionId(sessionId: unknown): asserts sessionId is string 
   }
 }
 
-/** Throws INVALID_INPUT for an event the log cannot hold: no valid Date, unknown type, bad content. */
-export function checkEvent(event: unknown): asserts event is SessionEvent {
+/** Throws INVALID_INPUT for an event a log cannot hold: no valid Date, unknown type, bad content blocks. */
+export function checkSessionEvent(event: unknown): asserts event is SessionEvent {
   if (typeof event !== 'object' || event === null) throw invalidInput('a session event must be an object');
   const { timestamp, payload } = event as { timestamp?: unknown; payload?: unknown };
   if (!isValidDate(timestamp)) throw invalidInput('a session event needs a valid Date `timestamp`');
@@ -35,11 +51,13 @@ export function checkEvent(event: unknown): asserts event is SessionEvent {
   }
   if (type !== 'user_message' && type !== 'assistant_message') return;
   if (!Array.isArray(content)) throw invalidInput(`a ${type} event needs a \`content\` array`);
+  // Titles and searches read the text blocks, so a block they cannot read is refused at the door.
   for (const block of content as unknown[]) {
     const blockType =
       typeof block === 'object' && block !== null ? (block as { type?: unknown }).type : undefined;
-    if (typeof blockType !== 'string')
+    if (typeof blockType !== 'string') {
       throw invalidInput(`every content block of a ${type} needs a string \`type\``);
+    }
     if (blockType === 'text' && typeof (block as { text?: unknown }).text !== 'string') {
       throw invalidInput(`a text block of a ${type} needs a string \`text\``);
     }
@@ -66,26 +84,27 @@ export function checkMemory(memory: unknown): asserts memory is Memory {
   }
 }
 
-/** Throws INVALID_INPUT unless `limit` is an integer of at least 1 (listSessions). */
+/** Throws INVALID_INPUT unless `limit` is a safe integer of at least 1 (the page size of listSessions). */
 export function checkPageLimit(limit: unknown): asserts limit is number {
   if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
     throw invalidInput(`limit must be an integer of at least 1, got ${String(limit)}`);
   }
 }
 
-/** A position in the newest-first order of sessions. */
-export interface SessionPosition {
+/** A position in the newest-first order of sessions: the next page is everything strictly after it. */
+export interface SessionCursorPosition {
   updatedAtMs: number;
   sessionId: string;
 }
 
-/** The opaque cursor of the page after `position`. */
-export function encodeCursor(position: SessionPosition): string {
-  return Buffer.from(JSON.stringify([1, position.updatedAtMs, position.sessionId])).toString('base64url');
+/** The opaque `nextCursor` of the page that ends at `position` (base64url of a small JSON array). */
+export function encodeSessionCursor(position: SessionCursorPosition): string {
+  const value = [CURSOR_VERSION, position.updatedAtMs, position.sessionId];
+  return Buffer.from(JSON.stringify(value)).toString('base64url');
 }
 
-/** The position a cursor from `encodeCursor` names; throws INVALID_INPUT for anything else. */
-export function decodeCursor(cursor: unknown): SessionPosition {
+/** The position a cursor from `encodeSessionCursor` names; throws INVALID_INPUT for anything else. */
+export function decodeSessionCursor(cursor: unknown): SessionCursorPosition {
   const malformed = () => invalidInput('malformed cursor: pass back a `nextCursor` from listSessions');
   if (typeof cursor !== 'string') throw invalidInput('cursor must be a string or undefined');
   let value: unknown;
@@ -94,7 +113,7 @@ export function decodeCursor(cursor: unknown): SessionPosition {
   } catch {
     throw malformed();
   }
-  if (!Array.isArray(value) || value.length !== 3 || value[0] !== 1) throw malformed();
+  if (!Array.isArray(value) || value.length !== 3 || value[0] !== CURSOR_VERSION) throw malformed();
   const [, updatedAtMs, sessionId] = value as [number, unknown, unknown];
   if (
     typeof updatedAtMs !== 'number' ||
@@ -105,6 +124,37 @@ export function decodeCursor(cursor: unknown): SessionPosition {
   }
   const position = { updatedAtMs, sessionId };
   // base64url decoding skips characters it does not know, so only an exact re-encoding is ours.
-  if (encodeCursor(position) !== cursor) throw malformed();
+  if (encodeSessionCursor(position) !== cursor) throw malformed();
   return position;
+}
+
+/** The text blocks of a message joined by a space: the text a session title and a session search see. */
+export function messageTextOf(content: readonly ContentBlock[]): string {
+  // One pass and no intermediate arrays: this runs for every message a storage saves.
+  let text = '';
+  let first = true;
+  for (const block of content) {
+    if (block.type !== 'text') continue;
+    text = first ? block.text : `${text} ${block.text}`;
+    first = false;
+  }
+  return text;
+}
+
+/** A session's title from its first user message's text: cut to 100 code points, never splitting a pair. */
+export function sessionTitleOf(text: string): string {
+  if (text.length <= TITLE_LENGTH) return text;
+  let result = '';
+  let count = 0;
+  for (const character of text) {
+    if (count === TITLE_LENGTH) break;
+    result += character;
+    count += 1;
+  }
+  return result;
+}
+
+/** The distinct lower-cased words of a memory query: runs of letters, digits and marks, in any script. */
+export function searchWordsOf(text: string): string[] {
+  return [...new Set(text.toLowerCase().split(/[^\p{L}\p{N}\p{M}]+/u))].filter((word) => word !== '');
 }
