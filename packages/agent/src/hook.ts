@@ -1,6 +1,6 @@
 import { AgentError, describeError } from './error.js';
 import type { HookEvent, HookHandler, HookPayload, HookResult } from './ports/plugin.js';
-import { settleWithin } from './settle.js';
+import { isThenable, settleWithin } from './settle.js';
 
 /** What one dispatch ends with: the final data, the abort reason if a handler stopped the chain, and the failures. */
 export interface HookDispatchResult {
@@ -18,14 +18,6 @@ export interface HookEntry {
   handler: HookHandler;
 }
 
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    (typeof value === 'object' || typeof value === 'function') &&
-    value !== null &&
-    typeof (value as { then?: unknown }).then === 'function'
-  );
-}
-
 /** Narrows a handler's answer; `undefined` means `continue`, anything malformed is rejected by the caller. */
 function toHookResult(value: unknown): HookResult | undefined | 'invalid' {
   if (value === undefined) return undefined;
@@ -41,6 +33,48 @@ function toHookResult(value: unknown): HookResult | undefined | 'invalid' {
     default:
       return 'invalid';
   }
+}
+
+/** What `dispatch` takes. */
+export interface HookDispatchOptions {
+  event: HookEvent;
+  sessionId: string;
+  turnId?: string;
+  data: unknown;
+  timeoutMs: number;
+}
+
+/** The payload one handler receives; `time` is the dispatch's, the same for every handler. */
+function payloadFor(
+  options: HookDispatchOptions,
+  entry: HookEntry,
+  data: unknown,
+  time: number,
+): HookPayload {
+  const { event, sessionId, turnId } = options;
+  const timestamp = new Date(time);
+  // Two literals rather than a spread: the same keys in the same order, without the spread's cost.
+  return turnId === undefined
+    ? { event, sessionId, pluginConfig: entry.pluginConfig, data, timestamp }
+    : { event, sessionId, turnId, pluginConfig: entry.pluginConfig, data, timestamp };
+}
+
+/** Applies one handler's answer to the dispatch's result; true when it stopped the chain. */
+function applyAnswer(result: HookDispatchResult, answer: HookResult | undefined): boolean {
+  if (answer === undefined || answer.type === 'continue') return false;
+  if (answer.type === 'continue_with') {
+    result.data = answer.data;
+    return false;
+  }
+  result.abortReason = answer.reason;
+  return true;
+}
+
+/** The handler's answer as a HookResult, or undefined after `fail` recorded that it is not one. */
+function checkedAnswer(value: unknown, fail: (message: string) => undefined): HookResult | undefined {
+  const answer = toHookResult(value);
+  if (answer === 'invalid') return fail(`returned an invalid hook result: ${describeValue(value)}`);
+  return answer;
 }
 
 function describeValue(value: unknown): string {
@@ -86,51 +120,65 @@ export class HookRegistry {
     return this.#handlers.has(event);
   }
 
-  /** Runs the event's handlers in order, each bounded by `timeoutMs`; never rejects. */
-  async dispatch(options: {
-    event: HookEvent;
-    sessionId: string;
-    turnId?: string;
-    data: unknown;
-    timeoutMs: number;
-  }): Promise<HookDispatchResult> {
+  /**
+   * Runs the event's handlers in order, each bounded by `timeoutMs`; never throws or rejects. The result comes
+   * synchronously when every handler answered synchronously (the hooks of every tool call run through here,
+   * and a promise with its ticks per handler was most of their cost), else as a promise: await it either way.
+   */
+  dispatch(options: HookDispatchOptions): HookDispatchResult | Promise<HookDispatchResult> {
     const entries = this.#handlers.get(options.event);
     const result: HookDispatchResult = { data: options.data, abortReason: undefined, errors: [] };
     if (entries === undefined) return result;
     const time = Date.now();
-    for (const entry of entries) {
-      const payload: HookPayload = {
-        event: options.event,
-        sessionId: options.sessionId,
-        ...(options.turnId === undefined ? {} : { turnId: options.turnId }),
-        pluginConfig: entry.pluginConfig,
-        data: result.data,
-        timestamp: new Date(time),
-      };
-      const answer = await this.#runOne({
-        entry,
-        payload,
+    for (let index = 0; index < entries.length; index++) {
+      const answer = this.#runOne({
+        entry: entries[index] as HookEntry,
+        payload: payloadFor(options, entries[index] as HookEntry, result.data, time),
         timeoutMs: options.timeoutMs,
         errors: result.errors,
       });
-      if (answer === undefined || answer.type === 'continue') continue;
-      if (answer.type === 'continue_with') {
-        result.data = answer.data;
-        continue;
-      }
-      result.abortReason = answer.reason;
-      break;
+      if (answer instanceof Promise)
+        return this.#finishLater({ options, entries, index, answer, result, time });
+      if (applyAnswer(result, answer)) break;
     }
     return result;
   }
 
-  /** Runs one handler; returns its answer, or undefined (= continue) after recording why it failed. */
-  async #runOne(options: {
+  /** The rest of a dispatch once a handler answered with a promise: `entries[index]`'s answer, then the others. */
+  async #finishLater(state: {
+    options: HookDispatchOptions;
+    entries: readonly HookEntry[];
+    index: number;
+    answer: Promise<HookResult | undefined>;
+    result: HookDispatchResult;
+    time: number;
+  }): Promise<HookDispatchResult> {
+    const { options, entries, result, time } = state;
+    if (applyAnswer(result, await state.answer)) return result;
+    for (let index = state.index + 1; index < entries.length; index++) {
+      const entry = entries[index] as HookEntry;
+      let answer = this.#runOne({
+        entry,
+        payload: payloadFor(options, entry, result.data, time),
+        timeoutMs: options.timeoutMs,
+        errors: result.errors,
+      });
+      if (answer instanceof Promise) answer = await answer;
+      if (applyAnswer(result, answer)) break;
+    }
+    return result;
+  }
+
+  /**
+   * Runs one handler; returns its answer, or undefined (= continue) after recording why it failed. The answer
+   * is a promise only when the handler's was.
+   */
+  #runOne(options: {
     entry: HookEntry;
     payload: HookPayload;
     timeoutMs: number;
     errors: AgentError[];
-  }): Promise<HookResult | undefined> {
+  }): HookResult | undefined | Promise<HookResult | undefined> {
     const { entry, payload } = options;
     const prefix = `plugin '${entry.pluginId}' failed in ${payload.event}`;
     const fail = (message: string, cause?: unknown): undefined => {
@@ -152,13 +200,12 @@ export class HookRegistry {
     }
     // A handler that answers synchronously needs no timer.
     if (isThenable(value)) {
-      const settled = await settleWithin(value, options.timeoutMs);
-      if (settled.status === 'timeout') return fail(`did not answer within ${options.timeoutMs}ms`);
-      if (settled.status === 'rejected') return fail(describeError(settled.error), settled.error);
-      value = settled.value;
+      return settleWithin(value, options.timeoutMs).then((settled) => {
+        if (settled.status === 'timeout') return fail(`did not answer within ${options.timeoutMs}ms`);
+        if (settled.status === 'rejected') return fail(describeError(settled.error), settled.error);
+        return checkedAnswer(settled.value, fail);
+      });
     }
-    const answer = toHookResult(value);
-    if (answer === 'invalid') return fail(`returned an invalid hook result: ${describeValue(value)}`);
-    return answer;
+    return checkedAnswer(value, fail);
   }
 }

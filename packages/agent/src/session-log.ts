@@ -11,6 +11,8 @@ export class SessionLog {
   private readonly sessionId: string;
   private readonly pending: SessionEvent[] = [];
   private flushing: Promise<void> = Promise.resolve();
+  /** Write passes started or chained and not finished yet. */
+  private passes = 0;
 
   constructor(options: { storage: SessionStorage | undefined; sessionId: string }) {
     this.storage = options.storage;
@@ -36,25 +38,52 @@ export class SessionLog {
 
   /** Writes every queued event, in order; rejects with STORAGE_ERROR and keeps the rest queued. */
   flush(): Promise<void> {
-    const run = this.flushing.then(() => this.writePending());
+    // With no pass running, this one starts at once rather than a tick later behind the settled chain: every
+    // message of a turn comes through here.
+    this.passes += 1;
+    const run = this.passes === 1 ? this.writePending() : this.flushing.then(() => this.writePending());
     // The chain must survive a failure, so that the next flush retries.
-    this.flushing = run.catch(() => undefined);
+    this.flushing = run.catch(ignore);
     return run;
   }
 
-  private async writePending(): Promise<void> {
+  /**
+   * One write pass: the queued events one after another, each removed once the storage took it. Written with
+   * promises rather than as an async function: a pass usually writes one event, and a suspended async function
+   * per event was much of its cost.
+   */
+  private writePending(): Promise<void> {
     const storage = this.storage;
-    if (storage === undefined) return;
-    while (this.pending.length > 0) {
-      const event = this.pending[0] as SessionEvent;
-      try {
-        await storage.saveEvent(this.sessionId, event);
-      } catch (error) {
-        throw storageError(error, `saving an event of session '${this.sessionId}' failed`);
-      }
-      this.pending.shift();
+    const event = this.pending[0];
+    if (storage === undefined || event === undefined) {
+      this.passes -= 1;
+      return Promise.resolve();
     }
+    let saved: Promise<void>;
+    try {
+      saved = Promise.resolve(storage.saveEvent(this.sessionId, event));
+    } catch (error) {
+      this.passes -= 1;
+      return Promise.reject(storageError(error, `saving an event of session '${this.sessionId}' failed`));
+    }
+    return saved.then(this.saved, this.notSaved) as Promise<void>;
   }
+
+  private readonly saved = (): Promise<void> | undefined => {
+    this.pending.shift();
+    if (this.pending.length > 0) return this.writePending();
+    this.passes -= 1;
+    return undefined;
+  };
+
+  private readonly notSaved = (error: unknown): never => {
+    this.passes -= 1;
+    throw storageError(error, `saving an event of session '${this.sessionId}' failed`);
+  };
+}
+
+function ignore(): undefined {
+  return undefined;
 }
 
 /** Whatever a storage threw, as STORAGE_ERROR (the original kept as `cause`). */

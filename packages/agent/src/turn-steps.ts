@@ -1,11 +1,13 @@
 /** The steps of the turn loop that are long enough to stand alone; `runTurn` calls them in order. */
+
 import { summariseHistory } from './compaction.js';
 import { type AgentError, isAgentError, toAgentError } from './error.js';
-import { streamChat } from './model-call.js';
-import type { ChatRequest } from './ports/model.js';
+import { toProviderError } from './model-call.js';
+import type { ChatEvent, ChatRequest } from './ports/model.js';
 import { buildStablePrompt } from './prompt/index.js';
 import type { TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
+import { isThenable } from './settle.js';
 import type { TurnOptions } from './turn.js';
 import type { ContentBlock } from './types.js';
 
@@ -44,41 +46,69 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
     reasoningText = '';
     reasoningOpen = false;
   };
+  const provider = session.model.provider;
   try {
-    for await (const event of streamChat(session.model.provider, request, signal)) {
-      // Yield point: between stream events.
-      if (signal.aborted) {
-        answer.cancelled = true;
-        break;
+    // The provider's iterator is read here directly rather than through `streamChat`: one async generator
+    // less per event is a good part of a text delta's cost. Failures are wrapped and the iterator is closed
+    // the way `streamChat` does it.
+    let stream: AsyncIterable<ChatEvent>;
+    try {
+      const answered: unknown = provider.chat(request, signal);
+      // A provider that answers with its stream at once costs no tick.
+      stream = (isThenable(answered) ? await answered : answered) as AsyncIterable<ChatEvent>;
+    } catch (error) {
+      throw toProviderError(error, provider.id);
+    }
+    const iterator = stream[Symbol.asyncIterator]();
+    try {
+      while (true) {
+        let step: IteratorResult<ChatEvent>;
+        try {
+          step = await iterator.next();
+        } catch (error) {
+          throw toProviderError(error, provider.id);
+        }
+        if (step.done) break;
+        const event = step.value;
+        // Yield point: between stream events.
+        if (signal.aborted) {
+          answer.cancelled = true;
+          break;
+        }
+        answer.receivedAny = true;
+        switch (event.type) {
+          case 'text_delta':
+            text += event.text;
+            emit({ type: 'text_delta', text: event.text });
+            break;
+          case 'reasoning_delta':
+            reasoningText += event.text;
+            reasoningOpen = true;
+            emit({ type: 'reasoning_delta', text: event.text });
+            break;
+          case 'reasoning_signature':
+            reasoningOpen = true;
+            closeReasoning(event.signature);
+            break;
+          case 'tool_call':
+            answer.toolCalls.push({
+              callId: event.callId,
+              toolName: event.toolName,
+              arguments: event.arguments,
+            });
+            break;
+          case 'usage':
+            session.context.recordReportedInput(
+              event.usage.inputTokens + (event.usage.cachedInputTokens ?? 0),
+            );
+            break;
+          case 'done':
+            break;
+        }
       }
-      answer.receivedAny = true;
-      switch (event.type) {
-        case 'text_delta':
-          text += event.text;
-          emit({ type: 'text_delta', text: event.text });
-          break;
-        case 'reasoning_delta':
-          reasoningText += event.text;
-          reasoningOpen = true;
-          emit({ type: 'reasoning_delta', text: event.text });
-          break;
-        case 'reasoning_signature':
-          reasoningOpen = true;
-          closeReasoning(event.signature);
-          break;
-        case 'tool_call':
-          answer.toolCalls.push({
-            callId: event.callId,
-            toolName: event.toolName,
-            arguments: event.arguments,
-          });
-          break;
-        case 'usage':
-          session.context.recordReportedInput(event.usage.inputTokens + (event.usage.cachedInputTokens ?? 0));
-          break;
-        case 'done':
-          break;
-      }
+    } finally {
+      // Lets the provider close its connection when the turn stops reading early.
+      await iterator.return?.()?.catch(() => undefined);
     }
     if (signal.aborted) answer.cancelled = true;
   } catch (error) {

@@ -7,7 +7,7 @@ import { buildDynamicPrompt, combinePrompt } from './prompt/index.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from './prompt/templates.js';
 import type { TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
-import { parseToolArguments, type ToolCallRequest } from './tool-dispatch.js';
+import { parseToolArguments, type ToolCallOutcome, type ToolCallRequest } from './tool-dispatch.js';
 import {
   cachedStablePrompt,
   compact,
@@ -44,10 +44,29 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
   const openCalls = new Set<string>();
 
   // Each message is saved as it enters the context (write-ahead, SPEC §4).
-  const commit = async (message: Message, payload: SessionEventPayload): Promise<void> => {
+  const commit = (message: Message, payload: SessionEventPayload): Promise<void> => {
     context.push(message);
     session.sinceCheckpoint.push(message);
-    await session.log.append(payload);
+    return session.log.append(payload);
+  };
+  // The first storage failure of a tool batch's results; the batch's caller throws it once the batch is over.
+  let storageFailure: unknown;
+  const keepStorageFailure = (error: unknown): void => {
+    storageFailure ??= error;
+  };
+  // Not an async function: it runs once per tool call, and the suspended frame was a measurable cost.
+  const onResult = (outcome: ToolCallOutcome): Promise<void> | undefined => {
+    openCalls.delete(outcome.callId);
+    const { content, isError } = outcome.output;
+    try {
+      return commit(
+        { type: 'tool_result', callId: outcome.callId, content, isError },
+        { type: 'tool_result', callId: outcome.callId, content, isError },
+      ).then(undefined, keepStorageFailure);
+    } catch (error) {
+      keepStorageFailure(error);
+      return undefined;
+    }
   };
   const commitSystem = (content: string): Promise<void> =>
     commit({ type: 'system', content }, { type: 'system_message', content });
@@ -188,7 +207,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
           { type: 'tool_call', callId: call.callId, toolName: call.toolName, arguments: request.arguments },
         );
       }
-      let storageFailure: unknown;
+      storageFailure = undefined;
       await runtime.tools.executeBatch({
         calls,
         sessionId: session.id,
@@ -198,18 +217,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
         runnable: config.maxToolCallsPerTurn - toolCallCount,
         emit,
         reportError,
-        onResult: async (outcome) => {
-          openCalls.delete(outcome.callId);
-          const { content, isError } = outcome.output;
-          try {
-            await commit(
-              { type: 'tool_result', callId: outcome.callId, content, isError },
-              { type: 'tool_result', callId: outcome.callId, content, isError },
-            );
-          } catch (error) {
-            storageFailure ??= error;
-          }
-        },
+        onResult,
       });
       if (storageFailure !== undefined) throw storageFailure;
 

@@ -115,6 +115,14 @@ export function buildDynamicPrompt(options: {
   environmentContext?: EnvironmentContext | undefined;
   dynamicSections: readonly string[];
 }): string {
+  // Rebuilt before every model call: the common case of nothing at all is answered without building anything.
+  if (
+    options.memories.length === 0 &&
+    options.environmentContext === undefined &&
+    options.dynamicSections.length === 0
+  ) {
+    return '';
+  }
   return joinParts([
     renderMemories(options.memories),
     renderEnvironment(options.environmentContext),

@@ -9,6 +9,7 @@ import type {
   SessionSummary,
 } from '../ports/storage.js';
 import type { ContentBlock } from '../types.js';
+import { copyEvent, copyOf } from './copy.js';
 
 /** How many characters (code points) of the first user message make a session's title. */
 const TITLE_LENGTH = 100;
@@ -43,20 +44,6 @@ interface SessionPosition {
 
 function invalidInput(message: string): AgentError {
   return new AgentError({ code: 'INVALID_INPUT', message, sourceComponent: 'storage' });
-}
-
-/** A deep copy; a value structuredClone cannot copy (a function, a symbol) is bad input. */
-function copyOf<T>(value: T, what: string): T {
-  try {
-    return structuredClone(value);
-  } catch (error) {
-    throw new AgentError({
-      code: 'INVALID_INPUT',
-      message: `${what} cannot be stored: it holds a value that cannot be copied (${String(error)})`,
-      sourceComponent: 'storage',
-      cause: error,
-    });
-  }
 }
 
 function isValidDate(value: unknown): value is Date {
@@ -159,10 +146,20 @@ export class InMemorySessionStorage implements SessionStorage {
   readonly #sessions = new Map<string, SessionRecord>();
 
   /** Appends a copy of the event; rejects with INVALID_INPUT for a bad session id or event. */
-  async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
+  saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
+    // Not an async function: every message of a turn comes through here, and its suspended frame was a cost.
+    try {
+      this.#save(sessionId, event);
+      return Promise.resolve();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #save(sessionId: string, event: SessionEvent): void {
     checkSessionId(sessionId);
     checkEvent(event);
-    const stored = copyOf(event, 'the session event');
+    const stored = copyEvent(event);
     const timeMs = stored.timestamp.getTime();
     let record = this.#sessions.get(sessionId);
     if (record === undefined) {
@@ -192,7 +189,7 @@ export class InMemorySessionStorage implements SessionStorage {
   async loadSession(sessionId: string): Promise<SessionEvent[] | null> {
     checkSessionId(sessionId);
     const record = this.#sessions.get(sessionId);
-    return record === undefined ? null : structuredClone(record.events);
+    return record === undefined ? null : copyOf(record.events, 'the session log');
   }
 
   /**

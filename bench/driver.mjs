@@ -1,0 +1,87 @@
+/**
+ * Runs every workload of one runtime in this process and prints one JSON line of results on stdout.
+ * Started by run.mjs as `node --expose-gc driver.mjs <runtime>`, a fresh process per runtime.
+ */
+import { check, FINAL_TEXT, PARALLEL_CALLS, SHORT_TEXT, streamDeltas, TOOL_STEPS } from './lib/workloads.mjs';
+
+const runtimeName = process.argv[2];
+const quick = process.env.BENCH_QUICK === '1';
+if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc');
+const runtime = await import(`./runtimes/${runtimeName}.mjs`);
+
+const expected = {
+  stream: { text: streamDeltas().join(''), toolCalls: 0 },
+  toolLoop: { text: FINAL_TEXT, toolCalls: TOOL_STEPS },
+  parallel: { text: FINAL_TEXT, toolCalls: PARALLEL_CALLS },
+  history: { text: SHORT_TEXT, toolCalls: 0 },
+  durable: { text: FINAL_TEXT, toolCalls: TOOL_STEPS },
+};
+
+/** Warm-up runs, then measured runs with a full gc before each; every run is checked. */
+async function measure(run, runs, check) {
+  const warmup = quick ? 1 : Math.max(3, Math.ceil(runs / 4));
+  const samples = [];
+  for (let index = 0; index < warmup + runs; index++) {
+    globalThis.gc();
+    const cpu = process.cpuUsage();
+    const result = await run();
+    const used = process.cpuUsage(cpu);
+    // CPU time of the whole run (setup included): steadier than wall time for comparing two builds.
+    result.cpuMs = (used.user + used.system) / 1000;
+    check(result);
+    if (index >= warmup) samples.push(result);
+  }
+  process.stderr.write('.');
+  return samples;
+}
+
+function median(values) {
+  const sorted = values.filter((value) => value !== undefined).sort((a, b) => a - b);
+  if (sorted.length === 0) return undefined;
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** The median of each field, and its minimum as `<field>Min` (steadier when the machine is busy). */
+function summary(samples, fields) {
+  const result = {};
+  for (const field of fields) {
+    const values = samples.map((sample) => sample[field]);
+    result[field] = median(values);
+    result[`${field}Min`] = Math.min(...values.filter((value) => value !== undefined));
+  }
+  return result;
+}
+
+const results = { runtime: runtime.name };
+const runs = (count) => (quick ? Math.max(3, Math.ceil(count / 5)) : count);
+const w = runtime.workloads;
+const checked = (key) => (result) => check(`${runtime.name} ${key}`, result, expected[key]);
+
+results.stream = summary(await measure(() => w.stream(), runs(12), checked('stream')), [
+  'ms',
+  'firstMs',
+  'cpuMs',
+]);
+results.toolLoop = summary(await measure(() => w.toolLoop(), runs(12), checked('toolLoop')), ['ms', 'cpuMs']);
+results.parallel = summary(await measure(() => w.parallel(), runs(15), checked('parallel')), [
+  'ms',
+  'maxInFlight',
+  'cpuMs',
+]);
+results.historyEmpty = summary(await measure(() => w.history(false), runs(60), checked('history')), ['ms']);
+results.historyLong = summary(await measure(() => w.history(true), runs(60), checked('history')), [
+  'ms',
+  'cpuMs',
+]);
+if (typeof w.durable === 'function') {
+  const available = await w.durableAvailable?.();
+  results.durable =
+    available === false
+      ? { unavailable: true }
+      : summary(await measure(() => w.durable(), runs(8), checked('durable')), ['ms', 'cpuMs']);
+}
+await runtime.close?.();
+globalThis.gc();
+results.peakRssMb = process.resourceUsage().maxRSS / 1024;
+process.stdout.write(`${JSON.stringify(results)}\n`);

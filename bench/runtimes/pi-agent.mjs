@@ -1,0 +1,194 @@
+/**
+ * @mariozechner/pi-agent-core: its stateful `Agent`, with a custom stream function that returns an
+ * AssistantMessageEventStream already filled with the pre-built events of the answer. Tools use TypeBox
+ * schemas, so their arguments are validated; the consumer is a subscribed listener (the Agent awaits it).
+ */
+import { Agent } from '@mariozechner/pi-agent-core';
+import { AssistantMessageEventStream, Type } from '@mariozechner/pi-ai';
+import {
+  callId,
+  ECHO_TOOL,
+  FINAL_TEXT,
+  neutralHistory,
+  PARALLEL_CALLS,
+  PARALLEL_DELAY_MS,
+  SHORT_TEXT,
+  streamDeltas,
+  TOOL_STEPS,
+  USAGE,
+  USER_TEXT,
+  WAIT_TOOL,
+} from '../lib/workloads.mjs';
+
+export const name = '@mariozechner/pi-agent-core';
+
+const model = {
+  id: 'fake-model',
+  name: 'Fake model',
+  api: 'fake',
+  provider: 'fake',
+  baseUrl: '',
+  reasoning: false,
+  input: ['text'],
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+  contextWindow: 10_000_000,
+  maxTokens: 100_000,
+};
+const usage = {
+  input: USAGE.inputTokens,
+  output: USAGE.outputTokens,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: USAGE.inputTokens + USAGE.outputTokens,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
+
+function assistantMessage(content, stopReason) {
+  return {
+    role: 'assistant',
+    content,
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage,
+    stopReason,
+    timestamp: 0,
+  };
+}
+
+function textAnswer(deltas) {
+  const text = deltas.join('');
+  const partial = assistantMessage([{ type: 'text', text }], 'stop');
+  return [
+    { type: 'start', partial },
+    { type: 'text_start', contentIndex: 0, partial },
+    ...deltas.map((delta) => ({ type: 'text_delta', contentIndex: 0, delta, partial })),
+    { type: 'text_end', contentIndex: 0, content: text, partial },
+    { type: 'done', reason: 'stop', message: partial },
+  ];
+}
+
+function toolAnswer(toolName, calls) {
+  const content = calls.map((index) => ({
+    type: 'toolCall',
+    id: callId(index),
+    name: toolName,
+    arguments: { n: index },
+  }));
+  const partial = assistantMessage(content, 'toolUse');
+  return [
+    { type: 'start', partial },
+    ...content.map((toolCall, contentIndex) => ({ type: 'toolcall_end', contentIndex, toolCall, partial })),
+    { type: 'done', reason: 'toolUse', message: partial },
+  ];
+}
+
+let answers = [];
+let next = 0;
+/** The custom stream function: answer `i` of the run is `answers[i]`, pushed into the stream at once. */
+function streamFn() {
+  const events = answers[next++];
+  if (events === undefined) throw new Error('the fake model has no answer left');
+  const stream = new AssistantMessageEventStream();
+  for (const event of events) stream.push(event);
+  return stream;
+}
+
+const parameters = Type.Object({ n: Type.Integer() }, { additionalProperties: false });
+let inFlight = 0;
+let maxInFlight = 0;
+const tools = [
+  {
+    name: ECHO_TOOL.name,
+    label: 'Echo',
+    description: ECHO_TOOL.description,
+    parameters,
+    execute: async (_id, { n }) => ({ content: [{ type: 'text', text: ECHO_TOOL.run(n) }], details: {} }),
+  },
+  {
+    name: WAIT_TOOL.name,
+    label: 'Wait',
+    description: WAIT_TOOL.description,
+    parameters,
+    execute: async (_id, { n }) => {
+      inFlight++;
+      if (inFlight > maxInFlight) maxInFlight = inFlight;
+      await new Promise((resolve) => setTimeout(resolve, PARALLEL_DELAY_MS));
+      inFlight--;
+      return { content: [{ type: 'text', text: ECHO_TOOL.run(n) }], details: {} };
+    },
+  },
+];
+
+async function timedTurn(runAnswers, messages) {
+  const agent = new Agent({ initialState: { systemPrompt: 'Be brief.', model, tools, messages }, streamFn });
+  answers = runAnswers;
+  next = 0;
+  let text = '';
+  let toolCalls = 0;
+  let firstMs;
+  let started = 0;
+  agent.subscribe((event) => {
+    if (event.type === 'message_update') {
+      const update = event.assistantMessageEvent;
+      if (update.type === 'text_delta') {
+        if (firstMs === undefined) firstMs = performance.now() - started;
+        text += update.delta;
+      }
+    } else if (event.type === 'tool_execution_end') toolCalls++;
+  });
+  started = performance.now();
+  await agent.prompt(USER_TEXT);
+  const ms = performance.now() - started;
+  if (agent.state.errorMessage) throw new Error(agent.state.errorMessage);
+  return { ms, firstMs, text, toolCalls };
+}
+
+const streamAnswers = [textAnswer(streamDeltas())];
+const toolLoopAnswers = [];
+for (let step = 0; step < TOOL_STEPS; step++) toolLoopAnswers.push(toolAnswer(ECHO_TOOL.name, [step]));
+toolLoopAnswers.push(textAnswer([FINAL_TEXT]));
+const parallelAnswers = [
+  toolAnswer(
+    WAIT_TOOL.name,
+    Array.from({ length: PARALLEL_CALLS }, (_, index) => index),
+  ),
+  textAnswer([FINAL_TEXT]),
+];
+const shortAnswers = [textAnswer([SHORT_TEXT])];
+
+function historyMessages() {
+  return neutralHistory().map((item) => {
+    switch (item.kind) {
+      case 'user':
+        return { role: 'user', content: item.text, timestamp: 0 };
+      case 'assistant':
+        return assistantMessage([{ type: 'text', text: item.text }], 'stop');
+      case 'tool_call':
+        return assistantMessage(
+          [{ type: 'toolCall', id: item.callId, name: item.toolName, arguments: { n: item.n } }],
+          'toolUse',
+        );
+      default:
+        return {
+          role: 'toolResult',
+          toolCallId: item.callId,
+          toolName: item.toolName,
+          content: [{ type: 'text', text: item.text }],
+          isError: false,
+          timestamp: 0,
+        };
+    }
+  });
+}
+const history = historyMessages();
+
+export const workloads = {
+  stream: () => timedTurn(streamAnswers, []),
+  toolLoop: () => timedTurn(toolLoopAnswers, []),
+  async parallel() {
+    maxInFlight = 0;
+    return { ...(await timedTurn(parallelAnswers, [])), maxInFlight };
+  },
+  history: (withHistory) => timedTurn(shortAnswers, withHistory ? history : []),
+};

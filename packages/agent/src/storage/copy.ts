@@ -1,0 +1,184 @@
+/**
+ * Deep copies for the in-memory storages: the same result as structuredClone, several times faster for the
+ * plain data that session events and memories are, with structuredClone kept for everything else.
+ */
+import { types } from 'node:util';
+import { AgentError } from '../error.js';
+import type { SessionEvent } from '../ports/storage.js';
+
+const { isArgumentsObject, isModuleNamespaceObject, isProxy } = types;
+
+/** What `copyTree` returns when it meets a value it leaves to structuredClone. */
+const NOT_A_TREE: unique symbol = Symbol('not a tree');
+
+/** Deeper than this, `copyTree` leaves the value to structuredClone rather than risk the stack. */
+const MAX_TREE_DEPTH = 100;
+
+/** The objects a copy has met: a short list (an event holds a handful), a Set once it grows. */
+class SeenObjects {
+  #list: object[] = [];
+  #set: Set<object> | undefined;
+
+  /** Adds the object; false when it was there already. */
+  add(value: object): boolean {
+    const set = this.#set;
+    if (set !== undefined) {
+      if (set.has(value)) return false;
+      set.add(value);
+      return true;
+    }
+    if (this.#list.includes(value)) return false;
+    this.#list.push(value);
+    if (this.#list.length > 32) this.#set = new Set(this.#list);
+    return true;
+  }
+}
+
+/**
+ * Copies a tree of primitives, plain objects, dense plain arrays and Dates exactly as structuredClone
+ * would, about three times faster: session events are almost always such trees. Anything else (an object
+ * met twice, a class instance, a Map, a proxy, a function, a `__proto__` key, extra array properties) answers
+ * NOT_A_TREE, and the caller falls back to structuredClone for the whole value, its errors included.
+ */
+function copyTree(value: unknown, seen: SeenObjects, depth: number): unknown {
+  if (typeof value !== 'object') {
+    return typeof value === 'function' || typeof value === 'symbol' ? NOT_A_TREE : value;
+  }
+  if (value === null) return null;
+  if (depth > MAX_TREE_DEPTH || !seen.add(value) || isProxy(value)) return NOT_A_TREE;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype === Array.prototype) {
+    const array = value as unknown[];
+    // Holes and named properties of an array are rare; structuredClone keeps them, so leave those to it.
+    if (Object.keys(array).length !== array.length) return NOT_A_TREE;
+    const copy = new Array<unknown>(array.length);
+    for (let index = 0; index < array.length; index++) {
+      const item = copyTree(array[index], seen, depth + 1);
+      if (item === NOT_A_TREE) return NOT_A_TREE;
+      copy[index] = item;
+    }
+    return copy;
+  }
+  if (prototype === Object.prototype || prototype === null) {
+    // An arguments object and a module namespace look plain, but structuredClone refuses them.
+    if (isArgumentsObject(value) || isModuleNamespaceObject(value)) return NOT_A_TREE;
+    const record = value as Record<string, unknown>;
+    const copy: Record<string, unknown> = {};
+    for (const key of Object.keys(record)) {
+      // Assigning `__proto__` would set the copy's prototype instead of adding a property.
+      if (key === '__proto__') return NOT_A_TREE;
+      const item = copyTree(record[key], seen, depth + 1);
+      if (item === NOT_A_TREE) return NOT_A_TREE;
+      copy[key] = item;
+    }
+    return copy;
+  }
+  if (prototype === Date.prototype) return new Date(Date.prototype.getTime.call(value));
+  return NOT_A_TREE;
+}
+
+/** A deep copy; a value structuredClone cannot copy (a function, a symbol) is bad input. */
+export function copyOf<T>(value: T, what: string): T {
+  let copy: unknown;
+  try {
+    copy = copyTree(value, new SeenObjects(), 0);
+  } catch {
+    // A getter threw: structuredClone below reports it the way it always has.
+    copy = NOT_A_TREE;
+  }
+  if (copy !== NOT_A_TREE) return copy as T;
+  try {
+    return structuredClone(value);
+  } catch (error) {
+    throw new AgentError({
+      code: 'INVALID_INPUT',
+      message: `${what} cannot be stored: it holds a value that cannot be copied (${String(error)})`,
+      sourceComponent: 'storage',
+      cause: error,
+    });
+  }
+}
+
+/** The own keys, in order, of a session event and of each payload type as the runtime makes them. */
+const EVENT_KEYS = ['timestamp', 'payload'];
+const PAYLOAD_KEYS: ReadonlyMap<unknown, readonly string[]> = new Map([
+  ['user_message', ['type', 'content']],
+  ['assistant_message', ['type', 'content', 'status']],
+  ['tool_call', ['type', 'callId', 'toolName', 'arguments']],
+  ['tool_result', ['type', 'callId', 'content', 'isError']],
+  ['system_message', ['type', 'content']],
+  ['metadata', ['type', 'key', 'value']],
+]);
+
+/** True for a plain object (not a proxy) whose own enumerable keys are exactly `keys`, in that order. */
+function hasExactly(value: object, keys: readonly string[]): boolean {
+  if (types.isProxy(value) || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  const own = Object.keys(value);
+  if (own.length !== keys.length) return false;
+  for (let index = 0; index < own.length; index++) if (own[index] !== keys[index]) return false;
+  return true;
+}
+
+/**
+ * A copy of a session event, the same as `copyOf` gives, made faster for the events the runtime writes: an
+ * event and a payload whose keys are the usual ones are rebuilt field by field, each payload type by code of
+ * its own (a generic copy looks the fields up by name, which is slow when the events come in six shapes),
+ * their values copied as `copyOf` does. Anything else takes `copyOf`'s way.
+ */
+export function copyEvent(event: SessionEvent): SessionEvent {
+  const generic = (): SessionEvent => copyOf(event, 'the session event');
+  const payload: unknown = event.payload;
+  if (typeof payload !== 'object' || payload === null) return generic();
+  const type = (payload as { type?: unknown }).type;
+  const keys = PAYLOAD_KEYS.get(type);
+  if (keys === undefined || !hasExactly(event, EVENT_KEYS) || !hasExactly(payload, keys)) return generic();
+  const seen = new SeenObjects();
+  seen.add(event);
+  seen.add(payload);
+  const copy = (value: unknown, depth: number): unknown => {
+    const copied = typeof value === 'object' && value !== null ? copyTree(value, seen, depth) : value;
+    if (copied === NOT_A_TREE || typeof copied === 'function' || typeof copied === 'symbol') throw NOT_A_TREE;
+    return copied;
+  };
+  try {
+    const timestamp = copy(event.timestamp, 1);
+    const source = payload as Record<string, unknown>;
+    let payloadCopy: Record<string, unknown>;
+    switch (type) {
+      case 'tool_call':
+        payloadCopy = {
+          type: copy(source.type, 2),
+          callId: copy(source.callId, 2),
+          toolName: copy(source.toolName, 2),
+          arguments: copy(source.arguments, 2),
+        };
+        break;
+      case 'tool_result':
+        payloadCopy = {
+          type: copy(source.type, 2),
+          callId: copy(source.callId, 2),
+          content: copy(source.content, 2),
+          isError: copy(source.isError, 2),
+        };
+        break;
+      case 'assistant_message':
+        payloadCopy = {
+          type: copy(source.type, 2),
+          content: copy(source.content, 2),
+          status: copy(source.status, 2),
+        };
+        break;
+      case 'metadata':
+        payloadCopy = { type: copy(source.type, 2), key: copy(source.key, 2), value: copy(source.value, 2) };
+        break;
+      default:
+        // user_message and system_message.
+        payloadCopy = { type: copy(source.type, 2), content: copy(source.content, 2) };
+        break;
+    }
+    return { timestamp, payload: payloadCopy } as unknown as SessionEvent;
+  } catch {
+    // Not a tree after all, or a getter threw: copyOf decides, and reports a failure the way it always has.
+    return generic();
+  }
+}
