@@ -3,25 +3,23 @@ import type {
   Memory,
   MemoryStorage,
   SessionEvent,
-  SessionEventPayload,
   SessionPage,
   SessionStorage,
   SessionSummary,
 } from '../ports/storage.js';
-import type { ContentBlock } from '../types.js';
 import { copyEvent, copyOf } from './copy.js';
-
-/** How many characters (code points) of the first user message make a session's title. */
-const TITLE_LENGTH = 100;
-
-const PAYLOAD_TYPES: ReadonlySet<SessionEventPayload['type']> = new Set([
-  'user_message',
-  'assistant_message',
-  'tool_call',
-  'tool_result',
-  'system_message',
-  'metadata',
-]);
+import {
+  checkMemory,
+  checkPageLimit,
+  checkSessionEvent,
+  checkSessionId,
+  decodeSessionCursor,
+  encodeSessionCursor,
+  messageTextOf,
+  type SessionCursorPosition as SessionPosition,
+  searchWordsOf,
+  sessionTitleOf,
+} from './support.js';
 
 /** What the storage keeps per session; the summary fields are kept up to date on every save. */
 interface SessionRecord {
@@ -36,61 +34,8 @@ interface SessionRecord {
   searchTexts: string[];
 }
 
-/** A position in the newest-first order of sessions. */
-interface SessionPosition {
-  updatedAtMs: number;
-  sessionId: string;
-}
-
 function invalidInput(message: string): AgentError {
   return new AgentError({ code: 'INVALID_INPUT', message, sourceComponent: 'storage' });
-}
-
-function isValidDate(value: unknown): value is Date {
-  return value instanceof Date && !Number.isNaN(value.getTime());
-}
-
-function checkSessionId(sessionId: unknown): asserts sessionId is string {
-  if (typeof sessionId !== 'string' || sessionId.length === 0) {
-    throw invalidInput('sessionId must be a non-empty string');
-  }
-}
-
-function checkEvent(event: unknown): asserts event is SessionEvent {
-  if (typeof event !== 'object' || event === null) throw invalidInput('a session event must be an object');
-  const { timestamp, payload } = event as { timestamp?: unknown; payload?: unknown };
-  if (!isValidDate(timestamp)) throw invalidInput('a session event needs a valid Date `timestamp`');
-  if (typeof payload !== 'object' || payload === null) {
-    throw invalidInput('a session event needs a `payload` object');
-  }
-  const { type, content } = payload as { type?: unknown; content?: unknown };
-  if (typeof type !== 'string' || !PAYLOAD_TYPES.has(type as SessionEventPayload['type'])) {
-    throw invalidInput(`unknown session event payload type: ${String(type)}`);
-  }
-  if ((type === 'user_message' || type === 'assistant_message') && !Array.isArray(content)) {
-    throw invalidInput(`a ${type} event needs a \`content\` array`);
-  }
-}
-
-/** The text blocks of a message joined by a space: the text a title and a search see. */
-function textOf(content: readonly ContentBlock[]): string {
-  return content
-    .filter((block): block is Extract<ContentBlock, { type: 'text' }> => block.type === 'text')
-    .map((block) => block.text)
-    .join(' ');
-}
-
-/** Cuts to `TITLE_LENGTH` code points, so a surrogate pair is never split. */
-function titleOf(text: string): string {
-  if (text.length <= TITLE_LENGTH) return text;
-  let result = '';
-  let count = 0;
-  for (const character of text) {
-    if (count === TITLE_LENGTH) break;
-    result += character;
-    count += 1;
-  }
-  return result;
 }
 
 /** Newest first by `updatedAt`, ties by sessionId descending; negative when `a` comes first. */
@@ -108,31 +53,6 @@ function summaryOf(record: SessionRecord): SessionSummary {
     updatedAt: new Date(record.updatedAtMs),
     messageCount: record.messageCount,
   };
-}
-
-function encodeCursor(position: SessionPosition): string {
-  return Buffer.from(
-    JSON.stringify({ updatedAt: position.updatedAtMs, sessionId: position.sessionId }),
-  ).toString('base64url');
-}
-
-function decodeCursor(cursor: string): SessionPosition {
-  const malformed = () => invalidInput('malformed cursor: pass back a `nextCursor` from listSessions');
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw malformed();
-  }
-  if (typeof value !== 'object' || value === null) throw malformed();
-  const { updatedAt, sessionId } = value as { updatedAt?: unknown; sessionId?: unknown };
-  if (typeof updatedAt !== 'number' || !Number.isFinite(updatedAt) || typeof sessionId !== 'string') {
-    throw malformed();
-  }
-  const position = { updatedAtMs: updatedAt, sessionId };
-  // base64url decoding skips characters it does not know, so only an exact re-encoding is ours.
-  if (encodeCursor(position) !== cursor) throw malformed();
-  return position;
 }
 
 /**
@@ -158,7 +78,7 @@ export class InMemorySessionStorage implements SessionStorage {
 
   #save(sessionId: string, event: SessionEvent): void {
     checkSessionId(sessionId);
-    checkEvent(event);
+    checkSessionEvent(event);
     const stored = copyEvent(event);
     const timeMs = stored.timestamp.getTime();
     let record = this.#sessions.get(sessionId);
@@ -179,8 +99,8 @@ export class InMemorySessionStorage implements SessionStorage {
     const payload = stored.payload;
     if (payload.type !== 'metadata') record.messageCount += 1;
     if (payload.type === 'user_message' || payload.type === 'assistant_message') {
-      const text = textOf(payload.content);
-      if (payload.type === 'user_message' && record.title === undefined) record.title = titleOf(text);
+      const text = messageTextOf(payload.content);
+      if (payload.type === 'user_message' && record.title === undefined) record.title = sessionTitleOf(text);
       record.searchTexts.push(text.toLowerCase());
     }
   }
@@ -197,11 +117,8 @@ export class InMemorySessionStorage implements SessionStorage {
    * calls (which are newer) do not shift the later pages.
    */
   async listSessions(cursor: string | undefined, limit: number): Promise<SessionPage> {
-    if (!Number.isInteger(limit) || limit < 1) {
-      throw invalidInput(`limit must be an integer of at least 1, got ${String(limit)}`);
-    }
-    if (cursor !== undefined && typeof cursor !== 'string') throw invalidInput('cursor must be a string');
-    const after = cursor === undefined ? undefined : decodeCursor(cursor);
+    checkPageLimit(limit);
+    const after = cursor === undefined ? undefined : decodeSessionCursor(cursor);
     const ordered = this.#ordered().filter(
       (record) => after === undefined || compareNewestFirst(record, after) > 0,
     );
@@ -209,7 +126,7 @@ export class InMemorySessionStorage implements SessionStorage {
     const last = page.at(-1);
     return {
       sessions: page.map(summaryOf),
-      nextCursor: ordered.length > limit && last !== undefined ? encodeCursor(last) : null,
+      nextCursor: ordered.length > limit && last !== undefined ? encodeSessionCursor(last) : null,
     };
   }
 
@@ -239,36 +156,12 @@ export class InMemorySessionStorage implements SessionStorage {
   }
 }
 
-/** The lower-cased words of a text: runs of letters, digits and combining marks, in any script. */
-function wordsOf(text: string): string[] {
-  return [...new Set(text.toLowerCase().split(/[^\p{L}\p{N}\p{M}]+/u))].filter((word) => word !== '');
-}
-
 /** Most recently updated first, ties by id descending so the order is total. */
 function compareRecentFirst(a: Memory, b: Memory): number {
   const difference = b.updatedAt.getTime() - a.updatedAt.getTime();
   if (difference !== 0) return difference;
   if (a.id === b.id) return 0;
   return a.id > b.id ? -1 : 1;
-}
-
-function checkMemory(memory: unknown): asserts memory is Memory {
-  if (typeof memory !== 'object' || memory === null) throw invalidInput('a memory must be an object');
-  const value = memory as Partial<Record<keyof Memory, unknown>>;
-  if (typeof value.id !== 'string' || value.id.length === 0) {
-    throw invalidInput('a memory needs a non-empty string `id`');
-  }
-  if (typeof value.namespace !== 'string') throw invalidInput('a memory needs a string `namespace`');
-  if (typeof value.content !== 'string') throw invalidInput('a memory needs a string `content`');
-  if (!isValidDate(value.createdAt) || !isValidDate(value.updatedAt)) {
-    throw invalidInput('a memory needs valid Date `createdAt` and `updatedAt`');
-  }
-  if (value.category !== undefined && typeof value.category !== 'string') {
-    throw invalidInput('a memory `category` must be a string');
-  }
-  if (value.sourceSessionId !== undefined && typeof value.sourceSessionId !== 'string') {
-    throw invalidInput('a memory `sourceSessionId` must be a string');
-  }
 }
 
 /**
@@ -289,7 +182,7 @@ export class InMemoryMemoryStorage implements MemoryStorage {
       throw invalidInput(`limit must be an integer of at least 0 or Infinity, got ${String(limit)}`);
     }
     const inNamespace = [...this.#memories.values()].filter((memory) => memory.namespace === namespace);
-    const words = wordsOf(query);
+    const words = searchWordsOf(query);
     let ordered: Memory[];
     if (words.length === 0) {
       ordered = inNamespace.sort(compareRecentFirst);
