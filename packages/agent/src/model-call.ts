@@ -1,5 +1,6 @@
 import { AgentError, describeError, isAgentError } from './error.js';
 import type { ChatEvent, ChatPurpose, ChatRequest, ModelProvider } from './ports/model.js';
+import { isThenable } from './settle.js';
 import type { Message, TokenUsage } from './types.js';
 
 /** Wraps whatever a provider threw as AgentError PROVIDER_ERROR (non-retryable unless it said otherwise). */
@@ -12,15 +13,24 @@ export function toProviderError(error: unknown, providerId: string): AgentError 
   });
 }
 
-/** Calls `provider.chat` and yields its events; every failure comes out as a PROVIDER_ERROR. */
-export async function* streamChat(
-  provider: ModelProvider,
-  request: ChatRequest,
-  signal: AbortSignal,
-): AsyncGenerator<ChatEvent, void, undefined> {
+/**
+ * Reads one model answer: calls `provider.chat`, hands each event to `onEvent` until the stream ends or
+ * `onEvent` returns false, and always closes the provider's iterator, so the provider can close its
+ * connection when the reader stops early. Every failure comes out as a PROVIDER_ERROR. The iterator is read
+ * directly, with no generator in between: this runs once per streamed delta.
+ */
+export async function readChatStream(options: {
+  provider: ModelProvider;
+  request: ChatRequest;
+  signal: AbortSignal;
+  onEvent: (event: ChatEvent) => boolean | undefined;
+}): Promise<void> {
+  const { provider } = options;
   let stream: AsyncIterable<ChatEvent>;
   try {
-    stream = await provider.chat(request, signal);
+    const answered: unknown = provider.chat(options.request, options.signal);
+    // A provider that answers with its stream at once costs no tick.
+    stream = (isThenable(answered) ? await answered : answered) as AsyncIterable<ChatEvent>;
   } catch (error) {
     throw toProviderError(error, provider.id);
   }
@@ -33,11 +43,9 @@ export async function* streamChat(
       } catch (error) {
         throw toProviderError(error, provider.id);
       }
-      if (step.done) return;
-      yield step.value;
+      if (step.done || options.onEvent(step.value) === false) return;
     }
   } finally {
-    // Lets the provider close its connection when the caller stops early.
     await iterator.return?.()?.catch(() => undefined);
   }
 }
@@ -68,11 +76,15 @@ export async function collectText(options: {
 }): Promise<{ text: string; usage: TokenUsage | undefined }> {
   let text = '';
   let usage: TokenUsage | undefined;
-  for await (const event of streamChat(options.provider, options.request, options.signal)) {
-    if (options.signal.aborted) throw cancelledError();
-    if (event.type === 'text_delta') text += event.text;
-    else if (event.type === 'usage') usage = event.usage;
-  }
+  await readChatStream({
+    ...options,
+    onEvent: (event) => {
+      if (options.signal.aborted) return false;
+      if (event.type === 'text_delta') text += event.text;
+      else if (event.type === 'usage') usage = event.usage;
+      return true;
+    },
+  });
   if (options.signal.aborted) throw cancelledError();
   return { text, usage };
 }

@@ -2,12 +2,11 @@
 
 import { summariseHistory } from './compaction.js';
 import { type AgentError, isAgentError, toAgentError } from './error.js';
-import { toProviderError } from './model-call.js';
-import type { ChatEvent, ChatRequest } from './ports/model.js';
+import { readChatStream } from './model-call.js';
+import type { ChatRequest } from './ports/model.js';
 import { buildStablePrompt } from './prompt/index.js';
 import type { TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
-import { isThenable } from './settle.js';
 import type { TurnOptions } from './turn.js';
 import type { ContentBlock } from './types.js';
 
@@ -46,34 +45,16 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
     reasoningText = '';
     reasoningOpen = false;
   };
-  const provider = session.model.provider;
   try {
-    // The provider's iterator is read here directly rather than through `streamChat`: one async generator
-    // less per event is a good part of a text delta's cost. Failures are wrapped and the iterator is closed
-    // the way `streamChat` does it.
-    let stream: AsyncIterable<ChatEvent>;
-    try {
-      const answered: unknown = provider.chat(request, signal);
-      // A provider that answers with its stream at once costs no tick.
-      stream = (isThenable(answered) ? await answered : answered) as AsyncIterable<ChatEvent>;
-    } catch (error) {
-      throw toProviderError(error, provider.id);
-    }
-    const iterator = stream[Symbol.asyncIterator]();
-    try {
-      while (true) {
-        let step: IteratorResult<ChatEvent>;
-        try {
-          step = await iterator.next();
-        } catch (error) {
-          throw toProviderError(error, provider.id);
-        }
-        if (step.done) break;
-        const event = step.value;
+    await readChatStream({
+      provider: session.model.provider,
+      request,
+      signal,
+      onEvent: (event) => {
         // Yield point: between stream events.
         if (signal.aborted) {
           answer.cancelled = true;
-          break;
+          return false;
         }
         answer.receivedAny = true;
         switch (event.type) {
@@ -105,11 +86,9 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
           case 'done':
             break;
         }
-      }
-    } finally {
-      // Lets the provider close its connection when the turn stops reading early.
-      await iterator.return?.()?.catch(() => undefined);
-    }
+        return true;
+      },
+    });
     if (signal.aborted) answer.cancelled = true;
   } catch (error) {
     if (signal.aborted) answer.cancelled = true;

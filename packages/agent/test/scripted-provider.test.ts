@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { AgentError, isAgentError } from '../src/error.js';
-import { streamChat } from '../src/model-call.js';
+import { readChatStream } from '../src/model-call.js';
 import type { ChatEvent, ChatPurpose, ChatRequest } from '../src/ports/model.js';
 import { ScriptedModelProvider, scriptedModel } from '../src/testing/scripted-provider.js';
 
@@ -148,9 +148,16 @@ describe('ScriptedModelProvider', () => {
     expect(await rejectionOf(collect(provider.chat(request(), signal)))).toBe(agentError);
   });
 
-  test('through streamChat, a thrown non-AgentError becomes a PROVIDER_ERROR', async () => {
+  test('through readChatStream, a thrown non-AgentError becomes a PROVIDER_ERROR', async () => {
     const provider = new ScriptedModelProvider({ responses: [[{ type: 'error', error: 'socket closed' }]] });
-    const error = await rejectionOf(collect(streamChat(provider, request(), new AbortController().signal)));
+    const error = await rejectionOf(
+      readChatStream({
+        provider,
+        request: request(),
+        signal: new AbortController().signal,
+        onEvent: () => true,
+      }),
+    );
     expectCode(error, 'PROVIDER_ERROR');
   });
 
