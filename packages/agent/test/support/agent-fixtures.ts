@@ -30,23 +30,7 @@ import {
 } from '../../src/index.js';
 import { ScriptedModelProvider } from '../../src/testing/index.js';
 
-/** A promise and the functions that settle it, for tests that decide when something finishes. */
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve: (value: T) => void;
-  reject: (error: unknown) => void;
-}
-
-/** Makes a Deferred. */
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((onResolve, onReject) => {
-    resolve = onResolve;
-    reject = onReject;
-  });
-  return { promise, resolve, reject };
-}
+export { type Deferred, deferred } from './common.js';
 
 /** Lets every queued callback and I/O callback run once; used only to show that something does NOT happen. */
 export function nextMacrotask(): Promise<void> {

@@ -1,19 +1,14 @@
-/** Shared helpers of these tests. */
-import { expect } from 'vitest';
 import {
   type Agent,
   AgentBuilder,
   type AgentConfig,
   type AgentError,
-  type AgentEvent,
   type ChatRequest,
   type HookEvent,
   type HookPayload,
-  isAgentError,
   type Message,
   type ModelInfo,
   type Plugin,
-  type RunningTurn,
   type SessionEventPayload,
   type SessionStorage,
   type SkillDefinition,
@@ -26,6 +21,8 @@ import {
   ScriptedModelProvider,
   type ScriptedModelProviderOptions,
 } from '../../src/testing/index.js';
+
+export { collect, expectCode, readUntil } from './common.js';
 
 export const NO_MEMORIES = [{ type: 'text', text: '{"memories":[]}' }] as const;
 
@@ -113,17 +110,6 @@ export async function harness(
   return { agent: await builder.build(), provider, storage, memory, background };
 }
 
-export async function collect(turn: RunningTurn): Promise<AgentEvent[]> {
-  const events: AgentEvent[] = [];
-  for await (const event of turn) events.push(event);
-  return events;
-}
-
-export async function readUntil(turn: RunningTurn, type: AgentEvent['payload']['type']): Promise<void> {
-  for await (const event of turn) if (event.payload.type === type) return;
-  throw new Error(`the turn ended without a ${type} event`);
-}
-
 /** Writes a log by hand, as another process (or a crash) would have left it. */
 export async function writeLog(
   storage: SessionStorage,
@@ -149,15 +135,6 @@ export function lastTurnRequest(provider: ScriptedModelProvider): ChatRequest {
   const request = turnRequests(provider).at(-1);
   if (request === undefined) throw new Error('no turn request was made');
   return request;
-}
-
-export async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(isAgentError(error), `expected a rejection with ${code}`).toBe(true);
-  expect(error).toMatchObject({ code });
 }
 
 export const NOTICE: Message = { type: 'system', content: templates.INTERRUPTED_MESSAGE_NOTICE };

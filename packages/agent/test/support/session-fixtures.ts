@@ -1,17 +1,12 @@
-/** Shared helpers of these tests. */
-import { expect } from 'vitest';
 import {
   type Agent,
   AgentBuilder,
   type AgentConfig,
   type AgentError,
-  type AgentEvent,
   type HookEvent,
   type HookPayload,
-  isAgentError,
   type ModelProvider,
   type Plugin,
-  type RunningTurn,
   type SessionEvent,
   type SessionStorage,
   type ToolHandler,
@@ -24,20 +19,9 @@ import {
   type ScriptedModelProviderOptions,
 } from '../../src/testing/index.js';
 
+export { collect, type Deferred, deferred, expectCode, readUntil } from './common.js';
+
 export const EXTRACTED = '{"memories":[{"content":"The user drinks green tea","category":"preference"}]}';
-
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve: (value: T) => void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}
 
 /** Lets pending work (promise chains, I/O callbacks, finalizers) run for a few macrotask turns. */
 export async function ticks(count = 5): Promise<void> {
@@ -126,27 +110,6 @@ export async function harness(
   return { agent: await builder.build(), provider, storage, memory, background };
 }
 
-export async function collect(turn: RunningTurn): Promise<AgentEvent[]> {
-  const events: AgentEvent[] = [];
-  for await (const event of turn) events.push(event);
-  return events;
-}
-
-/** Reads events until one of `type` arrives. */
-export async function readUntil(turn: RunningTurn, type: AgentEvent['payload']['type']): Promise<void> {
-  for await (const event of turn) if (event.payload.type === type) return;
-  throw new Error(`the turn ended without a ${type} event`);
-}
-
 export function payloadTypes(events: readonly SessionEvent[] | null): string[] {
   return (events ?? []).map((event) => event.payload.type);
-}
-
-export async function expectCode(promise: Promise<unknown>, code: string): Promise<void> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
-  expect(isAgentError(error), `expected a rejection with ${code}`).toBe(true);
-  expect(error).toMatchObject({ code });
 }

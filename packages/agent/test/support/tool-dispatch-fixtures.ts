@@ -5,6 +5,8 @@ import type { ToolHandler, ToolInput, ToolOutput } from '../../src/ports/tool.js
 import type { ToolCallOutcome, ToolCallRequest, ToolDispatcher } from '../../src/tool-dispatch.js';
 import type { JsonSchema } from '../../src/types.js';
 
+export { type Deferred, deferred } from './common.js';
+
 export const NOTICE = '\n\n[output truncated at 1MB]';
 export const PATH_SCHEMA: JsonSchema = {
   type: 'object',
@@ -12,19 +14,6 @@ export const PATH_SCHEMA: JsonSchema = {
   required: ['path'],
   additionalProperties: false,
 };
-
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve: (value: T) => void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}
 
 export function tool(options: {
   name: string;
