@@ -1,0 +1,112 @@
+import { afterEach, describe, expect, test } from 'vitest';
+import { ContextManager, messageChars } from '../src/context.js';
+import { ScriptedModelProvider, scriptedModel } from '../src/testing/index.js';
+import { buildAgent, defineTool, runTurn, shutdownAgents } from './support/agent-fixtures.js';
+
+afterEach(shutdownAgents);
+
+describe('the tool-call limit counts every call the model made (SPEC §5.2)', () => {
+  test('unknown and invalid calls count: a batch of one unknown, one unparsable and one valid call reaches a limit of 3', async () => {
+    let runs = 0;
+    const echo = defineTool({
+      name: 'echo',
+      execute: () => {
+        runs += 1;
+        return { content: 'echoed', isError: false };
+      },
+    });
+    const provider = new ScriptedModelProvider({
+      responses: [
+        [
+          { type: 'tool_call', toolName: 'no_such_tool', callId: 'a' },
+          { type: 'tool_call', toolName: 'echo', callId: 'b', arguments: '{broken' },
+          { type: 'tool_call', toolName: 'echo', callId: 'c' },
+        ],
+        [{ type: 'text', text: 'never asked' }],
+      ],
+    });
+    const { agent } = await buildAgent({ provider, tools: [echo], config: { maxToolCallsPerTurn: 3 } });
+    const session = await agent.newSession();
+    const turn = await runTurn(session, 'go');
+
+    expect(runs).toBe(1);
+    expect(provider.requests).toHaveLength(1);
+    expect(turn.errors.map((error) => error.code)).toEqual(['MAX_TOOL_CALLS_EXCEEDED']);
+    expect(turn.types.at(-1)).toBe('turn_complete');
+  });
+
+  test('below the limit the same batch goes on to the next model call', async () => {
+    const provider = new ScriptedModelProvider({
+      responses: [
+        [
+          { type: 'tool_call', toolName: 'no_such_tool', callId: 'a' },
+          { type: 'tool_call', toolName: 'echo', callId: 'b', arguments: '{broken' },
+        ],
+        [{ type: 'text', text: 'done' }],
+      ],
+    });
+    const { agent } = await buildAgent({
+      provider,
+      tools: [defineTool({ name: 'echo' })],
+      config: { maxToolCallsPerTurn: 3 },
+    });
+    const session = await agent.newSession();
+    const turn = await runTurn(session, 'go');
+
+    expect(provider.requests).toHaveLength(2);
+    expect(turn.errors).toEqual([]);
+  });
+});
+
+describe('the token estimate (SPEC §4 Compaction, §5.11)', () => {
+  test('an image counts as 1,000 tokens', () => {
+    const withImage = messageChars({
+      type: 'user',
+      content: [
+        { type: 'text', text: 'abcd' },
+        { type: 'image', data: 'x'.repeat(50_000), mediaType: 'image/png' },
+      ],
+    });
+    expect(withImage).toBe(4 + 4_000);
+    const context = new ContextManager();
+    context.push({ type: 'user', content: [{ type: 'image', data: 'AAAA', mediaType: 'image/png' }] });
+    expect(context.estimateTokens({ promptChars: 0, toolsChars: 0 })).toBe(1_000);
+  });
+
+  test('the estimate adds each message once, and prompt and tools on top, at four characters a token', () => {
+    const context = new ContextManager();
+    context.push({ type: 'user', content: [{ type: 'text', text: 'x'.repeat(400) }] });
+    expect(context.estimateTokens({ promptChars: 40, toolsChars: 0 })).toBe(110);
+    context.push({ type: 'tool_result', callId: 'a', content: 'y'.repeat(800), isError: false });
+    expect(context.estimateTokens({ promptChars: 40, toolsChars: 80 })).toBe(330);
+  });
+
+  test('a reported prompt size replaces the estimate; only what was added since is estimated on top', () => {
+    const context = new ContextManager();
+    context.push({ type: 'user', content: [{ type: 'text', text: 'x'.repeat(4_000) }] });
+    context.recordReportedInput(50);
+    expect(context.estimateTokens({ promptChars: 10_000, toolsChars: 10_000 })).toBe(50);
+    context.push({
+      type: 'assistant',
+      content: [{ type: 'text', text: 'z'.repeat(40) }],
+      status: 'complete',
+    });
+    expect(context.estimateTokens({ promptChars: 10_000, toolsChars: 10_000 })).toBe(60);
+  });
+
+  test('a model with a small window sees its compaction threshold from the estimate of images too', async () => {
+    const provider = new ScriptedModelProvider({
+      models: [scriptedModel({ contextWindow: 2_000 })],
+      responses: [[{ type: 'text', text: 'seen' }], [{ type: 'text', text: 'again' }]],
+      byPurpose: { compaction: [[{ type: 'text', text: 'a summary' }]] },
+    });
+    const { agent } = await buildAgent({ provider, config: { compactThreshold: 0.5 } });
+    const session = await agent.newSession();
+    await runTurn(session, { content: [{ type: 'image', data: 'AAAA', mediaType: 'image/png' }] });
+    const second = await runTurn(session, {
+      content: [{ type: 'image', data: 'AAAA', mediaType: 'image/png' }],
+    });
+    // Two images are 2,000 estimated tokens, over half of the 2,000-token window: the second turn compacts.
+    expect(second.types).toContain('context_compacted');
+  });
+});
