@@ -3,24 +3,20 @@ import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { toChatMessages, toChatTools } from './chat-messages.js';
 import { chatEvents } from './chat-stream.js';
-import { type ConnectionOptions, createClient, openaiApiKey } from './client.js';
+import {
+  type ConnectionOptions,
+  createClient,
+  type OpenAIAccountOptions,
+  openaiAccountClient,
+  type ReasoningEffort,
+} from './client.js';
 import { type ErrorContext, toProviderError } from './errors.js';
-import { findModel, isReasoningModel, OPENAI_MODELS, type OpenAIModelInfo, resolveModels } from './models.js';
+import { findModel, isReasoningModel, type OpenAIModelInfo, resolveModels } from './models.js';
 
 /** A reasoning model's effort setting, as the API names it. */
-export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
 
 /** Options of `openaiChatProvider`. */
-export interface OpenAIChatProviderOptions extends ConnectionOptions {
-  /** Default: the `OPENAI_API_KEY` environment variable. */
-  apiKey?: string;
-  /** The models offered; when given, exactly these (spread `OPENAI_MODELS` to extend it). Default `OPENAI_MODELS`. */
-  models?: readonly OpenAIModelInfo[];
-  organization?: string;
-  project?: string;
-  /** Sent as `reasoning_effort` to reasoning models. */
-  reasoningEffort?: ReasoningEffort;
-}
+export interface OpenAIChatProviderOptions extends OpenAIAccountOptions {}
 
 /** Options of `openaiCompatibleProvider`. */
 export interface OpenAICompatibleProviderOptions extends ConnectionOptions {
@@ -94,17 +90,10 @@ function chatWireProvider(settings: ChatWireSettings): ModelProvider {
  * keep a reasoning model's reasoning across turns.
  */
 export function openaiChatProvider(options: OpenAIChatProviderOptions = {}): ModelProvider {
-  const name = 'openaiChatProvider';
-  const id = options.id ?? 'openai-chat';
-  const models = resolveModels({ models: options.models, fallback: OPENAI_MODELS, providerName: name });
-  const { client, errorContext } = createClient({
-    providerId: id,
-    providerName: name,
-    apiKey: openaiApiKey(options.apiKey, name),
-    baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
-    connection: options,
-    organization: options.organization,
-    project: options.project,
+  const { id, models, client, errorContext } = openaiAccountClient({
+    account: options,
+    providerName: 'openaiChatProvider',
+    defaultId: 'openai-chat',
   });
   return chatWireProvider({
     id,

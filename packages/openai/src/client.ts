@@ -1,6 +1,7 @@
 import { AgentError } from '@youyou/agent';
 import OpenAI from 'openai';
 import type { ErrorContext } from './errors.js';
+import { OPENAI_MODELS, type OpenAIModelInfo, resolveModels } from './models.js';
 
 /** The HTTP options every provider of this package takes. */
 export interface ConnectionOptions {
@@ -82,4 +83,40 @@ export function openaiApiKey(apiKey: string | undefined, providerName: string): 
     });
   }
   return key;
+}
+
+/** The reasoning effort sent to reasoning models. */
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+
+/** The options both providers of OpenAI's own API take. */
+export interface OpenAIAccountOptions extends ConnectionOptions {
+  /** Default: the `OPENAI_API_KEY` environment variable. */
+  apiKey?: string;
+  /** The models offered; when given, exactly these (spread `OPENAI_MODELS` to extend it). Default `OPENAI_MODELS`. */
+  models?: readonly OpenAIModelInfo[];
+  organization?: string;
+  project?: string;
+  /** Sent to reasoning models as their reasoning effort. */
+  reasoningEffort?: ReasoningEffort;
+}
+
+/** The id, models and client of a provider of OpenAI's own API (key and base URL from the environment too). */
+export function openaiAccountClient(options: {
+  account: OpenAIAccountOptions;
+  providerName: string;
+  defaultId: string;
+}): PreparedClient & { id: string; models: readonly OpenAIModelInfo[] } {
+  const { account, providerName } = options;
+  const id = account.id ?? options.defaultId;
+  const models = resolveModels({ models: account.models, fallback: OPENAI_MODELS, providerName });
+  const prepared = createClient({
+    providerId: id,
+    providerName,
+    apiKey: openaiApiKey(account.apiKey, providerName),
+    baseURL: account.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+    connection: account,
+    organization: account.organization,
+    project: account.project,
+  });
+  return { id, models, ...prepared };
 }

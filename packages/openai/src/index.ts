@@ -7,8 +7,7 @@ export {
   type OpenAICompatibleProviderOptions,
   openaiChatProvider,
   openaiCompatibleProvider,
-  type ReasoningEffort,
 } from './chat-provider.js';
-export type { ConnectionOptions } from './client.js';
+export type { ConnectionOptions, OpenAIAccountOptions, ReasoningEffort } from './client.js';
 export { isReasoningModel, OPENAI_MODELS, type OpenAIModelInfo } from './models.js';
 export { type OpenAIResponsesProviderOptions, openaiResponsesProvider } from './responses-provider.js';

@@ -4,23 +4,14 @@ import type {
   ResponseCreateParamsStreaming,
   ResponseStreamEvent,
 } from 'openai/resources/responses/responses';
-import type { ReasoningEffort } from './chat-provider.js';
-import { type ConnectionOptions, createClient, openaiApiKey } from './client.js';
+import { type OpenAIAccountOptions, openaiAccountClient, type ReasoningEffort } from './client.js';
 import { type ErrorContext, toProviderError } from './errors.js';
-import { findModel, isReasoningModel, OPENAI_MODELS, type OpenAIModelInfo, resolveModels } from './models.js';
+import { findModel, isReasoningModel, type OpenAIModelInfo } from './models.js';
 import { toResponsesInput, toResponsesTools } from './responses-input.js';
 import { responsesEvents } from './responses-stream.js';
 
 /** Options of `openaiResponsesProvider`. */
-export interface OpenAIResponsesProviderOptions extends ConnectionOptions {
-  /** Default: the `OPENAI_API_KEY` environment variable. */
-  apiKey?: string;
-  /** The models offered; when given, exactly these (spread `OPENAI_MODELS` to extend it). Default `OPENAI_MODELS`. */
-  models?: readonly OpenAIModelInfo[];
-  organization?: string;
-  project?: string;
-  /** Sent as `reasoning.effort` to reasoning models. */
-  reasoningEffort?: ReasoningEffort;
+export interface OpenAIResponsesProviderOptions extends OpenAIAccountOptions {
   /** The reasoning summary reasoning models stream (as `reasoning_delta`); default `'auto'`, `null` for none. */
   reasoningSummary?: 'auto' | 'concise' | 'detailed' | null;
 }
@@ -84,17 +75,10 @@ async function* streamResponse(options: {
  * reasoning item's encrypted content becomes the reasoning block's `signature`, sent back on later calls.
  */
 export function openaiResponsesProvider(options: OpenAIResponsesProviderOptions = {}): ModelProvider {
-  const name = 'openaiResponsesProvider';
-  const id = options.id ?? 'openai-responses';
-  const models = resolveModels({ models: options.models, fallback: OPENAI_MODELS, providerName: name });
-  const { client, errorContext } = createClient({
-    providerId: id,
-    providerName: name,
-    apiKey: openaiApiKey(options.apiKey, name),
-    baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
-    connection: options,
-    organization: options.organization,
-    project: options.project,
+  const { id, models, client, errorContext } = openaiAccountClient({
+    account: options,
+    providerName: 'openaiResponsesProvider',
+    defaultId: 'openai-responses',
   });
   const settings: ResponsesSettings = {
     id,
