@@ -89,3 +89,25 @@ export function check(name, actual, expected) {
     throw new Error(`${name}: ${actual.toolCalls} tool calls, expected ${expected.toolCalls}`);
   }
 }
+
+/**
+ * The scripted answers of W1–W4 in a runtime's own format, built from its two answer makers:
+ * `textAnswer(deltas)` and `toolAnswer(toolName, callIndexes)`.
+ */
+export function answerPlans({ textAnswer, toolAnswer }) {
+  const toolLoop = [];
+  for (let step = 0; step < TOOL_STEPS; step++) toolLoop.push(toolAnswer(ECHO_TOOL.name, [step]));
+  toolLoop.push(textAnswer([FINAL_TEXT]));
+  return {
+    stream: [textAnswer(streamDeltas())],
+    toolLoop,
+    parallel: [
+      toolAnswer(
+        WAIT_TOOL.name,
+        Array.from({ length: PARALLEL_CALLS }, (_, index) => index),
+      ),
+      textAnswer([FINAL_TEXT]),
+    ],
+    short: [textAnswer([SHORT_TEXT])],
+  };
+}

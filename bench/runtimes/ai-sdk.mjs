@@ -7,15 +7,12 @@ import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import {
+  answerPlans,
   callArguments,
   callId,
   ECHO_TOOL,
-  FINAL_TEXT,
   neutralHistory,
-  PARALLEL_CALLS,
   PARALLEL_DELAY_MS,
-  SHORT_TEXT,
-  streamDeltas,
   TOOL_STEPS,
   USAGE,
   USER_TEXT,
@@ -111,18 +108,12 @@ async function timedTurn(answers, messages) {
 }
 
 const userMessage = { role: 'user', content: USER_TEXT };
-const streamAnswers = [textAnswer(streamDeltas())];
-const toolLoopAnswers = [];
-for (let step = 0; step < TOOL_STEPS; step++) toolLoopAnswers.push(toolAnswer(ECHO_TOOL.name, [step]));
-toolLoopAnswers.push(textAnswer([FINAL_TEXT]));
-const parallelAnswers = [
-  toolAnswer(
-    WAIT_TOOL.name,
-    Array.from({ length: PARALLEL_CALLS }, (_, index) => index),
-  ),
-  textAnswer([FINAL_TEXT]),
-];
-const shortAnswers = [textAnswer([SHORT_TEXT])];
+const {
+  stream: streamAnswers,
+  toolLoop: toolLoopAnswers,
+  parallel: parallelAnswers,
+  short: shortAnswers,
+} = answerPlans({ textAnswer, toolAnswer });
 
 function historyMessages() {
   return neutralHistory().map((item) => {

@@ -4,16 +4,12 @@
  * parses and checks tool arguments, runs the tools (concurrently, as Promise.all) and keeps the history.
  */
 import {
+  answerPlans,
   callArguments,
   callId,
   ECHO_TOOL,
-  FINAL_TEXT,
   neutralHistory,
-  PARALLEL_CALLS,
   PARALLEL_DELAY_MS,
-  SHORT_TEXT,
-  streamDeltas,
-  TOOL_STEPS,
   USAGE,
   USER_TEXT,
   WAIT_TOOL,
@@ -101,18 +97,12 @@ const toolAnswer = (toolName, calls) => [
   usageEvent,
 ];
 
-const streamAnswers = [textAnswer(streamDeltas())];
-const toolLoopAnswers = [];
-for (let step = 0; step < TOOL_STEPS; step++) toolLoopAnswers.push(toolAnswer(ECHO_TOOL.name, [step]));
-toolLoopAnswers.push(textAnswer([FINAL_TEXT]));
-const parallelAnswers = [
-  toolAnswer(
-    WAIT_TOOL.name,
-    Array.from({ length: PARALLEL_CALLS }, (_, index) => index),
-  ),
-  textAnswer([FINAL_TEXT]),
-];
-const shortAnswers = [textAnswer([SHORT_TEXT])];
+const {
+  stream: streamAnswers,
+  toolLoop: toolLoopAnswers,
+  parallel: parallelAnswers,
+  short: shortAnswers,
+} = answerPlans({ textAnswer, toolAnswer });
 const history = neutralHistory();
 
 export const workloads = {

@@ -7,15 +7,12 @@
 import { Agent, run, setTracingDisabled, tool } from '@openai/agents';
 import { z } from 'zod';
 import {
+  answerPlans,
   callArguments,
   callId,
   ECHO_TOOL,
-  FINAL_TEXT,
   neutralHistory,
-  PARALLEL_CALLS,
   PARALLEL_DELAY_MS,
-  SHORT_TEXT,
-  streamDeltas,
   TOOL_STEPS,
   USAGE,
   USER_TEXT,
@@ -146,18 +143,12 @@ async function timedTurn(answers, input) {
   return { ms: performance.now() - started, firstMs, text, toolCalls };
 }
 
-const streamAnswers = [textAnswer(streamDeltas())];
-const toolLoopAnswers = [];
-for (let step = 0; step < TOOL_STEPS; step++) toolLoopAnswers.push(toolAnswer(ECHO_TOOL.name, [step]));
-toolLoopAnswers.push(textAnswer([FINAL_TEXT]));
-const parallelAnswers = [
-  toolAnswer(
-    WAIT_TOOL.name,
-    Array.from({ length: PARALLEL_CALLS }, (_, index) => index),
-  ),
-  textAnswer([FINAL_TEXT]),
-];
-const shortAnswers = [textAnswer([SHORT_TEXT])];
+const {
+  stream: streamAnswers,
+  toolLoop: toolLoopAnswers,
+  parallel: parallelAnswers,
+  short: shortAnswers,
+} = answerPlans({ textAnswer, toolAnswer });
 
 function historyItems() {
   return neutralHistory().map((item) => {

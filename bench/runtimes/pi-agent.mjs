@@ -6,15 +6,11 @@
 import { Agent } from '@mariozechner/pi-agent-core';
 import { AssistantMessageEventStream, Type } from '@mariozechner/pi-ai';
 import {
+  answerPlans,
   callId,
   ECHO_TOOL,
-  FINAL_TEXT,
   neutralHistory,
-  PARALLEL_CALLS,
   PARALLEL_DELAY_MS,
-  SHORT_TEXT,
-  streamDeltas,
-  TOOL_STEPS,
   USAGE,
   USER_TEXT,
   WAIT_TOOL,
@@ -144,18 +140,12 @@ async function timedTurn(runAnswers, messages) {
   return { ms, firstMs, text, toolCalls };
 }
 
-const streamAnswers = [textAnswer(streamDeltas())];
-const toolLoopAnswers = [];
-for (let step = 0; step < TOOL_STEPS; step++) toolLoopAnswers.push(toolAnswer(ECHO_TOOL.name, [step]));
-toolLoopAnswers.push(textAnswer([FINAL_TEXT]));
-const parallelAnswers = [
-  toolAnswer(
-    WAIT_TOOL.name,
-    Array.from({ length: PARALLEL_CALLS }, (_, index) => index),
-  ),
-  textAnswer([FINAL_TEXT]),
-];
-const shortAnswers = [textAnswer([SHORT_TEXT])];
+const {
+  stream: streamAnswers,
+  toolLoop: toolLoopAnswers,
+  parallel: parallelAnswers,
+  short: shortAnswers,
+} = answerPlans({ textAnswer, toolAnswer });
 
 function historyMessages() {
   return neutralHistory().map((item) => {

@@ -8,16 +8,12 @@ import { join } from 'node:path';
  * W5), schema validation (tools with a JSON schema) and token accounting (usage in every answer) on.
  */
 import {
+  answerPlans,
   callArguments,
   callId,
   ECHO_TOOL,
-  FINAL_TEXT,
   neutralHistory,
-  PARALLEL_CALLS,
   PARALLEL_DELAY_MS,
-  SHORT_TEXT,
-  streamDeltas,
-  TOOL_STEPS,
   USAGE,
   USER_TEXT,
   WAIT_TOOL,
@@ -68,12 +64,12 @@ function textAnswer(deltas) {
   ];
 }
 
-function toolAnswer(calls) {
+function toolAnswer(toolName, calls) {
   return [
     ...calls.map((index) => ({
       type: 'tool_call',
       callId: callId(index),
-      toolName: ECHO_TOOL.name,
+      toolName,
       arguments: callArguments(index),
     })),
     usageEvent,
@@ -170,18 +166,12 @@ async function inNewSession(setup, answers) {
   }
 }
 
-const deltas = streamDeltas();
-const streamAnswers = [textAnswer(deltas)];
-const toolLoopAnswers = [];
-for (let step = 0; step < TOOL_STEPS; step++) toolLoopAnswers.push(toolAnswer([step]));
-toolLoopAnswers.push(textAnswer([FINAL_TEXT]));
-const parallelAnswers = [
-  toolAnswer(Array.from({ length: PARALLEL_CALLS }, (_, index) => index)).map((event) =>
-    event.type === 'tool_call' ? { ...event, toolName: WAIT_TOOL.name } : event,
-  ),
-  textAnswer([FINAL_TEXT]),
-];
-const shortAnswers = [textAnswer([SHORT_TEXT])];
+const {
+  stream: streamAnswers,
+  toolLoop: toolLoopAnswers,
+  parallel: parallelAnswers,
+  short: shortAnswers,
+} = answerPlans({ textAnswer, toolAnswer });
 
 /** W4's history as session events, saved under a new session id before each measured run. */
 function historyEvents() {
