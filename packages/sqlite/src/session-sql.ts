@@ -29,7 +29,10 @@ export const SESSION_SQL = {
     WHERE updated_at = ? AND session_id = ? AND event_count = ? AND session = ?`,
   setTitle: 'UPDATE sessions SET title = ?, title_lower = ? WHERE id = ? AND title IS NULL',
   insertEvent: 'INSERT INTO events (id, timestamp, tagged, searchable, payload) VALUES (?, ?, ?, ?, ?)',
-  events: 'SELECT timestamp, payload, tagged FROM events WHERE id BETWEEN ? AND ? ORDER BY id',
+  // A session's log is read as two single-column lists (see loadSession); a tagged row's time comes as text.
+  eventTimes: `SELECT CASE tagged WHEN 1 THEN timestamp || 't' ELSE timestamp END
+    FROM events WHERE id BETWEEN ? AND ? ORDER BY id`,
+  eventPayloads: 'SELECT payload FROM events WHERE id BETWEEN ? AND ? ORDER BY id',
   deleteActivity: 'DELETE FROM session_activity WHERE updated_at = ? AND session_id = ?',
   deleteActivityBySession: 'DELETE FROM session_activity WHERE session = ?',
   deleteEvents: 'DELETE FROM events WHERE id BETWEEN ? AND ?',
