@@ -114,7 +114,7 @@ export class Agent {
         systemPromptOverride: replayed.sessionConfig?.systemPromptOverride,
         claim,
       });
-      state.context.reset(replayed.messages);
+      state.context.reset(replayed.messages, replayed.chars);
       state.turnCount = replayed.turnCount;
       const interval = this.runtime.config.memoryCheckpointInterval;
       state.turnsSinceCheckpoint = interval > 0 ? replayed.turnCount % interval : 0;

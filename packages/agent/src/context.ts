@@ -28,11 +28,72 @@ function blocksChars(blocks: readonly ContentBlock[]): number {
 
 function argumentsChars(value: unknown): number {
   if (typeof value === 'string') return value.length;
+  const length = jsonLength(value, 0);
+  if (length >= 0) return length;
   try {
     return JSON.stringify(value)?.length ?? 0;
   } catch {
     return 0;
   }
+}
+
+/** A character JSON.stringify writes as an escape, or a surrogate (a lone one is escaped too). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what JSON escapes.
+const ESCAPED_IN_JSON = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** Deeper than this, `jsonLength` leaves the value to JSON.stringify. */
+const MAX_JSON_DEPTH = 64;
+
+/**
+ * The length of `JSON.stringify(value)` for plain JSON data, without building the string (every tool call is
+ * measured when it enters the context, and a resume measures thousands); -1 for anything else (a Date, a
+ * class instance, a cycle), which the caller leaves to JSON.stringify.
+ */
+function jsonLength(value: unknown, depth: number): number {
+  switch (typeof value) {
+    case 'string':
+      return ESCAPED_IN_JSON.test(value) ? JSON.stringify(value).length : value.length + 2;
+    case 'number':
+      return Number.isFinite(value) ? String(value === 0 ? 0 : value).length : 4;
+    case 'boolean':
+      return value ? 4 : 5;
+    case 'object':
+      break;
+    default:
+      return -1;
+  }
+  if (value === null) return 4;
+  if (depth > MAX_JSON_DEPTH) return -1;
+  if (Array.isArray(value)) {
+    let length = value.length > 0 ? value.length + 1 : 2;
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      const itemLength = isSkippedInJson(item) ? 4 : jsonLength(item, depth + 1);
+      if (itemLength < 0) return -1;
+      length += itemLength;
+    }
+    return length;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return -1;
+  const record = value as Record<string, unknown>;
+  if (typeof record.toJSON === 'function') return -1;
+  let length = 1;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const item = record[key];
+    if (isSkippedInJson(item)) continue;
+    const itemLength = jsonLength(item, depth + 1);
+    if (itemLength < 0) return -1;
+    // The key, a colon, the value, and a comma or the closing brace.
+    length += jsonLength(key, 0) + itemLength + 2;
+  }
+  return length === 1 ? 2 : length;
+}
+
+/** A value JSON.stringify leaves out of an object and writes as null in an array. */
+function isSkippedInJson(value: unknown): boolean {
+  return value === undefined || typeof value === 'function' || typeof value === 'symbol';
 }
 
 /** Converts characters to the estimated token count. */
@@ -76,11 +137,11 @@ export class ContextManager {
     this.charsSinceReport += chars;
   }
 
-  /** Replaces the whole history (resume, compaction). */
-  reset(messages: Message[]): void {
+  /** Replaces the whole history (resume, compaction); `chars` is their size when the caller measured it. */
+  reset(messages: Message[], chars?: number): void {
     this.history = messages;
-    let total = 0;
-    for (const message of messages) total += messageChars(message);
+    let total = chars ?? 0;
+    if (chars === undefined) for (const message of messages) total += messageChars(message);
     this.totalChars = total;
     this.reportedTokens = undefined;
     this.charsSinceReport = 0;
@@ -109,6 +170,8 @@ export class ContextManager {
 /** What a replayed log yields. */
 export interface ReplayedSession {
   messages: Message[];
+  /** The size of `messages` in characters, as `messageChars` counts it. */
+  chars: number;
   sessionConfig: SessionConfig | undefined;
   /** Each user message is one turn. */
   turnCount: number;
@@ -151,12 +214,21 @@ export function missingResult(callId: string): Message {
  */
 export function replaySessionEvents(events: readonly SessionEvent[]): ReplayedSession {
   let messages: Message[] = [];
+  // Measured as the messages are made, so that a resume walks its (often long) log once.
+  let chars = 0;
   let sessionConfig: SessionConfig | undefined;
   let turnCount = 0;
   const open = new Set<string>();
+  const add = (message: Message, size: number): void => {
+    messages.push(message);
+    chars += size;
+  };
   const closeOpenCalls = (): void => {
     // A result that never came must come before anything else, so tool pairs stay whole.
-    for (const callId of open) messages.push(missingResult(callId));
+    for (const callId of open) {
+      const message = missingResult(callId);
+      add(message, messageChars(message));
+    }
     open.clear();
   };
   for (const event of events) {
@@ -167,32 +239,41 @@ export function replaySessionEvents(events: readonly SessionEvent[]): ReplayedSe
     switch (payload.type) {
       case 'user_message':
         turnCount += 1;
-        messages.push({ type: 'user', content: payload.content });
+        add({ type: 'user', content: payload.content }, blocksChars(payload.content));
         break;
       case 'assistant_message':
-        messages.push({ type: 'assistant', content: payload.content, status: payload.status });
-        if (payload.status === 'incomplete') messages.push(interruptedNotice());
+        add(
+          { type: 'assistant', content: payload.content, status: payload.status },
+          blocksChars(payload.content),
+        );
+        if (payload.status === 'incomplete') add(interruptedNotice(), INTERRUPTED_MESSAGE_NOTICE.length);
         break;
       case 'tool_call':
         open.add(payload.callId);
-        messages.push({
-          type: 'tool_call',
-          callId: payload.callId,
-          toolName: payload.toolName,
-          arguments: payload.arguments,
-        });
+        add(
+          {
+            type: 'tool_call',
+            callId: payload.callId,
+            toolName: payload.toolName,
+            arguments: payload.arguments,
+          },
+          payload.toolName.length + argumentsChars(payload.arguments),
+        );
         break;
       case 'tool_result':
         open.delete(payload.callId);
-        messages.push({
-          type: 'tool_result',
-          callId: payload.callId,
-          content: payload.content,
-          isError: payload.isError,
-        });
+        add(
+          {
+            type: 'tool_result',
+            callId: payload.callId,
+            content: payload.content,
+            isError: payload.isError,
+          },
+          payload.content.length,
+        );
         break;
       case 'system_message':
-        messages.push({ type: 'system', content: payload.content });
+        add({ type: 'system', content: payload.content }, payload.content.length);
         break;
       case 'metadata':
         if (payload.key === 'session_config') {
@@ -203,11 +284,13 @@ export function replaySessionEvents(events: readonly SessionEvent[]): ReplayedSe
             closeOpenCalls();
             const kept = compaction.keptMessages > 0 ? messages.slice(-compaction.keptMessages) : [];
             messages = [summaryMessage(compaction.summary), ...kept];
+            chars = 0;
+            for (const message of messages) chars += messageChars(message);
           }
         }
         break;
     }
   }
   closeOpenCalls();
-  return { messages, sessionConfig, turnCount };
+  return { messages, chars, sessionConfig, turnCount };
 }

@@ -1,5 +1,7 @@
+import fc from 'fast-check';
 import { afterEach, describe, expect, test } from 'vitest';
-import { ContextManager, messageChars } from '../src/context.js';
+import { ContextManager, messageChars, replaySessionEvents } from '../src/context.js';
+import type { SessionEvent } from '../src/ports/storage.js';
 import { ScriptedModelProvider, scriptedModel } from '../src/testing/index.js';
 import { buildAgent, defineTool, runTurn, shutdownAgents } from './support/agent-fixtures.js';
 
@@ -108,5 +110,64 @@ describe('the token estimate (SPEC §4 Compaction, §5.11)', () => {
     });
     // Two images are 2,000 estimated tokens, over half of the 2,000-token window: the second turn compacts.
     expect(second.types).toContain('context_compacted');
+  });
+
+  test("a tool call's arguments count as many characters as their JSON text has, for any JSON value", () => {
+    const toolName = 'lookup';
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.string({ unit: 'binary' }), (value, text) => {
+        // A string is the model's unparsed argument text: counted as it is.
+        for (const args of [{ value }, { text, value }, [text, value, undefined]]) {
+          const chars = messageChars({ type: 'tool_call', callId: 'c', toolName, arguments: args });
+          expect(chars).toBe(toolName.length + (JSON.stringify(args)?.length ?? 0));
+        }
+      }),
+    );
+    // Values JSON writes its own way: a Date, toJSON, -0, NaN, skipped members, a null prototype.
+    const odd: unknown[] = [
+      { at: new Date(0) },
+      { toJSON: () => 'short' },
+      [-0, Number.NaN, Number.POSITIVE_INFINITY, 1e21, 0.1],
+      { skipped: undefined, fn: () => 1, kept: 'yes' },
+      Object.assign(Object.create(null) as object, { a: 1 }),
+      ['lone \ud800 surrogate "quoted"\n'],
+    ];
+    for (const args of odd) {
+      const chars = messageChars({ type: 'tool_call', callId: 'c', toolName, arguments: args });
+      expect(chars).toBe(toolName.length + (JSON.stringify(args)?.length ?? 0));
+    }
+  });
+
+  test('a replayed log is measured as it is rebuilt: the same size as measuring its messages one by one', () => {
+    const at = new Date(0);
+    const events: SessionEvent[] = [
+      { timestamp: at, payload: { type: 'user_message', content: [{ type: 'text', text: 'read it' }] } },
+      {
+        timestamp: at,
+        payload: { type: 'tool_call', callId: 'a', toolName: 'read', arguments: { p: 'x"y' } },
+      },
+      { timestamp: at, payload: { type: 'tool_result', callId: 'a', content: 'contents', isError: false } },
+      { timestamp: at, payload: { type: 'tool_call', callId: 'b', toolName: 'read', arguments: [1, null] } },
+      {
+        timestamp: at,
+        payload: {
+          type: 'assistant_message',
+          content: [{ type: 'text', text: 'cut' }],
+          status: 'incomplete',
+        },
+      },
+      { timestamp: at, payload: { type: 'system_message', content: 'a note' } },
+      {
+        timestamp: at,
+        payload: { type: 'metadata', key: 'compaction', value: { summary: 's', keptMessages: 3 } },
+      },
+      { timestamp: at, payload: { type: 'user_message', content: [{ type: 'text', text: 'and now?' }] } },
+    ];
+    for (let end = 1; end <= events.length; end++) {
+      const replayed = replaySessionEvents(events.slice(0, end));
+      let measured = 0;
+      for (const message of replayed.messages) measured += messageChars(message);
+      expect(replayed.chars).toBe(measured);
+    }
   });
 });
