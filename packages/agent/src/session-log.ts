@@ -10,9 +10,13 @@ export class SessionLog {
   private readonly storage: SessionStorage | undefined;
   private readonly sessionId: string;
   private readonly pending: SessionEvent[] = [];
-  private flushing: Promise<void> = Promise.resolve();
-  /** Write passes started or chained and not finished yet. */
-  private passes = 0;
+  /**
+   * The write pass under way, if any. A pass writes until the queue is empty, so an event queued while it runs
+   * is written by it: appends during a pass join it rather than chain a pass of their own. It is cleared at
+   * the very moment the pass finds the queue empty (or fails), never later, so that no append can join a pass
+   * that will not look at the queue again.
+   */
+  private running: Promise<void> | undefined;
 
   constructor(options: { storage: SessionStorage | undefined; sessionId: string }) {
     this.storage = options.storage;
@@ -29,62 +33,69 @@ export class SessionLog {
     return this.pending.length;
   }
 
-  /** Records an event now and writes it (after any earlier ones still queued); rejects with STORAGE_ERROR. */
+  /**
+   * Records an event now and writes it (after any earlier ones still queued); rejects with STORAGE_ERROR.
+   * Events appended one after another without waiting share one write pass and one promise.
+   */
   append(payload: SessionEventPayload): Promise<void> {
-    if (this.storage === undefined) return Promise.resolve();
+    if (this.storage === undefined) return RESOLVED;
     this.pending.push({ timestamp: new Date(), payload });
     return this.flush();
   }
 
   /** Writes every queued event, in order; rejects with STORAGE_ERROR and keeps the rest queued. */
   flush(): Promise<void> {
-    // With no pass running, this one starts at once rather than a tick later behind the settled chain: every
-    // message of a turn comes through here.
-    this.passes += 1;
-    const run = this.passes === 1 ? this.writePending() : this.flushing.then(() => this.writePending());
-    // The chain must survive a failure, so that the next flush retries.
-    this.flushing = run.catch(ignore);
-    return run;
+    if (this.running !== undefined) return this.running;
+    const pass = this.writePending();
+    // A pass that ended at once (nothing queued, or a synchronous refusal) is not one to join.
+    if (this.writing) this.running = pass;
+    return pass;
   }
 
+  /** Set while a pass waits for the storage; read by `flush` right after it started one. */
+  private writing = false;
+
   /**
-   * One write pass: the queued events one after another, each removed once the storage took it. Written with
-   * promises rather than as an async function: a pass usually writes one event, and a suspended async function
-   * per event was much of its cost.
+   * Writes the queued events one after another, each removed once the storage took it. Written with promises
+   * rather than as an async function: a pass usually writes one event, and a suspended async function per
+   * event was much of its cost.
    */
   private writePending(): Promise<void> {
     const storage = this.storage;
     const event = this.pending[0];
-    if (storage === undefined || event === undefined) {
-      this.passes -= 1;
-      return Promise.resolve();
-    }
+    if (storage === undefined || event === undefined) return this.ended();
     let saved: Promise<void>;
     try {
       saved = Promise.resolve(storage.saveEvent(this.sessionId, event));
     } catch (error) {
-      this.passes -= 1;
+      this.ended();
       return Promise.reject(storageError(error, `saving an event of session '${this.sessionId}' failed`));
     }
+    this.writing = true;
     return saved.then(this.saved, this.notSaved) as Promise<void>;
   }
 
   private readonly saved = (): Promise<void> | undefined => {
     this.pending.shift();
     if (this.pending.length > 0) return this.writePending();
-    this.passes -= 1;
+    this.ended();
     return undefined;
   };
 
   private readonly notSaved = (error: unknown): never => {
-    this.passes -= 1;
+    this.ended();
     throw storageError(error, `saving an event of session '${this.sessionId}' failed`);
   };
+
+  /** The pass is over: later appends start a new one. */
+  private ended(): Promise<void> {
+    this.running = undefined;
+    this.writing = false;
+    return RESOLVED;
+  }
 }
 
-function ignore(): undefined {
-  return undefined;
-}
+const RESOLVED: Promise<void> = Promise.resolve();
 
 /** Whatever a storage threw, as STORAGE_ERROR (the original kept as `cause`). */
 export function storageError(error: unknown, context: string): AgentError {

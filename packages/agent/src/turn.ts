@@ -54,19 +54,23 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
   const keepStorageFailure = (error: unknown): void => {
     storageFailure ??= error;
   };
+  // The write of the batch's results so far: results are queued for writing as they arrive (the log keeps their
+  // order) and the batch waits for the writes once, at its end, not after each result.
+  let resultsWritten: Promise<void> | undefined;
   // Not an async function: it runs once per tool call, and the suspended frame was a measurable cost.
-  const onResult = (outcome: ToolCallOutcome): Promise<void> | undefined => {
+  const onResult = (outcome: ToolCallOutcome): undefined => {
     openCalls.delete(outcome.callId);
     const { content, isError } = outcome.output;
     try {
-      return commit(
+      resultsWritten = commit(
         { type: 'tool_result', callId: outcome.callId, content, isError },
         { type: 'tool_result', callId: outcome.callId, content, isError },
-      ).then(undefined, keepStorageFailure);
+      );
+      resultsWritten.then(undefined, keepStorageFailure);
     } catch (error) {
       keepStorageFailure(error);
-      return undefined;
     }
+    return undefined;
   };
   const commitSystem = (content: string): Promise<void> =>
     commit({ type: 'system', content }, { type: 'system_message', content });
@@ -188,8 +192,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
       // 4f. No tool call: the turn's answer is complete.
       if (answer.toolCalls.length === 0) break;
 
-      // 4g. Tool calls enter the context before they run, then their results in call order.
+      // 4g. Tool calls enter the context before they run, then their results in call order. The calls are
+      // queued for writing together and the tools start once all of them are saved.
       const calls: ToolCallRequest[] = [];
+      let callsWritten: Promise<void> | undefined;
       for (const call of answer.toolCalls) {
         const parsed = parseToolArguments(call.arguments);
         const request: ToolCallRequest = parsed.ok
@@ -202,12 +208,15 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
             };
         calls.push(request);
         openCalls.add(call.callId);
-        await commit(
+        callsWritten = commit(
           { type: 'tool_call', callId: call.callId, toolName: call.toolName, arguments: request.arguments },
           { type: 'tool_call', callId: call.callId, toolName: call.toolName, arguments: request.arguments },
         );
       }
+      // Appends made without waiting share one write pass: its promise settles once every call is written.
+      await callsWritten;
       storageFailure = undefined;
+      resultsWritten = undefined;
       await runtime.tools.executeBatch({
         calls,
         sessionId: session.id,
@@ -219,6 +228,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
         reportError,
         onResult,
       });
+      if (resultsWritten !== undefined) await (resultsWritten as Promise<void>).catch(keepStorageFailure);
       if (storageFailure !== undefined) throw storageFailure;
 
       // 4i. The tool-call limit ends the turn with a notice to the model.

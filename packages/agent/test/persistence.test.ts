@@ -114,6 +114,49 @@ describe('write-ahead', () => {
     ).toEqual(['first', 'second']);
   });
 
+  test('with a slow storage, a batch starts once all its calls are saved, and the model waits for all results', async () => {
+    const storage = new ControllableSessionStorage();
+    // Every write takes a few milliseconds, so that nothing is saved "by accident" before it is waited for.
+    storage.beforeSave = () => new Promise((resolve) => setTimeout(resolve, 3));
+    let sessionId = '';
+    const seenByTools: Promise<SessionEventPayload[]>[] = [];
+    const seenByModel: Promise<SessionEventPayload[]>[] = [];
+    const look = defineTool({
+      name: 'look',
+      execute: async () => {
+        seenByTools.push(storedPayloads(storage, sessionId));
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        return { content: 'seen', isError: false };
+      },
+    });
+    const provider = new ScriptedModelProvider({
+      responses: [
+        ['a', 'b', 'c'].map((callId) => ({ type: 'tool_call' as const, toolName: 'look', callId })),
+        () => {
+          seenByModel.push(storedPayloads(storage, sessionId));
+          return [{ type: 'text', text: 'done' }];
+        },
+      ],
+    });
+    const { agent } = await buildAgent({ provider, tools: [look], sessionStorage: storage });
+    const session = await agent.newSession();
+    sessionId = session.id;
+    await runTurn(session, 'look thrice');
+
+    expect(seenByTools).toHaveLength(3);
+    for (const seen of seenByTools) {
+      expect((await seen).filter((payload) => payload.type === 'tool_call').map((p) => p.callId)).toEqual([
+        'a',
+        'b',
+        'c',
+      ]);
+    }
+    const beforeSecondCall = await seenByModel[0];
+    expect(
+      beforeSecondCall?.filter((payload) => payload.type === 'tool_result').map((p) => p.callId),
+    ).toEqual(['a', 'b', 'c']);
+  });
+
   test('a turn whose events nobody reads is persisted whole; resume rebuilds the same context', async () => {
     const storage = new ControllableSessionStorage();
     const provider = new ScriptedModelProvider({
