@@ -35,6 +35,8 @@ export async function readChatStream(options: {
     throw toProviderError(error, provider.id);
   }
   const iterator = stream[Symbol.asyncIterator]();
+  // A stream that ended by itself needs no `return()`: that call is a round of promises per model answer.
+  let ended = false;
   try {
     while (true) {
       let step: IteratorResult<ChatEvent>;
@@ -43,10 +45,14 @@ export async function readChatStream(options: {
       } catch (error) {
         throw toProviderError(error, provider.id);
       }
-      if (step.done || options.onEvent(step.value) === false) return;
+      if (step.done) {
+        ended = true;
+        return;
+      }
+      if (options.onEvent(step.value) === false) return;
     }
   } finally {
-    await iterator.return?.()?.catch(() => undefined);
+    if (!ended) await iterator.return?.()?.catch(() => undefined);
   }
 }
 

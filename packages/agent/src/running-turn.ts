@@ -98,3 +98,26 @@ export class RunningTurn implements AsyncIterable<AgentEvent> {
     return { next: () => channel.next() };
   }
 }
+
+/**
+ * Whether a turn was cancelled, as a plain field: the turn loop asks between every streamed event and every
+ * tool call, and `AbortSignal.aborted` is a getter with a brand check, a measurable cost at that rate. The
+ * field is set by the signal's own abort listener, so it turns true at the same moment the signal does.
+ */
+export class TurnCancellation {
+  aborted = false;
+
+  constructor(signal: AbortSignal) {
+    if (signal.aborted) this.aborted = true;
+    else signal.addEventListener('abort', this.#onAbort, { once: true });
+  }
+
+  /** Stops listening (the turn is over), so that nothing of the turn stays on a signal a provider kept. */
+  release(signal: AbortSignal): void {
+    signal.removeEventListener('abort', this.#onAbort);
+  }
+
+  readonly #onAbort = (): void => {
+    this.aborted = true;
+  };
+}

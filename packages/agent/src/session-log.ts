@@ -1,5 +1,6 @@
 import { AgentError, describeError, isAgentError } from './error.js';
 import type { SessionEvent, SessionEventPayload, SessionStorage } from './ports/storage.js';
+import { immediateSaverOf } from './storage/in-memory.js';
 
 /**
  * The write-ahead log of one session. Events are saved in the order they happened; an event the
@@ -18,9 +19,13 @@ export class SessionLog {
    */
   private running: Promise<void> | undefined;
 
+  /** The storage's synchronous save, when it has one (the in-memory storage). */
+  private readonly saveNow: ((sessionId: string, event: SessionEvent) => void) | undefined;
+
   constructor(options: { storage: SessionStorage | undefined; sessionId: string }) {
     this.storage = options.storage;
     this.sessionId = options.sessionId;
+    this.saveNow = options.storage === undefined ? undefined : immediateSaverOf(options.storage);
   }
 
   /** True when no storage is registered: the session lives in memory only. */
@@ -35,11 +40,22 @@ export class SessionLog {
 
   /**
    * Records an event now and writes it (after any earlier ones still queued); rejects with STORAGE_ERROR.
-   * Events appended one after another without waiting share one write pass and one promise.
+   * Events appended one after another without waiting share one write pass and one promise. Answers
+   * `undefined` rather than a promise when the event is already written (or there is no storage).
    */
-  append(payload: SessionEventPayload): Promise<void> {
-    if (this.storage === undefined) return RESOLVED;
-    this.pending.push({ timestamp: new Date(), payload });
+  append(payload: SessionEventPayload): Promise<void> | undefined {
+    if (this.storage === undefined) return undefined;
+    const event: SessionEvent = { timestamp: new Date(), payload };
+    if (this.saveNow !== undefined && this.running === undefined && this.pending.length === 0) {
+      try {
+        this.saveNow(this.sessionId, event);
+        return undefined;
+      } catch {
+        // Refused: queued and written through the port like any storage's event, which reports the failure
+        // (and retries it before the next event) the way every other refusal is reported.
+      }
+    }
+    this.pending.push(event);
     return this.flush();
   }
 

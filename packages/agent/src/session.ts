@@ -4,7 +4,7 @@ import { AgentError, toAgentError } from './error.js';
 import type { AgentEventPayload } from './event.js';
 import { normaliseUserInput } from './input.js';
 import type { SessionClaim } from './ports/storage.js';
-import { EventChannel, RunningTurn, type TurnStatus } from './running-turn.js';
+import { EventChannel, RunningTurn, TurnCancellation, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
 import { runTurn } from './turn.js';
@@ -62,6 +62,7 @@ export class SessionController {
     const content = normaliseUserInput(input, this.state.model.info);
     const turnId = randomUUID();
     const controller = new AbortController();
+    const cancellation = new TurnCancellation(controller.signal);
     const channel = new EventChannel();
     const state = this.state;
     const emit = (payload: AgentEventPayload): void => {
@@ -79,6 +80,7 @@ export class SessionController {
       input: { content },
       turnId,
       signal: controller.signal,
+      cancellation,
       emit,
     })
       .catch((error: unknown): TurnStatus => {
@@ -90,6 +92,7 @@ export class SessionController {
         return 'failed';
       })
       .finally(() => {
+        cancellation.release(controller.signal);
         channel.close();
         this.activeTurn = undefined;
         if (this.closing !== undefined && this.abandoned) void this.release();

@@ -39,8 +39,8 @@ export class BatchRun {
   readonly #outcomes: (ToolCallOutcome | undefined)[];
   /** The cancellations of the calls executing now, in the order they started (a slot is cleared at the end). */
   readonly #running: (CallAbort | undefined)[] = [];
-  /** The time-outs of the calls that run on. */
-  readonly #timeouts = new TimeoutGroup();
+  /** The time-outs of the calls that run on; made for the first such call (most tools answer at once). */
+  #timeouts: TimeoutGroup | undefined;
   /** Whether `#onTurnAbort` listens on the turn's signal. */
   #listening = false;
   #delivered = 0;
@@ -59,34 +59,59 @@ export class BatchRun {
 
   /**
    * Runs the calls concurrently when every call that will run is read-only, else one after another in call
-   * order. Resolves with the outcomes in call order once every call has settled; rejects only with the first
+   * order. Answers with the outcomes in call order once every call has settled: at once, without a promise,
+   * when every call, hook and delivery answered synchronously; else as a promise. Rejects only with the first
    * error `onResult` threw (after the running calls have settled; calls not yet started are skipped).
    */
-  async run(): Promise<ToolCallOutcome[]> {
+  run(): ToolCallOutcome[] | Promise<ToolCallOutcome[]> {
     const { calls } = this.#options;
     let serial = false;
     for (const plan of this.#plans) {
       if (typeof plan !== 'string' && plan.handler.isMutating) serial = true;
     }
-    try {
-      // A single call runs the same either way; the serial path does it with fewer promises.
-      if (serial || calls.length === 1) {
-        for (let index = 0; index < calls.length; index++) {
-          let outcome = this.#runCall(index);
-          if (outcome instanceof Promise) outcome = await outcome;
-          this.#outcomes[index] = outcome;
-          const delivered = this.#deliver(outcome);
-          if (delivered !== undefined) await delivered;
-        }
-      } else {
-        await this.#runConcurrently();
-      }
-    } finally {
-      if (this.#listening) this.#options.signal.removeEventListener('abort', this.#onTurnAbort);
+    // A single call runs the same either way; the serial path does it with fewer promises.
+    if (serial || calls.length === 1) return this.#runSerially(0);
+    return this.#runConcurrently().then(this.#end, this.#failed);
+  }
+
+  /** The serial calls from `from` on, synchronously until a call or a delivery answers with a promise. */
+  #runSerially(from: number): ToolCallOutcome[] | Promise<ToolCallOutcome[]> {
+    const { calls } = this.#options;
+    for (let index = from; index < calls.length; index++) {
+      const outcome = this.#runCall(index);
+      if (outcome instanceof Promise) return this.#runSeriallyLater(index, outcome);
+      this.#outcomes[index] = outcome;
+      const delivered = this.#deliver(outcome);
+      if (delivered !== undefined) return delivered.then(() => this.#runSerially(index + 1), this.#failed);
     }
+    return this.#end();
+  }
+
+  /** Call `index` of a serial batch answered with a promise: its outcome is delivered, then the rest run. */
+  async #runSeriallyLater(index: number, outcome: Promise<ToolCallOutcome>): Promise<ToolCallOutcome[]> {
+    try {
+      const settled = await outcome;
+      this.#outcomes[index] = settled;
+      const delivered = this.#deliver(settled);
+      if (delivered !== undefined) await delivered;
+    } catch (error) {
+      return this.#failed(error);
+    }
+    return this.#runSerially(index + 1);
+  }
+
+  /** The batch is over: the turn's signal is let go, and the outcomes (or the first delivery error) come out. */
+  readonly #end = (): ToolCallOutcome[] => {
+    if (this.#listening) this.#options.signal.removeEventListener('abort', this.#onTurnAbort);
     if (this.#deliveryError !== undefined) throw this.#deliveryError.error;
     return this.#outcomes as ToolCallOutcome[];
-  }
+  };
+
+  /** A failure of the batch's own machinery: the signal is let go all the same. */
+  readonly #failed = (error: unknown): never => {
+    if (this.#listening) this.#options.signal.removeEventListener('abort', this.#onTurnAbort);
+    throw error;
+  };
 
   /** Aborts the calls that run now, in the order they started. */
   readonly #onTurnAbort = (): void => {
@@ -120,7 +145,7 @@ export class BatchRun {
 
   /** Cancellation, or an onResult failure: calls not started yet are not started any more. */
   #stopped(): boolean {
-    return this.#options.signal.aborted || this.#deliveryError !== undefined;
+    return (this.#options.cancellation ?? this.#options.signal).aborted || this.#deliveryError !== undefined;
   }
 
   /** Hands an outcome to `onResult`; a promise only when `onResult` answered with one. */
@@ -394,12 +419,12 @@ export class BatchRun {
 
   /** Calls a tool with its own CallAbort, among the running calls until it has its result. */
   #callTool(handler: ToolHandler, callId: string, args: unknown): ToolOutput | PendingTool {
-    const { sessionId, turnId, signal } = this.#options;
+    const { sessionId, turnId, signal, cancellation } = this.#options;
     const running = this.#running;
     const abort = new CallAbort(signal, this.#listen);
     const slot = running.push(abort) - 1;
     // The batch checked the signal before it got here; this covers the time since all the same.
-    if (signal.aborted) abort.abort(signal.reason);
+    if ((cancellation ?? signal).aborted) abort.abort(signal.reason);
     const end = (): void => {
       running[slot] = undefined;
       abort.finish();
@@ -410,6 +435,7 @@ export class BatchRun {
   /** Bounds a tool that runs on by the timeout; from now on a turn cancel must reach its signal as it happens. */
   #watch(pending: PendingTool, started: number): Promise<ToolOutput> {
     this.#listen();
+    this.#timeouts ??= new TimeoutGroup();
     return watchTool(pending, { started, timeoutMs: this.#timeoutMs, timeouts: this.#timeouts });
   }
 }

@@ -33,6 +33,8 @@ export interface ExecuteBatchOptions {
   turnId: string;
   /** The turn's cancellation. */
   signal: AbortSignal;
+  /** The same as `signal.aborted`, cheaper to ask (the turn's TurnCancellation); `signal` itself when absent. */
+  cancellation?: { readonly aborted: boolean };
   hooks: HookRegistry;
   /** How many calls of this batch may run (the tool-call limit); later calls get an `isError` result. */
   runnable: number;
@@ -111,10 +113,11 @@ export class ToolDispatcher {
 
   /**
    * Runs one batch: concurrently when every call that will run is read-only, else one after another in call
-   * order. Resolves with the outcomes in call order once every call has settled; rejects only with the
-   * first error `onResult` threw (after the running calls have settled; calls not yet started are skipped).
+   * order. Answers with the outcomes in call order once every call has settled, at once when the whole batch
+   * ran synchronously, else as a promise (await it either way); fails only with the first error `onResult`
+   * threw (after the running calls have settled; calls not yet started are skipped).
    */
-  executeBatch(options: ExecuteBatchOptions): Promise<ToolCallOutcome[]> {
+  executeBatch(options: ExecuteBatchOptions): ToolCallOutcome[] | Promise<ToolCallOutcome[]> {
     try {
       return new BatchRun(options, this.#tools, this.#timeoutMs).run();
     } catch (error) {

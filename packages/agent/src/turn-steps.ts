@@ -23,7 +23,7 @@ export interface ModelAnswer {
 
 /** Streams one model answer, emitting its deltas, and assembles the assistant content. */
 export async function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
-  const { session, signal, emit } = options;
+  const { session, signal, cancellation, emit } = options;
   const reasoning: ContentBlock[] = [];
   let reasoningText = '';
   let reasoningOpen = false;
@@ -52,7 +52,7 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
       signal,
       onEvent: (event) => {
         // Yield point: between stream events.
-        if (signal.aborted) {
+        if (cancellation.aborted) {
           answer.cancelled = true;
           return false;
         }

@@ -26,6 +26,8 @@ export interface TurnOptions {
   input: UserInput;
   turnId: string;
   signal: AbortSignal;
+  /** The same cancellation as `signal`, as a plain field for the checks made at every step. */
+  cancellation: { readonly aborted: boolean };
   emit: (payload: AgentEventPayload) => void;
 }
 
@@ -35,7 +37,7 @@ export interface TurnOptions {
  * reported as an `error` event; the terminal event is emitted in `finally`, so it always comes, once.
  */
 export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
-  const { runtime, session, input, turnId, signal, emit } = options;
+  const { runtime, session, input, turnId, signal, cancellation, emit } = options;
   const { config, hooks } = runtime;
   const context = session.context;
   const reportError = (error: AgentError): void => emit({ type: 'error', error });
@@ -43,8 +45,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
   let toolCallCount = 0;
   const openCalls = new Set<string>();
 
-  // Each message is saved as it enters the context (write-ahead, SPEC §4).
-  const commit = (message: Message, payload: SessionEventPayload): Promise<void> => {
+  // Each message is saved as it enters the context (write-ahead, SPEC §4); undefined once it is written.
+  const commit = (message: Message, payload: SessionEventPayload): Promise<void> | undefined => {
     context.push(message);
     session.sinceCheckpoint.push(message);
     return session.log.append(payload);
@@ -62,17 +64,20 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
     openCalls.delete(outcome.callId);
     const { content, isError } = outcome.output;
     try {
-      resultsWritten = commit(
+      const written = commit(
         { type: 'tool_result', callId: outcome.callId, content, isError },
         { type: 'tool_result', callId: outcome.callId, content, isError },
       );
-      resultsWritten.then(undefined, keepStorageFailure);
+      if (written !== undefined) {
+        resultsWritten = written;
+        written.then(undefined, keepStorageFailure);
+      }
     } catch (error) {
       keepStorageFailure(error);
     }
     return undefined;
   };
-  const commitSystem = (content: string): Promise<void> =>
+  const commitSystem = (content: string): Promise<void> | undefined =>
     commit({ type: 'system', content }, { type: 'system_message', content });
 
   try {
@@ -109,7 +114,11 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
     }
 
     // 3. The user message is saved before the model is called.
-    await commit({ type: 'user', content: input.content }, { type: 'user_message', content: input.content });
+    const userWritten = commit(
+      { type: 'user', content: input.content },
+      { type: 'user_message', content: input.content },
+    );
+    if (userWritten !== undefined) await userWritten;
     session.turnCount += 1;
     session.turnsSinceCheckpoint += 1;
 
@@ -137,7 +146,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
         }
         if (compacted === 'compacted') stable = cachedStablePrompt(runtime, session);
       }
-      if (signal.aborted) {
+      if (cancellation.aborted) {
         status = 'cancelled';
         break;
       }
@@ -168,10 +177,11 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
       const interrupted = answer.cancelled || answer.error !== undefined;
       if (answer.content.length > 0) {
         const statusOfMessage = interrupted ? 'incomplete' : 'complete';
-        await commit(
+        const written = commit(
           { type: 'assistant', content: answer.content, status: statusOfMessage },
           { type: 'assistant_message', content: answer.content, status: statusOfMessage },
         );
+        if (written !== undefined) await written;
         if (interrupted) {
           // The notice is derived, not saved: replaying the log adds it at the same place.
           const notice = interruptedNotice();
@@ -208,32 +218,41 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
             };
         calls.push(request);
         openCalls.add(call.callId);
-        callsWritten = commit(
+        const written = commit(
           { type: 'tool_call', callId: call.callId, toolName: call.toolName, arguments: request.arguments },
           { type: 'tool_call', callId: call.callId, toolName: call.toolName, arguments: request.arguments },
         );
+        if (written !== undefined) {
+          // Handled here; the failure is thrown by the wait below (the write it belongs to is still queued).
+          written.catch(ignore);
+          callsWritten = written;
+        }
       }
-      // Appends made without waiting share one write pass: its promise settles once every call is written.
-      await callsWritten;
+      // Appends made without waiting share one write pass: the last one's promise settles once every call is
+      // written (a refused call stays queued ahead of it and is written first).
+      if (callsWritten !== undefined) await callsWritten;
       storageFailure = undefined;
       resultsWritten = undefined;
-      await runtime.tools.executeBatch({
+      const ran = runtime.tools.executeBatch({
         calls,
         sessionId: session.id,
         turnId,
         signal,
+        cancellation,
         hooks,
         runnable: config.maxToolCallsPerTurn - toolCallCount,
         emit,
         reportError,
         onResult,
       });
+      // A batch whose tools, hooks and writes all answered at once is over already: no tick to wait for.
+      if (ran instanceof Promise) await ran;
       if (resultsWritten !== undefined) await (resultsWritten as Promise<void>).catch(keepStorageFailure);
       if (storageFailure !== undefined) throw storageFailure;
 
       // 4i. The tool-call limit ends the turn with a notice to the model.
       toolCallCount += calls.length;
-      if (signal.aborted) {
+      if (cancellation.aborted) {
         status = 'cancelled';
         break;
       }
@@ -258,9 +277,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
     for (const callId of openCalls) {
       const content = 'The tool call did not complete: the turn failed before its result was recorded.';
       context.push({ type: 'tool_result', callId, content, isError: true });
-      await session.log
-        .append({ type: 'tool_result', callId, content, isError: true })
-        .catch(() => undefined);
+      await session.log.append({ type: 'tool_result', callId, content, isError: true })?.catch(ignore);
     }
   } finally {
     // 7–8. TurnEnd, then exactly one terminal event.
@@ -269,3 +286,5 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
   }
   return status;
 }
+
+function ignore(): void {}

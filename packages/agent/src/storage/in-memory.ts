@@ -56,6 +56,25 @@ function summaryOf(record: SessionRecord): SessionSummary {
 }
 
 /**
+ * The synchronous save of an InMemorySessionStorage, for the runtime's own session log: a write that is done
+ * when the call returns needs no promise, and the log of a turn writes every message. Not exported from the
+ * package; a subclass that overrides `saveEvent` is never written this way (see `immediateSaverOf`).
+ */
+const SAVE_NOW: unique symbol = Symbol('youyou.saveNow');
+
+/**
+ * A function that saves an event at once, or throws as `saveEvent` would reject: for an InMemorySessionStorage
+ * whose `saveEvent` is this class's own; undefined for any other storage (they are written through the port).
+ */
+export function immediateSaverOf(
+  storage: SessionStorage,
+): ((sessionId: string, event: SessionEvent) => void) | undefined {
+  if (!(storage instanceof InMemorySessionStorage)) return undefined;
+  if (storage.saveEvent !== InMemorySessionStorage.prototype.saveEvent) return undefined;
+  return (sessionId, event) => storage[SAVE_NOW](sessionId, event);
+}
+
+/**
  * A SessionStorage that keeps everything in the process's memory: for tests, demos and hosts that do
  * not need sessions to outlive the process. Events are deep-copied in and out, so nobody can change a
  * stored event by mutating an object they hold. `findSession` matches an id prefix, or the text of the
@@ -74,6 +93,11 @@ export class InMemorySessionStorage implements SessionStorage {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** See `immediateSaverOf`. */
+  [SAVE_NOW](sessionId: string, event: SessionEvent): void {
+    this.#save(sessionId, event);
   }
 
   #save(sessionId: string, event: SessionEvent): void {
