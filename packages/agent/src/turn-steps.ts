@@ -21,8 +21,11 @@ export interface ModelAnswer {
   receivedAny: boolean;
 }
 
-/** Streams one model answer, emitting its deltas, and assembles the assistant content. */
-export async function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
+/**
+ * Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects. Not an
+ * async function: it runs once per model call and hands on readChatStream's promise rather than wrap it.
+ */
+export function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
   const { session, signal, cancellation, emit } = options;
   const reasoning: ContentBlock[] = [];
   let reasoningText = '';
@@ -45,61 +48,65 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
     reasoningText = '';
     reasoningOpen = false;
   };
-  try {
-    await readChatStream({
-      provider: session.model.provider,
-      request,
-      signal,
-      onEvent: (event) => {
-        // Yield point: between stream events.
-        if (cancellation.aborted) {
-          answer.cancelled = true;
-          return false;
-        }
-        answer.receivedAny = true;
-        switch (event.type) {
-          case 'text_delta':
-            text += event.text;
-            emit({ type: 'text_delta', text: event.text });
-            break;
-          case 'reasoning_delta':
-            reasoningText += event.text;
-            reasoningOpen = true;
-            emit({ type: 'reasoning_delta', text: event.text });
-            break;
-          case 'reasoning_signature':
-            reasoningOpen = true;
-            closeReasoning(event.signature);
-            break;
-          case 'tool_call':
-            answer.toolCalls.push({
-              callId: event.callId,
-              toolName: event.toolName,
-              arguments: event.arguments,
-            });
-            break;
-          case 'usage':
-            session.context.recordReportedInput(
-              event.usage.inputTokens + (event.usage.cachedInputTokens ?? 0),
-            );
-            break;
-          case 'done':
-            break;
-        }
-        return true;
-      },
-    });
-    if (signal.aborted) answer.cancelled = true;
-  } catch (error) {
-    if (signal.aborted) answer.cancelled = true;
-    else answer.error = toAgentError(error, 'PROVIDER_ERROR');
-  }
-  closeReasoning();
-  // Reasoning blocks come before the text, so providers can send them back (SPEC §3).
-  answer.content = text === '' ? reasoning : [...reasoning, { type: 'text', text }];
-  // Tool calls of an interrupted answer are neither run nor kept: the model did not finish its reply.
-  if (answer.cancelled || answer.error !== undefined) answer.toolCalls = [];
-  return answer;
+  const finish = (): ModelAnswer => {
+    closeReasoning();
+    // Reasoning blocks come before the text, so providers can send them back (SPEC §3).
+    answer.content = text === '' ? reasoning : [...reasoning, { type: 'text', text }];
+    // Tool calls of an interrupted answer are neither run nor kept: the model did not finish its reply.
+    if (answer.cancelled || answer.error !== undefined) answer.toolCalls = [];
+    return answer;
+  };
+  return readChatStream({
+    provider: session.model.provider,
+    request,
+    signal,
+    onEvent: (event) => {
+      // Yield point: between stream events.
+      if (cancellation.aborted) {
+        answer.cancelled = true;
+        return false;
+      }
+      answer.receivedAny = true;
+      switch (event.type) {
+        case 'text_delta':
+          text += event.text;
+          emit({ type: 'text_delta', text: event.text });
+          break;
+        case 'reasoning_delta':
+          reasoningText += event.text;
+          reasoningOpen = true;
+          emit({ type: 'reasoning_delta', text: event.text });
+          break;
+        case 'reasoning_signature':
+          reasoningOpen = true;
+          closeReasoning(event.signature);
+          break;
+        case 'tool_call':
+          answer.toolCalls.push({
+            callId: event.callId,
+            toolName: event.toolName,
+            arguments: event.arguments,
+          });
+          break;
+        case 'usage':
+          session.context.recordReportedInput(event.usage.inputTokens + (event.usage.cachedInputTokens ?? 0));
+          break;
+        case 'done':
+          break;
+      }
+      return true;
+    },
+  }).then(
+    () => {
+      if (signal.aborted) answer.cancelled = true;
+      return finish();
+    },
+    (error: unknown) => {
+      if (signal.aborted) answer.cancelled = true;
+      else answer.error = toAgentError(error, 'PROVIDER_ERROR');
+      return finish();
+    },
+  );
 }
 
 /** Runs BeforeCompact and the compaction; reports COMPACT_ERROR and goes on with the full history. */
