@@ -1,10 +1,17 @@
 // Benchmark of @youyou/postgres (not a test): saveEvent throughput for one session, and loadSession +
 // resumeSession of a 10,000-event session, each beside a baseline measured in the same run against the
-// same server (a bare INSERT per event; a bare SELECT + JSON.parse).
+// same server:
+// - writes: saveEvent, one event per call and awaited, as the runtime writes them (unleased, and in a
+//   leased session as an Agent with the lease hook writes), against a bare prepared INSERT per event
+//   (JSON.stringify included) into a bare table, in alternating chunks so that a busy machine slows both
+//   alike; `--runs` rounds, each on fresh sessions; the ratio is the median of the rounds'. Then, apart,
+//   the search indexing that saveEvent leaves for a background pass (flushSearchIndex);
+// - loads: loadSession and Agent.resumeSession, each paired with a bare SELECT + JSON.parse taken just
+//   before it; the ratio is the median of the pairs'.
 //
 //   npm run build -w @youyou/agent -w @youyou/postgres
 //   eval "$(scripts/start-postgres.sh)"   # or any DATABASE_URL / PG* variables
-//   node bench/storage/postgres.mjs [--events 2000] [--session 10000] [--runs 5]
+//   node --expose-gc bench/storage/postgres.mjs [--events 2000] [--session 10000] [--runs 5]
 //
 // Prints a markdown table. Everything lives in a schema of its own, dropped at the end.
 import { randomBytes } from 'node:crypto';
@@ -91,22 +98,30 @@ function conversationEvent(index) {
   }
 }
 
-/** Median of the durations of `runs` calls, in ms. */
-async function median(runs, body) {
-  const durations = [];
-  for (let run = 0; run < runs; run += 1) {
-    const start = performance.now();
-    await body();
-    durations.push(performance.now() - start);
-  }
-  durations.sort((a, b) => a - b);
-  return durations[Math.floor(durations.length / 2)];
+const WRITE_CHUNK = 100;
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
 }
 
 async function time(body) {
   const start = performance.now();
   await body();
   return performance.now() - start;
+}
+
+/** A full GC before a timed section (with --expose-gc), so that one section does not pay for another's garbage. */
+function collectGarbage() {
+  globalThis.gc?.();
+}
+
+async function bareInsert(sessionId, index, event) {
+  await pool.query({
+    name: 'bare_insert',
+    text: `INSERT INTO ${bare} VALUES ($1, $2, $3, $4)`,
+    values: [sessionId, index, event.timestamp.getTime(), JSON.stringify(event.payload)],
+  });
 }
 
 async function bareLoad(sessionId) {
@@ -120,6 +135,36 @@ async function bareLoad(sessionId) {
   }));
 }
 
+/**
+ * One round of writes: `count` events through saveEvent (unleased), through saveEvent in a leased
+ * session, and as bare INSERTs, in chunks whose order rotates, so that neither side always runs after the
+ * other. Then the deferred search indexing, timed on its own.
+ */
+async function writeRound(round, count) {
+  const unleased = `save-${round}`;
+  const leasedId = `save-leased-${round}`;
+  const lease = await storage.sessions.acquireLease(leasedId);
+  const sides = [
+    { key: 'unleased', write: (_index, event) => storage.sessions.saveEvent(unleased, event) },
+    { key: 'leased', write: (_index, event) => storage.sessions.saveEvent(leasedId, event) },
+    { key: 'bare', write: (index, event) => bareInsert(`bare-${round}`, index, event) },
+  ];
+  const ms = { unleased: 0, leased: 0, bare: 0 };
+  for (let offset = 0, chunk = 0; offset < count; offset += WRITE_CHUNK, chunk += 1) {
+    const end = Math.min(offset + WRITE_CHUNK, count);
+    for (let turn = 0; turn < sides.length; turn += 1) {
+      const side = sides[(chunk + turn) % sides.length];
+      const start = performance.now();
+      for (let index = offset; index < end; index += 1) await side.write(index, conversationEvent(index));
+      ms[side.key] += performance.now() - start;
+    }
+  }
+  await lease.release();
+  const start = performance.now();
+  const indexed = await storage.sessions.flushSearchIndex();
+  return { ...ms, indexMs: performance.now() - start, indexed };
+}
+
 const storage = await openPostgresStorage({ pool, schema, onBackgroundError: () => undefined });
 try {
   await pool.query(
@@ -127,39 +172,22 @@ try {
   );
   const version = (await pool.query('SHOW server_version')).rows[0].server_version;
 
-  // Warm both paths up (connections, prepared statements, JIT of the JavaScript).
-  for (let index = 0; index < 200; index += 1) {
-    await storage.sessions.saveEvent('warm-up', conversationEvent(index));
-    await pool.query(`INSERT INTO ${bare} VALUES ($1, $2, $3, $4)`, [
-      'warm-up',
-      index,
-      index,
-      JSON.stringify(conversationEvent(index).payload),
-    ]);
-  }
+  // Warm-up (connections, prepared statements, JIT of the JavaScript), then the measured rounds.
+  await writeRound('warm-up', WRITE_CHUNK * 3);
+  const rounds = [];
+  for (let round = 0; round < RUNS; round += 1) rounds.push(await writeRound(round, SAVE_EVENTS));
+  const ratios = (key) => rounds.map((round) => round[key] / round.bare);
+  // The flush indexes the messages of both saveEvent sides that background passes had not reached yet.
+  const withIndexing = rounds.map(
+    (round) => (round.unleased + round.leased + round.indexMs) / (2 * round.bare),
+  );
 
-  // 1. saveEvent, one event per call, one session.
-  const saveMs = await time(async () => {
-    for (let index = 0; index < SAVE_EVENTS; index += 1)
-      await storage.sessions.saveEvent('save-throughput', conversationEvent(index));
-  });
-  const bareSaveMs = await time(async () => {
-    for (let index = 0; index < SAVE_EVENTS; index += 1) {
-      const event = conversationEvent(index);
-      await pool.query(`INSERT INTO ${bare} VALUES ($1, $2, $3, $4)`, [
-        'save-throughput',
-        index,
-        event.timestamp.getTime(),
-        JSON.stringify(event.payload),
-      ]);
-    }
-  });
-
-  // 2. A 10,000-event session in both shapes.
+  // A 10,000-event session in both shapes.
   const fillMs = await time(async () => {
     for (let index = 0; index < SESSION_EVENTS; index += 1)
       await storage.sessions.saveEvent('big', conversationEvent(index));
   });
+  await storage.sessions.flushSearchIndex();
   const rows = Array.from({ length: SESSION_EVENTS }, (_, index) => conversationEvent(index));
   for (let start = 0; start < rows.length; start += 1000) {
     const chunk = rows.slice(start, start + 1000);
@@ -175,37 +203,67 @@ try {
   if ((await storage.sessions.loadSession('big')).length !== SESSION_EVENTS)
     throw new Error('the big session is incomplete');
 
-  const loadMs = await median(RUNS, () => storage.sessions.loadSession('big'));
-  const bareLoadMs = await median(RUNS, () => bareLoad('big'));
-
   const agent = await new AgentBuilder({ defaultModel: 'scripted-model', onBackgroundError: () => undefined })
     .registerModelProvider(new ScriptedModelProvider())
     .registerSessionStorage(storage.sessions)
     .build();
+  const loads = { load: [], resume: [], baseline: [], loadRatio: [], resumeRatio: [] };
   let resumedMessages = 0;
-  const resumeMs = await median(RUNS, async () => {
-    const session = await agent.resumeSession('big');
+  const timeBaseline = async () => {
+    collectGarbage();
+    return time(() => bareLoad('big'));
+  };
+  for (let run = 0; run <= RUNS; run += 1) {
+    // Each adapter figure is paired with a baseline taken just before it, so a busy machine slows both.
+    const loadBaselineMs = await timeBaseline();
+    collectGarbage();
+    const loadMs = await time(() => storage.sessions.loadSession('big'));
+    const resumeBaselineMs = await timeBaseline();
+    collectGarbage();
+    // As in the SQLite benchmark: resumeSession itself (lease, load, replay); the check of its messages
+    // (a deep copy of 10,000 of them) and the release at close are outside the timed section.
+    let session;
+    const resumeMs = await time(async () => {
+      session = await agent.resumeSession('big');
+    });
     resumedMessages = session.messages().length;
     await session.close();
-  });
+    if (run === 0) continue; // warm-up
+    loads.load.push(loadMs);
+    loads.resume.push(resumeMs);
+    loads.baseline.push(loadBaselineMs, resumeBaselineMs);
+    loads.loadRatio.push(loadMs / loadBaselineMs);
+    loads.resumeRatio.push(resumeMs / resumeBaselineMs);
+  }
   await agent.shutdown();
 
+  const total = (key) => rounds.reduce((sum, round) => sum + round[key], 0);
+  const events = SAVE_EVENTS * RUNS;
   const rate = (count, ms) => `${Math.round((count / ms) * 1000).toLocaleString('en-US')} events/s`;
+  const perEvent = (ms) => `${(ms / events).toFixed(3)} ms/event`;
   const ms = (value) => `${value.toFixed(1)} ms`;
-  const ratio = (value, baseline) => `${(value / baseline).toFixed(2)}×`;
+  const spread = (values) =>
+    `${median(values).toFixed(2)}× (${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)})`;
   console.log(
-    `PostgreSQL ${version}, Node ${process.version}; median of ${RUNS} runs for loads; ${SAVE_EVENTS} saves; ${SESSION_EVENTS}-event session (${resumedMessages} messages after resume).\n`,
+    `PostgreSQL ${version}, Node ${process.version}; writes: ${RUNS} rounds of ${SAVE_EVENTS} events, median ratio (range); loads: median of ${RUNS} pairs; ${SESSION_EVENTS}-event session (${resumedMessages} messages after resume).\n`,
   );
   console.log('| operation | @youyou/postgres | baseline | baseline is | cost |');
   console.log('|---|---|---|---|---|');
+  const bareCell = `${rate(events, total('bare'))} (${perEvent(total('bare'))})`;
   console.log(
-    `| saveEvent, 1 event per call, 1 session | ${rate(SAVE_EVENTS, saveMs)} (${(saveMs / SAVE_EVENTS).toFixed(3)} ms/event) | ${rate(SAVE_EVENTS, bareSaveMs)} (${(bareSaveMs / SAVE_EVENTS).toFixed(3)} ms/event) | bare INSERT per event | ${ratio(saveMs, bareSaveMs)} |`,
+    `| saveEvent, 1 event per call, 1 session | ${rate(events, total('unleased'))} (${perEvent(total('unleased'))}) | ${bareCell} | bare INSERT per event | ${spread(ratios('unleased'))} |`,
   );
   console.log(
-    `| loadSession, ${SESSION_EVENTS.toLocaleString('en-US')} events | ${ms(loadMs)} | ${ms(bareLoadMs)} | bare SELECT + JSON.parse | ${ratio(loadMs, bareLoadMs)} |`,
+    `| saveEvent, the same in a leased session (as an Agent writes) | ${rate(events, total('leased'))} (${perEvent(total('leased'))}) | ${bareCell} | bare INSERT per event | ${spread(ratios('leased'))} |`,
   );
   console.log(
-    `| resumeSession (Agent), ${SESSION_EVENTS.toLocaleString('en-US')} events | ${ms(resumeMs)} | ${ms(bareLoadMs)} | bare SELECT + JSON.parse | ${ratio(resumeMs, bareLoadMs)} |`,
+    `| both saveEvent rows + the search indexing they left for later (${total('indexed').toLocaleString('en-US')} of ${events.toLocaleString('en-US')} messages, ${ms(total('indexMs'))}) | ${rate(2 * events, total('unleased') + total('leased') + total('indexMs'))} | ${bareCell} | bare INSERT per event | ${spread(withIndexing)} |`,
+  );
+  console.log(
+    `| loadSession, ${SESSION_EVENTS.toLocaleString('en-US')} events | ${ms(median(loads.load))} | ${ms(median(loads.baseline))} | bare SELECT + JSON.parse | ${median(loads.loadRatio).toFixed(2)}× |`,
+  );
+  console.log(
+    `| resumeSession (Agent), ${SESSION_EVENTS.toLocaleString('en-US')} events | ${ms(median(loads.resume))} | ${ms(median(loads.baseline))} | bare SELECT + JSON.parse | ${median(loads.resumeRatio).toFixed(2)}× |`,
   );
   console.log(
     `\n(filling the ${SESSION_EVENTS.toLocaleString('en-US')}-event session through saveEvent took ${ms(fillMs)}: ${rate(SESSION_EVENTS, fillMs)}.)`,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AgentError } from '@youyou/agent';
-import type { Pool, QueryResult, QueryResultRow } from 'pg';
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { storageError } from './errors.js';
 
 /** A schema name `openPostgresStorage` accepts: an identifier PostgreSQL keeps as written once quoted. */
@@ -16,7 +16,9 @@ export interface Tables {
   schema: string;
   version: string;
   sessions: string;
+  activity: string;
   events: string;
+  search: string;
   memories: string;
   leases: string;
 }
@@ -28,7 +30,9 @@ export function tablesOf(schema: string): Tables {
     schema: quoteIdentifier(schema),
     version: qualified('youyou_schema_version'),
     sessions: qualified('youyou_sessions'),
+    activity: qualified('youyou_session_activity'),
     events: qualified('youyou_session_events'),
+    search: qualified('youyou_session_search'),
     memories: qualified('youyou_memories'),
     leases: qualified('youyou_session_leases'),
   };
@@ -48,6 +52,12 @@ export function statementName(schema: string, label: string): string {
   const digest = createHash('sha1').update(schema).digest('hex').slice(0, 12);
   return `youyou_${digest}_${label}`;
 }
+
+/** Runs one statement inside `Database.transaction`. */
+export type TransactionQuery = <Row extends QueryResultRow>(
+  statement: Statement,
+  values: unknown[],
+) => Promise<QueryResult<Row>>;
 
 /**
  * The pool as the storages use it: every failure becomes AgentError STORAGE_ERROR, and a call after
@@ -84,16 +94,51 @@ export class Database {
     context: string;
   }): Promise<QueryResult<Row>> {
     this.assertOpen(options.context);
-    const { statement, values } = options;
     try {
-      return await this.pool.query<Row>(
-        statement.name === undefined || !this.#preparedStatements
-          ? { text: statement.text, values }
-          : { name: statement.name, text: statement.text, values },
-      );
+      return await this.pool.query<Row>(this.#config(options.statement, options.values));
     } catch (error) {
       throw storageError(error, options.context);
     }
+  }
+
+  /**
+   * Runs `body` in one transaction on one pooled connection: committed when it resolves, rolled back
+   * when it or the commit fails (then it rejects with STORAGE_ERROR). For the rare operations that need
+   * a fresh snapshot after taking a lock, which one statement cannot have.
+   */
+  async transaction<T>(context: string, body: (query: TransactionQuery) => Promise<T>): Promise<T> {
+    this.assertOpen(context);
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      throw storageError(error, context);
+    }
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await body(<Row extends QueryResultRow>(statement: Statement, values: unknown[]) =>
+        client.query<Row>(this.#config(statement, values)),
+      );
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      try {
+        await client.query('ROLLBACK');
+      } catch (rollbackError) {
+        // A connection that cannot even roll back is not given back to the pool.
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      }
+      throw storageError(error, context);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  #config(statement: Statement, values: unknown[]): { name?: string; text: string; values: unknown[] } {
+    return statement.name === undefined || !this.#preparedStatements
+      ? { text: statement.text, values }
+      : { name: statement.name, text: statement.text, values };
   }
 
   private assertOpen(context: string): void {

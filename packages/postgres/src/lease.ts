@@ -142,19 +142,31 @@ export class LeaseManager {
     const local = this.#held.get(sessionId);
     if (local !== undefined && !local.lost) throw busy(sessionId, 'already leased by this storage');
     const deadline = Date.now() + waitMs;
+    const id = encodeText(sessionId);
+    const { leases, activity } = this.#database.tables;
     while (true) {
       const token = randomUUID();
+      // The session's appends compare their token with the activity row's (fencing without a lock per
+      // write, see appendStatement), so the statement that takes the lease writes its token there too. The
+      // UPDATE waits for an append in progress and then applies to the row that append left; an append
+      // that comes later finds the new token and falls back to the statement that checks the lease row.
       const taken = await this.#database.query<{ acquired_at: Date; expires_at: Date }>({
         statement: {
-          text: `INSERT INTO ${this.#database.tables.leases} AS l (session_id, owner, token, acquired_at, expires_at)
-                 VALUES ($1, $2, $3, clock_timestamp(), clock_timestamp() + $4::bigint * interval '1 millisecond')
-                 ON CONFLICT (session_id) DO UPDATE
-                   SET owner = EXCLUDED.owner, token = EXCLUDED.token,
-                       acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
-                   WHERE l.expires_at <= clock_timestamp() OR l.owner = EXCLUDED.owner
-                 RETURNING acquired_at, expires_at`,
+          text: `WITH taken AS (
+                   INSERT INTO ${leases} AS l (session_id, owner, token, acquired_at, expires_at)
+                   VALUES ($1, $2, $3::uuid, clock_timestamp(), clock_timestamp() + $4::bigint * interval '1 millisecond')
+                   ON CONFLICT (session_id) DO UPDATE
+                     SET owner = EXCLUDED.owner, token = EXCLUDED.token,
+                         acquired_at = EXCLUDED.acquired_at, expires_at = EXCLUDED.expires_at
+                     WHERE l.expires_at <= clock_timestamp() OR l.owner = EXCLUDED.owner
+                   RETURNING acquired_at, expires_at
+                 ), fenced AS (
+                   UPDATE ${activity} SET lease_token = $3::uuid
+                    WHERE session_id = $1 AND EXISTS (SELECT 1 FROM taken)
+                 )
+                 SELECT acquired_at, expires_at FROM taken`,
         },
-        values: [encodeText(sessionId), this.owner, token, ttlMs],
+        values: [id, this.owner, token, ttlMs],
         context: `acquiring the lease of session '${sessionId}' failed`,
       });
       const row = taken.rows[0];

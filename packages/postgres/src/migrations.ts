@@ -14,7 +14,7 @@ interface Migration {
  * How much of a message the full-text vector covers: a tsvector holds at most 1 MB, so a huge message
  * must not make its insert fail. The substring search of the storage ports reads the whole text.
  */
-const VECTOR_INPUT_CHARS = 65_536;
+export const VECTOR_INPUT_CHARS = 65_536;
 
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -71,6 +71,55 @@ const MIGRATIONS: readonly Migration[] = [
       )`,
     ],
   },
+  {
+    version: 2,
+    description: 'session activity in its own table; message text indexed off the write path',
+    // Measured per saveEvent: the summary row's update rewrote every index of youyou_sessions (its
+    // trigram title index too, updated_at_ms being indexed), and each message paid its tsvector, GIN and
+    // trigram entries and a foreign-key check. Now a save updates a narrow activity row (which also
+    // carries the lease token its writes are fenced by) and inserts a bare event; a background pass
+    // copies message text into youyou_session_search, where the search indexes live. Existing messages
+    // are copied here, so an upgraded database searches from its indexes at once.
+    statements: (t) => [
+      `CREATE TABLE ${t.activity} (
+        session_id text PRIMARY KEY REFERENCES ${t.sessions} (session_id) ON DELETE CASCADE,
+        sort_key bytea NOT NULL,
+        updated_at_ms bigint NOT NULL,
+        message_count integer NOT NULL,
+        event_count integer NOT NULL,
+        indexed_seq integer NOT NULL DEFAULT 0,
+        last_write_id uuid,
+        lease_token uuid
+      )`,
+      `INSERT INTO ${t.activity} (session_id, sort_key, updated_at_ms, message_count, event_count,
+         indexed_seq, last_write_id, lease_token)
+       SELECT s.session_id, s.sort_key, s.updated_at_ms, s.message_count, s.event_count, s.event_count,
+              s.last_write_id, l.token
+         FROM ${t.sessions} s LEFT JOIN ${t.leases} l USING (session_id)`,
+      `CREATE INDEX youyou_session_activity_recent ON ${t.activity} (updated_at_ms, sort_key)`,
+      // Small: only sessions with messages the background pass has not copied yet have an entry.
+      `CREATE INDEX youyou_session_activity_unindexed ON ${t.activity} (session_id)
+         WHERE event_count > indexed_seq`,
+      `CREATE TABLE ${t.search} (
+        session_id text NOT NULL,
+        seq integer NOT NULL,
+        search_text text NOT NULL,
+        search_vector tsvector GENERATED ALWAYS AS
+          (to_tsvector('simple'::regconfig, left(search_text, ${VECTOR_INPUT_CHARS}))) STORED,
+        PRIMARY KEY (session_id, seq)
+      )`,
+      `INSERT INTO ${t.search} (session_id, seq, search_text)
+       SELECT session_id, seq, search_text FROM ${t.events} WHERE search_text IS NOT NULL`,
+      `CREATE INDEX youyou_session_search_vector ON ${t.search} USING gin (search_vector)`,
+      // deleteSession removes a session's events itself, in a transaction (see session-storage.ts).
+      `ALTER TABLE ${t.events} DROP CONSTRAINT youyou_session_events_session_id_fkey`,
+      `DROP INDEX IF EXISTS ${t.schema}.youyou_session_events_search_trgm`,
+      `ALTER TABLE ${t.events} DROP COLUMN search_vector`,
+      `DROP INDEX ${t.schema}.youyou_sessions_recent`,
+      `ALTER TABLE ${t.sessions} DROP COLUMN sort_key, DROP COLUMN updated_at_ms,
+         DROP COLUMN message_count, DROP COLUMN event_count, DROP COLUMN last_write_id`,
+    ],
+  },
 ];
 
 /** The schema version this package writes and reads. */
@@ -114,7 +163,15 @@ export function checkSchemaName(schema: unknown): string {
  * at the same time wait for each other instead of racing; the later ones find the work done. Rejects
  * with STORAGE_ERROR when the schema is newer than this package (roll the package forward).
  */
-export async function migratePostgresSchema(options: MigrateOptions): Promise<MigrationResult> {
+export function migratePostgresSchema(options: MigrateOptions): Promise<MigrationResult> {
+  return migrateSchemaTo(options, SCHEMA_VERSION);
+}
+
+/**
+ * `migratePostgresSchema` that stops at `target` (no trigram indexes below SCHEMA_VERSION): for the tests
+ * that build an older schema and upgrade it. Not exported by the package.
+ */
+export async function migrateSchemaTo(options: MigrateOptions, target: number): Promise<MigrationResult> {
   const schema = checkSchemaName(options.schema ?? 'public');
   const tables = tablesOf(schema);
   let client: PoolClient;
@@ -141,7 +198,7 @@ export async function migratePostgresSchema(options: MigrateOptions): Promise<Mi
     if (current > SCHEMA_VERSION) throw newerSchema(schema, current);
     const applied: number[] = [];
     for (const migration of MIGRATIONS) {
-      if (migration.version <= current) continue;
+      if (migration.version <= current || migration.version > target) continue;
       for (const statement of migration.statements(tables)) await client.query(statement);
       await client.query(`INSERT INTO ${tables.version} (version, description) VALUES ($1, $2)`, [
         migration.version,
@@ -150,9 +207,11 @@ export async function migratePostgresSchema(options: MigrateOptions): Promise<Mi
       applied.push(migration.version);
     }
     const trigramIndexes =
-      options.trigramIndexes === false ? false : await ensureTrigramIndexes(client, tables);
+      options.trigramIndexes === false || target < SCHEMA_VERSION
+        ? false
+        : await ensureTrigramIndexes(client, tables);
     await client.query('COMMIT');
-    return { version: SCHEMA_VERSION, applied, trigramIndexes };
+    return { version: Math.max(current, target), applied, trigramIndexes };
   } catch (error) {
     try {
       await client.query('ROLLBACK');
@@ -216,7 +275,7 @@ async function ensureTrigramIndexes(client: PoolClient, tables: Tables): Promise
   if (extensionSchema === undefined) return false;
   const operatorClass = `${quoteIdentifier(extensionSchema)}.gin_trgm_ops`;
   const indexes: [string, string, string][] = [
-    ['youyou_session_events_search_trgm', tables.events, 'search_text'],
+    ['youyou_session_search_trgm', tables.search, 'search_text'],
     ['youyou_sessions_title_trgm', tables.sessions, 'title_search'],
     ['youyou_memories_search_trgm', tables.memories, 'content_search'],
   ];

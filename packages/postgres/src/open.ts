@@ -5,6 +5,7 @@ import { invalidConfig, storageError } from './errors.js';
 import { LeaseManager, type LeaseOptions } from './lease.js';
 import { PostgresMemoryStorage } from './memory-storage.js';
 import { checkSchemaName, checkSchemaVersion, migratePostgresSchema } from './migrations.js';
+import { SearchIndexer } from './search-index.js';
 import { PostgresSessionStorage } from './session-storage.js';
 
 /** What `openPostgresStorage` takes. Give a `connectionString` or a `pool`; with neither, the PG* variables are read. */
@@ -30,7 +31,8 @@ export interface PostgresStorageOptions {
   lease?: LeaseOptions;
   /**
    * Failures outside any call: a lease renewal that failed, a lease lost, an idle pooled connection that
-   * dropped. Default: console.warn.
+   * dropped, a background search-index pass that failed other than by a connection failure (searches
+   * stay exact; the next write tries again). Default: console.warn.
    */
   onBackgroundError?: (error: AgentError) => void;
 }
@@ -43,7 +45,10 @@ export interface PostgresStorage {
   pool: Pool;
   /** The schema the tables live in. */
   schema: string;
-  /** Releases this process's leases, then ends the pool if `openPostgresStorage` made it. Idempotent. */
+  /**
+   * Waits for a search-index pass in progress, releases this process's leases, then ends the pool if
+   * `openPostgresStorage` made it. Idempotent.
+   */
   close(): Promise<void>;
 }
 
@@ -97,14 +102,16 @@ export async function openPostgresStorage(options: PostgresStorageOptions = {}):
     if (ownsPool) await pool.end().catch(() => undefined);
     throw error;
   }
+  const indexer = new SearchIndexer({ database, onBackgroundError });
   let closing: Promise<void> | undefined;
   const close = async () => {
+    await indexer.close();
     await leases.releaseAll();
     database.markClosed();
     if (ownsPool) await pool.end();
   };
   return {
-    sessions: new PostgresSessionStorage({ database, leases }),
+    sessions: new PostgresSessionStorage({ database, leases, indexer }),
     memories: new PostgresMemoryStorage({ database }),
     pool,
     schema,

@@ -22,9 +22,11 @@ import {
   sortKey,
   stringifyTagged,
 } from './codec.js';
-import { type Database, type Statement, statementName } from './database.js';
+import type { Database } from './database.js';
 import { invalidInput } from './errors.js';
 import type { AcquireLeaseOptions, LeaseHolder, LeaseManager, SessionLease } from './lease.js';
+import type { SearchIndexer } from './search-index.js';
+import { type SessionStatements, sessionStatements } from './session-sql.js';
 
 interface SummaryRow {
   session_id: string;
@@ -40,7 +42,26 @@ export interface RankedSessionSummary extends SessionSummary {
   rank: number;
 }
 
-const SUMMARY_COLUMNS = 'session_id, title, created_at_ms, updated_at_ms, message_count';
+/** An event as the save statements take it. */
+interface EventRow {
+  /** The session id, encoded. */
+  id: string;
+  timestampMs: number;
+  /** 1 for a message, 0 for metadata (the summary's message count). */
+  messages: 0 | 1;
+  type: SessionEvent['payload']['type'];
+  json: string;
+  /** The message text in search form; null for other events. */
+  searchText: string | null;
+  /** The title a user message gives a session without one, and its search form. */
+  title: string | null;
+  titleSearch: string | null;
+  /** This storage's lease token for the session, if it holds the lease. */
+  leaseToken: string | undefined;
+}
+
+/** How many session ids `#written` holds before it starts over. */
+const WRITTEN_LIMIT = 10_000;
 
 function summaryOf(row: SummaryRow): SessionSummary {
   return {
@@ -54,141 +75,136 @@ function summaryOf(row: SummaryRow): SessionSummary {
 
 /**
  * A SessionStorage on PostgreSQL (SPEC §3 ports). One row per event (its payload as JSON text in which
- * Dates, undefined and non-finite numbers are tagged so they round-trip) and one summary row per
- * session, updated by the same statement as the event insert. `findSession` has the reference
- * semantics: an id prefix, or a literal, case-insensitive substring of the title or of a user or
- * assistant message. Beyond the port: session leases (`acquireLease`, `acquireSession`) and a ranked
- * full-text search (`searchRanked`). Every method rejects with AgentError: INVALID_INPUT for bad
- * arguments, STORAGE_ERROR (`retryable` for connection failures) when PostgreSQL fails.
+ * Dates, undefined and non-finite numbers are tagged so they round-trip), one activity row per session
+ * (updated time, counts), written by the same statement as the event insert, and one session row (title,
+ * creation time) written on the first event and the first title. Message text is indexed for search in
+ * the background (see SearchIndexer); searches are exact at every moment. `findSession` has the
+ * reference semantics: an id prefix, or a literal, case-insensitive substring of the title or of a user or
+ * assistant message. Beyond the port: session leases (`acquireLease`, `acquireSession`), a ranked
+ * full-text search (`searchRanked`) and `flushSearchIndex`. Every method rejects with AgentError:
+ * INVALID_INPUT for bad arguments, STORAGE_ERROR (`retryable` for connection failures) when PostgreSQL fails.
  */
 export class PostgresSessionStorage implements SessionStorage {
   readonly #database: Database;
   readonly #leases: LeaseManager;
-  readonly #sql: Record<
-    'save' | 'load' | 'firstPage' | 'nextPage' | 'find' | 'texts' | 'ranked' | 'delete',
-    Statement
-  >;
+  readonly #indexer: SearchIndexer;
+  readonly #sql: SessionStatements;
   /**
    * The write id of an event whose save failed: the core retries that same object, and if the failed
    * attempt did commit (the connection dropped after COMMIT), the retry is recognised and not doubled.
    */
   readonly #pendingWrites = new WeakMap<SessionEvent, string>();
 
+  /**
+   * Sessions this storage has saved an event of: their next save tries `append` first. Only a hint (a
+   * wrong guess costs one round trip), so it is simply emptied when it grows large.
+   */
+  readonly #written = new Set<string>();
+
   /** Made by `openPostgresStorage`. */
-  constructor(options: { database: Database; leases: LeaseManager }) {
+  constructor(options: { database: Database; leases: LeaseManager; indexer: SearchIndexer }) {
     this.#database = options.database;
     this.#leases = options.leases;
-    const { sessions, events, leases } = this.#database.tables;
-    const name = (label: string) => statementName(this.#database.schemaName, label);
-    this.#sql = {
-      save: {
-        name: name('save_event'),
-        text: `WITH lease AS (
-                 SELECT 1 FROM ${leases} WHERE session_id = $1 AND token = $12::uuid FOR SHARE
-               ), summary AS (
-                 INSERT INTO ${sessions} AS s (session_id, sort_key, id_search, title, title_search,
-                   created_at_ms, updated_at_ms, message_count, event_count, last_write_id)
-                 SELECT $1::text, $2::bytea, $3::text, $4::text, $5::text, $6::bigint, $6::bigint, $7::integer, 1, $8::uuid
-                  WHERE $12::uuid IS NULL OR EXISTS (SELECT 1 FROM lease)
-                 ON CONFLICT (session_id) DO UPDATE SET
-                   updated_at_ms = EXCLUDED.updated_at_ms,
-                   message_count = s.message_count + EXCLUDED.message_count,
-                   event_count = s.event_count + 1,
-                   title = COALESCE(s.title, EXCLUDED.title),
-                   title_search = COALESCE(s.title_search, EXCLUDED.title_search),
-                   last_write_id = EXCLUDED.last_write_id
-                 WHERE s.last_write_id IS DISTINCT FROM EXCLUDED.last_write_id
-                 RETURNING s.event_count
-               ), inserted AS (
-                 INSERT INTO ${events} (session_id, seq, timestamp_ms, payload_type, payload, search_text)
-                 SELECT $1::text, event_count, $6::bigint, $9::text, $10::text, $11::text FROM summary
-                 RETURNING seq
-               )
-               SELECT ($12::uuid IS NULL OR EXISTS (SELECT 1 FROM lease)) AS leased,
-                      (SELECT count(*) FROM inserted)::integer AS inserted`,
-      },
-      load: {
-        name: name('load_session'),
-        text: `SELECT timestamp_ms, payload FROM ${events} WHERE session_id = $1 ORDER BY seq`,
-      },
-      firstPage: {
-        text: `SELECT ${SUMMARY_COLUMNS} FROM ${sessions}
-                ORDER BY updated_at_ms DESC, sort_key DESC LIMIT $1`,
-      },
-      nextPage: {
-        text: `SELECT ${SUMMARY_COLUMNS} FROM ${sessions}
-                WHERE (updated_at_ms, sort_key) < ($2::bigint, $3::bytea)
-                ORDER BY updated_at_ms DESC, sort_key DESC LIMIT $1`,
-      },
-      // $1: the id prefix pattern, $2: the substring pattern; both LIKE patterns escaped with '!'.
-      find: {
-        text: `SELECT ${SUMMARY_COLUMNS} FROM ${sessions} s
-                WHERE s.id_search LIKE $1 ESCAPE '!'
-                   OR s.title_search LIKE $2 ESCAPE '!'
-                   OR EXISTS (SELECT 1 FROM ${events} e
-                               WHERE e.session_id = s.session_id AND e.search_text LIKE $2 ESCAPE '!')
-                ORDER BY s.updated_at_ms DESC, s.sort_key DESC`,
-      },
-      texts: {
-        text: `SELECT payload FROM ${events} WHERE session_id = $1 AND search_text IS NOT NULL ORDER BY seq`,
-      },
-      ranked: {
-        text: `SELECT ${SUMMARY_COLUMNS}, r.rank FROM (
-                 SELECT e.session_id, max(ts_rank(e.search_vector, q.query)) AS rank
-                   FROM ${events} e, websearch_to_tsquery('simple', $1) AS q(query)
-                  WHERE e.search_vector @@ q.query
-                  GROUP BY e.session_id
-               ) r JOIN ${sessions} s USING (session_id)
-               ORDER BY r.rank DESC, s.updated_at_ms DESC, s.sort_key DESC LIMIT $2`,
-      },
-      delete: { text: `DELETE FROM ${sessions} WHERE session_id = $1` },
-    };
+    this.#indexer = options.indexer;
+    this.#sql = sessionStatements(this.#database.tables, this.#database.schemaName);
   }
 
-  /** Appends one event and updates the session's summary in the same statement. */
+  /**
+   * Appends one event and moves the session's activity row on, in one statement: `append` for a session
+   * this storage has written, `upsert` for another and whenever `append` changed nothing (the first
+   * event, a retry of a save that did commit, a lease to check against the lease row).
+   */
   async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
     checkSessionId(sessionId);
     checkSessionEvent(event);
-    const payload = event.payload;
-    const json = stringifyTagged(payload);
-    const leaseToken = this.#leases.fenceFor(sessionId);
-    let title: string | null = null;
-    let titleSearch: string | null = null;
-    let searchText: string | null = null;
-    if (payload.type === 'user_message' || payload.type === 'assistant_message') {
-      const text = messageTextOf(payload.content);
-      searchText = searchForm(text);
-      if (payload.type === 'user_message') {
-        const cut = sessionTitleOf(text);
-        title = encodeText(cut);
-        titleSearch = searchForm(cut);
-      }
-    }
+    const row = this.#rowOf(sessionId, event);
+    const context = `saving an event of session '${sessionId}' failed`;
     let writeId = this.#pendingWrites.get(event);
     if (writeId === undefined) {
       writeId = randomUUID();
       this.#pendingWrites.set(event, writeId);
     }
-    const result = await this.#database.query<{ leased: boolean; inserted: number }>({
-      statement: this.#sql.save,
+    const appended = this.#written.has(sessionId) && (await this.#append(row, writeId, context));
+    if (!appended) {
+      if (!(await this.#upsert(sessionId, row, writeId, context))) {
+        this.#pendingWrites.delete(event);
+        throw this.#leases.markLost(sessionId);
+      }
+      this.#remember(sessionId);
+    }
+    this.#pendingWrites.delete(event);
+    if (row.searchText !== null) this.#indexer.schedule();
+  }
+
+  #rowOf(sessionId: string, event: SessionEvent): EventRow {
+    const payload = event.payload;
+    const row: EventRow = {
+      id: encodeText(sessionId),
+      timestampMs: event.timestamp.getTime(),
+      messages: payload.type === 'metadata' ? 0 : 1,
+      type: payload.type,
+      json: stringifyTagged(payload),
+      searchText: null,
+      title: null,
+      titleSearch: null,
+      leaseToken: this.#leases.fenceFor(sessionId),
+    };
+    if (payload.type === 'user_message' || payload.type === 'assistant_message') {
+      const text = messageTextOf(payload.content);
+      row.searchText = searchForm(text);
+      if (payload.type === 'user_message') {
+        const cut = sessionTitleOf(text);
+        row.title = encodeText(cut);
+        row.titleSearch = searchForm(cut);
+      }
+    }
+    return row;
+  }
+
+  /** True when the event was appended; false when `upsert` has to do it (see `appendStatement`). */
+  async #append(row: EventRow, writeId: string, context: string): Promise<boolean> {
+    const values: unknown[] = [
+      row.id,
+      row.timestampMs,
+      row.messages,
+      writeId,
+      row.type,
+      row.json,
+      row.searchText,
+    ];
+    if (row.leaseToken !== undefined) values.push(row.leaseToken);
+    if (row.title !== null) values.push(row.title, row.titleSearch);
+    const statement = this.#sql.append[row.leaseToken === undefined ? 0 : 1][row.title === null ? 0 : 1];
+    const result = await this.#database.query({ statement, values, context });
+    return result.rowCount === 1;
+  }
+
+  /** Saves the event with the full statement; false when a lease check found the lease taken over. */
+  async #upsert(sessionId: string, row: EventRow, writeId: string, context: string): Promise<boolean> {
+    const result = await this.#database.query<{ leased: boolean }>({
+      statement: this.#sql.upsert,
       values: [
-        encodeText(sessionId),
+        row.id,
         sortKey(sessionId),
         searchForm(sessionId),
-        title,
-        titleSearch,
-        event.timestamp.getTime(),
-        payload.type === 'metadata' ? 0 : 1,
+        row.title,
+        row.titleSearch,
+        row.timestampMs,
+        row.messages,
         writeId,
-        payload.type,
-        json,
-        searchText,
-        leaseToken ?? null,
+        row.type,
+        row.json,
+        row.searchText,
+        row.leaseToken ?? null,
       ],
-      context: `saving an event of session '${sessionId}' failed`,
+      context,
     });
-    this.#pendingWrites.delete(event);
-    if (result.rows[0]?.leased === false) throw this.#leases.markLost(sessionId);
+    return result.rows[0]?.leased !== false;
+  }
+
+  #remember(sessionId: string): void {
+    if (this.#written.size >= WRITTEN_LIMIT) this.#written.clear();
+    this.#written.add(sessionId);
   }
 
   /** The whole log in save order, or null for an unknown id. */
@@ -259,14 +275,27 @@ export class PostgresSessionStorage implements SessionStorage {
     return confirmed;
   }
 
-  /** Removes the session and its events; an unknown id is not an error. Its lease, if any, stays. */
+  /** Removes the session, its events and search texts; an unknown id is not an error. Its lease, if any, stays. */
   async deleteSession(sessionId: string): Promise<void> {
     checkSessionId(sessionId);
-    await this.#database.query({
-      statement: this.#sql.delete,
-      values: [encodeText(sessionId)],
-      context: `deleting session '${sessionId}' failed`,
+    this.#written.delete(sessionId);
+    const id = encodeText(sessionId);
+    // Two statements in one transaction: deleting the activity row waits for a save in progress and
+    // keeps later ones out until the commit; the second statement's fresh snapshot then sees every
+    // event saved before (one statement's snapshot could miss the event of the save it waited for).
+    await this.#database.transaction(`deleting session '${sessionId}' failed`, async (query) => {
+      const gone = await query<{ event_count: number }>(this.#sql.deleteActivity, [id]);
+      await query(this.#sql.deleteRest, [id, gone.rows[0]?.event_count ?? 0]);
     });
+  }
+
+  /**
+   * Copies every message not in the search indexes yet into them, now, and resolves with how many this
+   * call copied. This happens by itself a moment after writes; call it to control when the work is done
+   * (before a bulk search, in a benchmark). Searches are exact either way.
+   */
+  flushSearchIndex(): Promise<number> {
+    return this.#indexer.flush();
   }
 
   /**

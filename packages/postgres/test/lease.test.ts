@@ -1,5 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import type { AgentError } from '@youyou/agent';
-import type { Pool } from 'pg';
+import type { Pool, PoolConfig } from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   openPostgresStorage,
@@ -32,8 +33,11 @@ afterAll(async () => {
 });
 
 /** A storage on a pool of its own: what one app server process would have. */
-async function processStorage(options: Omit<PostgresStorageOptions, 'pool' | 'schema'> = {}) {
-  const pool = testPool({ max: 2 });
+async function processStorage(
+  options: Omit<PostgresStorageOptions, 'pool' | 'schema'> = {},
+  poolConfig: PoolConfig = {},
+) {
+  const pool = testPool({ max: 2, ...poolConfig });
   const backgroundErrors: AgentError[] = [];
   const storage = await openPostgresStorage({
     pool,
@@ -46,6 +50,15 @@ async function processStorage(options: Omit<PostgresStorageOptions, 'pool' | 'sc
 }
 
 const busy = expect.objectContaining({ code: 'SESSION_BUSY' });
+
+/** Resolves once `check` is true, polling; throws after `timeoutMs`. */
+async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
 
 function aborted(signal: AbortSignal): Promise<unknown> {
   if (signal.aborted) return Promise.resolve(signal.reason);
@@ -153,6 +166,95 @@ describe('session leases', () => {
     const again = await a.storage.sessions.acquireLease('fenced');
     await a.storage.sessions.saveEvent('fenced', event('from a, leased again'));
     await again.release();
+  });
+
+  test('a takeover and a save in progress are ordered: the save lands before the new holder reads, or is refused', async () => {
+    const applicationName = `yy_lease_${randomBytes(4).toString('hex')}`;
+    const named = { application_name: applicationName };
+    const a = await processStorage({ lease: { ttlMs: 60_000, heartbeatMs: 50_000 } }, named);
+    const b = await processStorage({}, named);
+    const event = (text: string) => ({
+      timestamp: new Date(),
+      payload: { type: 'user_message' as const, content: [{ type: 'text' as const, text }] },
+    });
+    const lease = await a.storage.sessions.acquireLease('ordered');
+    await a.storage.sessions.saveEvent('ordered', event('first'));
+    const waiting = async (count: number) => {
+      const found = await admin.query(
+        `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1
+            AND wait_event_type = 'Lock'`,
+        [applicationName],
+      );
+      return found.rowCount === count;
+    };
+    // Hold the session's activity row, so that a's next save waits inside PostgreSQL...
+    const locker = await admin.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(
+        `SELECT 1 FROM "${schema}".youyou_session_activity WHERE session_id = 'ordered' FOR UPDATE`,
+      );
+      const save = a.storage.sessions.saveEvent('ordered', event('in flight')).then(
+        () => 'saved',
+        (error: unknown) => error,
+      );
+      await until(() => waiting(1), 'the save to wait on the row lock');
+      // ...while a's lease expires and b takes the session over.
+      await admin.query(
+        `UPDATE "${schema}".youyou_session_leases SET expires_at = clock_timestamp() - interval '1 second'`,
+      );
+      const takeover = b.storage.sessions.acquireLease('ordered');
+      await until(() => waiting(2), 'the takeover to wait on the row lock');
+      await locker.query('ROLLBACK');
+      const [outcome, taken] = await Promise.all([save, takeover]);
+      const texts = (await b.storage.sessions.loadSession('ordered'))?.map((item) =>
+        item.payload.type === 'user_message' ? item.payload.content[0] : undefined,
+      );
+      if (outcome === 'saved') {
+        expect(texts).toStrictEqual([
+          { type: 'text', text: 'first' },
+          { type: 'text', text: 'in flight' },
+        ]);
+      } else {
+        expect(outcome).toEqual(busy);
+        expect(texts).toStrictEqual([{ type: 'text', text: 'first' }]);
+      }
+      // Either way a is fenced off from now on.
+      await expect(a.storage.sessions.saveEvent('ordered', event('too late'))).rejects.toEqual(busy);
+      await b.storage.sessions.saveEvent('ordered', event('from b'));
+      await taken.release();
+      await lease.release();
+    } finally {
+      locker.release();
+    }
+  });
+
+  test("a holder's saves go on in a session another process wrote without a lease", async () => {
+    const a = await processStorage();
+    const b = await processStorage();
+    const event = (text: string) => ({
+      timestamp: new Date(),
+      payload: { type: 'user_message' as const, content: [{ type: 'text' as const, text }] },
+    });
+    const lease = await a.storage.sessions.acquireLease('mixed');
+    // b holds no lease, so its saves are not fenced (as before leases): it creates the session.
+    await b.storage.sessions.saveEvent('mixed', event('b1'));
+    await a.storage.sessions.saveEvent('mixed', event('a1'));
+    await a.storage.sessions.saveEvent('mixed', event('a2'));
+    await b.storage.sessions.saveEvent('mixed', event('b2'));
+    await a.storage.sessions.saveEvent('mixed', event('a3'));
+    const texts = (await a.storage.sessions.loadSession('mixed'))?.map((item) =>
+      item.payload.type === 'user_message' ? item.payload.content[0] : undefined,
+    );
+    expect(texts?.map((block) => (block?.type === 'text' ? block.text : ''))).toStrictEqual([
+      'b1',
+      'a1',
+      'a2',
+      'b2',
+      'a3',
+    ]);
+    expect(lease.lost).toBe(false);
+    await lease.release();
   });
 
   test('a restarted process with the same owner takes its lease back at once', async () => {

@@ -118,11 +118,12 @@ describe('PostgreSQL unreachable', () => {
       const session = await agent.newSession();
       await runTurn(session, 'question 1');
 
-      // Hold the session's summary row, so that the next save waits inside PostgreSQL...
+      // Hold the session's activity row (every save updates it), so that the next save waits inside PostgreSQL...
       await locker.query('BEGIN');
-      await locker.query(`SELECT 1 FROM "${schema}".youyou_sessions WHERE session_id = $1 FOR UPDATE`, [
-        session.id,
-      ]);
+      await locker.query(
+        `SELECT 1 FROM "${schema}".youyou_session_activity WHERE session_id = $1 FOR UPDATE`,
+        [session.id],
+      );
       const turn = await session.sendMessage('question 2');
       const events = drain(turn);
       await until(async () => {
@@ -202,6 +203,34 @@ describe('PostgreSQL unreachable', () => {
       // A new save of the same object after a success is a new event.
       await storage.sessions.saveEvent('exactly-once', event);
       expect(await storage.sessions.loadSession('exactly-once')).toStrictEqual([event, event]);
+
+      // The same on the short path a save of a session this storage has written takes.
+      const later = {
+        timestamp: new Date(2_000),
+        payload: { type: 'user_message' as const, content: [{ type: 'text' as const, text: 'later' }] },
+      };
+      proxy.mute(true);
+      const appended = storage.sessions.saveEvent('exactly-once', later);
+      await until(
+        async () =>
+          ((
+            await admin.query(
+              `SELECT 1 FROM "${schema}".youyou_session_events WHERE session_id = 'exactly-once'`,
+            )
+          ).rowCount ?? 0) === 3,
+        'the later event to be committed',
+      );
+      await proxy.stop();
+      await expect(appended).rejects.toEqual(retryableStorageError);
+      proxy.mute(false);
+      await proxy.start();
+      await saveUntilAccepted(() => storage.sessions.saveEvent('exactly-once', later));
+      expect(await storage.sessions.loadSession('exactly-once')).toStrictEqual([event, event, later]);
+      expect(
+        (await storage.sessions.listSessions(undefined, 10)).sessions.find(
+          (item) => item.sessionId === 'exactly-once',
+        )?.messageCount,
+      ).toBe(3);
     } finally {
       await storage.close();
       await pool.end();
