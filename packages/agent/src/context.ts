@@ -1,5 +1,6 @@
 import type { SessionEvent } from './ports/storage.js';
 import { COMPACT_SUMMARY_PREFIX, INTERRUPTED_MESSAGE_NOTICE } from './prompt/templates.js';
+import { keepShape } from './shapes.js';
 import type { ContentBlock, Message, SessionConfig } from './types.js';
 
 /** An image counts as 1,000 tokens (SPEC §5.11), i.e. 4,000 characters at four characters a token. */
@@ -294,3 +295,5 @@ export function replaySessionEvents(events: readonly SessionEvent[]): ReplayedSe
   closeOpenCalls();
   return { messages, chars, sessionConfig, turnCount };
 }
+
+keepShape(new ContextManager());

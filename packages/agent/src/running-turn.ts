@@ -1,4 +1,5 @@
 import type { AgentEvent } from './event.js';
+import { keepShape } from './shapes.js';
 
 /** How a turn ended. */
 export type TurnStatus = 'completed' | 'cancelled' | 'failed';
@@ -94,8 +95,23 @@ export class RunningTurn implements AsyncIterable<AgentEvent> {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
-    const channel = this.channel;
-    return { next: () => channel.next() };
+    return new TurnEventIterator(this.channel);
+  }
+}
+
+/**
+ * The iterator of a RunningTurn's events. A class, not an object with a `next` closure: the reader's loop calls
+ * `next` once per event, and a closure made per turn is a new call target for V8 every turn.
+ */
+class TurnEventIterator implements AsyncIterator<AgentEvent> {
+  readonly #channel: EventChannel;
+
+  constructor(channel: EventChannel) {
+    this.#channel = channel;
+  }
+
+  next(): Promise<IteratorResult<AgentEvent>> {
+    return this.#channel.next();
   }
 }
 
@@ -121,3 +137,15 @@ export class TurnCancellation {
     this.aborted = true;
   };
 }
+
+keepShape(new EventChannel());
+keepShape(
+  new RunningTurn({
+    turnId: 'exemplar',
+    channel: new EventChannel(),
+    controller: new AbortController(),
+    done: Promise.resolve('completed'),
+  }),
+);
+keepShape(new TurnEventIterator(new EventChannel()));
+keepShape(new TurnCancellation(new AbortController().signal));

@@ -1,5 +1,6 @@
 import { AgentError, describeError, isAgentError } from './error.js';
 import type { SessionEvent, SessionEventPayload, SessionStorage } from './ports/storage.js';
+import { keepShape } from './shapes.js';
 import { immediateSaverOf } from './storage/in-memory.js';
 
 /**
@@ -123,3 +124,5 @@ export function storageError(error: unknown, context: string): AgentError {
     cause: error,
   });
 }
+
+keepShape(new SessionLog({ storage: undefined, sessionId: 'exemplar' }));

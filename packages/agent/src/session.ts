@@ -7,6 +7,7 @@ import type { SessionClaim } from './ports/storage.js';
 import { EventChannel, RunningTurn, TurnCancellation, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
+import { keepShape } from './shapes.js';
 import { runTurn } from './turn.js';
 import type { Message, UserInput } from './types.js';
 
@@ -270,3 +271,14 @@ export class Session implements AsyncDisposable {
     return this.close();
   }
 }
+
+// An idle session of each class (see shapes.ts), so that a host's loop over a turn's events stays optimized
+// when a full collection comes while no session is open. Never used: the constructors only store their
+// arguments, and the state is a stand-in with the one field the Session constructor reads.
+const idleController = new SessionController({
+  state: { id: 'exemplar' } as unknown as SessionState,
+  runtime: {} as AgentRuntime,
+  slot: { release: () => undefined, isShutDown: true },
+});
+keepShape(idleController);
+keepShape(new Session(idleController));

@@ -1,6 +1,8 @@
+import { HookRegistry } from './hook.js';
 import type { HookEvent } from './ports/plugin.js';
 import type { ToolHandler, ToolOutput } from './ports/tool.js';
 import { isThenable } from './settle.js';
+import { keepShape } from './shapes.js';
 import type {
   ExecuteBatchOptions,
   RegisteredTool,
@@ -449,3 +451,21 @@ interface Started {
 }
 
 function ignore(): void {}
+
+keepShape(
+  new BatchRun(
+    {
+      calls: [],
+      sessionId: '',
+      turnId: '',
+      signal: new AbortController().signal,
+      hooks: new HookRegistry(),
+      runnable: 0,
+      emit: ignore,
+      reportError: ignore,
+      onResult: ignore,
+    },
+    new Map(),
+    0,
+  ),
+);

@@ -3,6 +3,7 @@ import type { HookDispatchResult, HookRegistry } from './hook.js';
 import type { HookEvent } from './ports/plugin.js';
 import type { ToolHandler, ToolInput, ToolOutput } from './ports/tool.js';
 import { isThenable } from './settle.js';
+import { keepShape } from './shapes.js';
 import type { ToolCallOutcome, ToolCallRequest } from './tool-dispatch.js';
 import { failed, normalizeOutput } from './tool-output.js';
 import type { TimeoutEntry, TimeoutGroup } from './tool-timeouts.js';
@@ -266,3 +267,15 @@ export function crashed(call: ToolCallRequest, error: unknown): ToolCallOutcome 
 export function finalArguments(data: unknown): unknown {
   return typeof data === 'object' && data !== null ? (data as { arguments?: unknown }).arguments : undefined;
 }
+
+const exemplarAbort = new CallAbort(new AbortController().signal, () => undefined);
+keepShape(exemplarAbort);
+keepShape(toolInput({ callId: '', arguments: undefined, sessionId: '', turnId: '' }, exemplarAbort));
+const idleTool: ToolHandler = {
+  name: 'exemplar',
+  description: '',
+  parametersSchema: {},
+  isMutating: false,
+  execute: () => Promise.resolve({ content: '', isError: false }),
+};
+keepShape(new PendingTool(idleTool, undefined, exemplarAbort, () => undefined));

@@ -1,3 +1,5 @@
+import { keepShape } from './shapes.js';
+
 /** One bounded wait: due at `due` (a performance.now() time), then `onTimeout` runs once. */
 export interface TimeoutEntry {
   due: number;
@@ -50,3 +52,5 @@ export class TimeoutGroup {
     if (next < this.#timerDue && this.#entries.size > 0) this.#arm(next);
   };
 }
+
+keepShape(new TimeoutGroup());

@@ -5,6 +5,7 @@
 import { types } from 'node:util';
 import { AgentError } from '../error.js';
 import type { SessionEvent } from '../ports/storage.js';
+import { keepShape } from '../shapes.js';
 
 const { isArgumentsObject, isModuleNamespaceObject, isProxy } = types;
 
@@ -182,3 +183,5 @@ export function copyEvent(event: SessionEvent): SessionEvent {
     return generic();
   }
 }
+
+keepShape(new SeenObjects());
