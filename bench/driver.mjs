@@ -17,11 +17,18 @@ const expected = {
   durable: { text: FINAL_TEXT, toolCalls: TOOL_STEPS },
 };
 
+/**
+ * Warm-up: at least this many runs and this long, so that every runtime is measured with its code compiled by
+ * the optimizing JIT (a few runs left the tool loop of some runtimes half-compiled: the measured runs then
+ * timed V8's tiers, not the runtime), and at most WARMUP_MAX_RUNS runs.
+ */
+const WARMUP_MIN_RUNS = 5;
+const WARMUP_MS = 1_000;
+const WARMUP_MAX_RUNS = 1_000;
+
 /** Warm-up runs, then measured runs with a full gc before each; every run is checked. */
 async function measure(run, runs, check) {
-  const warmup = quick ? 1 : Math.max(3, Math.ceil(runs / 4));
-  const samples = [];
-  for (let index = 0; index < warmup + runs; index++) {
+  const once = async () => {
     globalThis.gc();
     const cpu = process.cpuUsage();
     const result = await run();
@@ -29,8 +36,15 @@ async function measure(run, runs, check) {
     // CPU time of the whole run (setup included): steadier than wall time for comparing two builds.
     result.cpuMs = (used.user + used.system) / 1000;
     check(result);
-    if (index >= warmup) samples.push(result);
+    return result;
+  };
+  const warmupStarted = performance.now();
+  for (let index = 0; index < (quick ? 1 : WARMUP_MAX_RUNS); index++) {
+    await once();
+    if (quick || (index + 1 >= WARMUP_MIN_RUNS && performance.now() - warmupStarted >= WARMUP_MS)) break;
   }
+  const samples = [];
+  for (let index = 0; index < runs; index++) samples.push(await once());
   process.stderr.write('.');
   return samples;
 }
@@ -58,12 +72,12 @@ const runs = (count) => (quick ? Math.max(3, Math.ceil(count / 5)) : count);
 const w = runtime.workloads;
 const checked = (key) => (result) => check(`${runtime.name} ${key}`, result, expected[key]);
 
-results.stream = summary(await measure(() => w.stream(), runs(12), checked('stream')), [
+results.stream = summary(await measure(() => w.stream(), runs(20), checked('stream')), [
   'ms',
   'firstMs',
   'cpuMs',
 ]);
-results.toolLoop = summary(await measure(() => w.toolLoop(), runs(12), checked('toolLoop')), ['ms', 'cpuMs']);
+results.toolLoop = summary(await measure(() => w.toolLoop(), runs(20), checked('toolLoop')), ['ms', 'cpuMs']);
 results.parallel = summary(await measure(() => w.parallel(), runs(15), checked('parallel')), [
   'ms',
   'maxInFlight',

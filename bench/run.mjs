@@ -164,7 +164,7 @@ const table = [
 
 const cpus = os.cpus();
 const machine = `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.release()} ${os.arch()}`;
-const legend = `Each cell: the median over ${repeats} full run${repeats > 1 ? 's' : ''} of each workload's median (${quick ? 'quick mode: few runs, not a measurement' : 'W1 and W2 12 runs, W3 15, W4 60 per variant, W5 8, after warm-up runs, with a full gc before each'}), \`(×n)\` its ratio to the baseline (W3: to the ideal ${PARALLEL_DELAY_MS} ms; W5: to the baseline's W2), \`[min–max]\` the spread of the ${repeats} runs.
+const legend = `Each cell: the median over ${repeats} full run${repeats > 1 ? 's' : ''} of each workload's median (${quick ? 'quick mode: few runs, not a measurement' : 'W1 and W2 20 runs, W3 15, W4 60 per variant, W5 8, after at least 5 warm-up runs and 1 s of them, with a full gc before each run'}), \`(×n)\` its ratio to the baseline (W3: to the ideal ${PARALLEL_DELAY_MS} ms; W5: to the baseline's W2), \`[min–max]\` the spread of the ${repeats} runs.
 W1: one turn of ${STREAM_DELTAS.toLocaleString('en')} text deltas of 4 characters. W2: one turn of ${TOOL_STEPS} steps with one call each to a synchronous tool, then a final answer (the turn's time / ${TOOL_STEPS}). W3: one step of ${PARALLEL_CALLS} calls to a read-only tool awaiting a ${PARALLEL_DELAY_MS} ms timer. W4: one turn with one delta after ${HISTORY_MESSAGES.toLocaleString('en')} earlier messages and on an empty history; µs/msg = the difference / ${HISTORY_MESSAGES.toLocaleString('en')}. W5: W2 with \`@youyou/sqlite\` as the session storage. Peak RSS: the runtime's child process, all workloads.`;
 
 const report = `# Benchmark results

@@ -69,24 +69,24 @@ export class RunningTurn implements AsyncIterable<AgentEvent> {
   /** Settles when the turn has ended and everything it produced is persisted. Never rejects. */
   readonly done: Promise<TurnStatus>;
   private readonly channel: EventChannel;
-  private readonly controller: AbortController;
+  private readonly cancellation: TurnCancellation;
 
   /** Made by `Session.sendMessage`; not meant to be constructed by callers. */
   constructor(options: {
     turnId: string;
     channel: EventChannel;
-    controller: AbortController;
+    cancellation: TurnCancellation;
     done: Promise<TurnStatus>;
   }) {
     this.turnId = options.turnId;
     this.channel = options.channel;
-    this.controller = options.controller;
+    this.cancellation = options.cancellation;
     this.done = options.done;
   }
 
   /** Asks the turn to stop; it ends with `turn_cancelled`. Harmless after the turn has ended. */
   cancel(): void {
-    if (!this.controller.signal.aborted) this.controller.abort();
+    this.cancellation.cancel();
   }
 
   /** The event stream (the same one `for await (const e of turn)` reads). */
@@ -116,26 +116,27 @@ class TurnEventIterator implements AsyncIterator<AgentEvent> {
 }
 
 /**
- * Whether a turn was cancelled, as a plain field: the turn loop asks between every streamed event and every
- * tool call, and `AbortSignal.aborted` is a getter with a brand check, a measurable cost at that rate. The
- * field is set by the signal's own abort listener, so it turns true at the same moment the signal does.
+ * A turn's cancellation: the AbortSignal its provider calls and tools see, and the same fact as a plain field,
+ * `aborted`, for the checks the turn loop makes between every streamed event and every tool call
+ * (`AbortSignal.aborted` is a getter with a brand check, a measurable cost at that rate). Every cancel goes
+ * through `cancel()`, which sets the field before the signal fires, so both say the same at every moment and
+ * nothing needs to listen on the signal.
  */
 export class TurnCancellation {
   aborted = false;
+  readonly #controller = new AbortController();
 
-  constructor(signal: AbortSignal) {
-    if (signal.aborted) this.aborted = true;
-    else signal.addEventListener('abort', this.#onAbort, { once: true });
+  /** The signal handed to providers, tools and hooks. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
   }
 
-  /** Stops listening (the turn is over), so that nothing of the turn stays on a signal a provider kept. */
-  release(signal: AbortSignal): void {
-    signal.removeEventListener('abort', this.#onAbort);
-  }
-
-  readonly #onAbort = (): void => {
+  /** Cancels the turn; later calls change nothing. */
+  cancel(): void {
+    if (this.aborted) return;
     this.aborted = true;
-  };
+    this.#controller.abort();
+  }
 }
 
 keepShape(new EventChannel());
@@ -143,9 +144,9 @@ keepShape(
   new RunningTurn({
     turnId: 'exemplar',
     channel: new EventChannel(),
-    controller: new AbortController(),
+    cancellation: new TurnCancellation(),
     done: Promise.resolve('completed'),
   }),
 );
 keepShape(new TurnEventIterator(new EventChannel()));
-keepShape(new TurnCancellation(new AbortController().signal));
+keepShape(new TurnCancellation());

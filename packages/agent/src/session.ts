@@ -28,7 +28,7 @@ export class SessionController {
   readonly state: SessionState;
   private readonly runtime: AgentRuntime;
   private readonly slot: SessionSlot;
-  private activeTurn: { controller: AbortController; done: Promise<TurnStatus> } | undefined;
+  private activeTurn: { cancellation: TurnCancellation; done: Promise<TurnStatus> } | undefined;
   private closing: Promise<void> | undefined;
   private released = false;
   private abandoned = false;
@@ -62,8 +62,7 @@ export class SessionController {
     }
     const content = normaliseUserInput(input, this.state.model.info);
     const turnId = randomUUID();
-    const controller = new AbortController();
-    const cancellation = new TurnCancellation(controller.signal);
+    const cancellation = new TurnCancellation();
     const channel = new EventChannel();
     const state = this.state;
     const emit = (payload: AgentEventPayload): void => {
@@ -80,7 +79,7 @@ export class SessionController {
       session: state,
       input: { content },
       turnId,
-      signal: controller.signal,
+      signal: cancellation.signal,
       cancellation,
       emit,
     })
@@ -93,13 +92,12 @@ export class SessionController {
         return 'failed';
       })
       .finally(() => {
-        cancellation.release(controller.signal);
         channel.close();
         this.activeTurn = undefined;
         if (this.closing !== undefined && this.abandoned) void this.release();
       });
-    this.activeTurn = { controller, done };
-    return new RunningTurn({ turnId, channel, controller, done });
+    this.activeTurn = { cancellation, done };
+    return new RunningTurn({ turnId, channel, cancellation, done });
   }
 
   /** The full close path of `close()` and `shutdown()`: SessionEnd and memory extraction run. */
@@ -118,7 +116,7 @@ export class SessionController {
       void this.release();
       return;
     }
-    turn.controller.abort();
+    turn.cancellation.cancel();
   }
 
   private async runClose(cancelRunning: boolean): Promise<void> {
@@ -126,7 +124,7 @@ export class SessionController {
     const turn = this.activeTurn;
     if (turn !== undefined) {
       if (cancelRunning) {
-        turn.controller.abort();
+        turn.cancellation.cancel();
         // A cancelled turn settles within the tool timeout; shutdown() must not hang on one that does not.
         await settleWithin(turn.done, config.toolTimeoutMs);
       } else {
