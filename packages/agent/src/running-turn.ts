@@ -149,4 +149,8 @@ keepShape(
   }),
 );
 keepShape(new TurnEventIterator(new EventChannel()));
-keepShape(new TurnCancellation());
+// Its signal too: Node makes an AbortController's signal on first read, and the signal's hidden classes
+// (an EventTarget's) would otherwise go with the last turn's.
+const idleCancellation = new TurnCancellation();
+keepShape(idleCancellation.signal);
+keepShape(idleCancellation);

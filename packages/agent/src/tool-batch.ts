@@ -22,6 +22,7 @@ import {
 } from './tool-run.js';
 import { TimeoutGroup } from './tool-timeouts.js';
 
+const RESOLVED = Promise.resolve();
 const CANCELLED_TEXT = 'Tool call cancelled before it ran';
 const LIMIT_TEXT = "Tool call not run: the turn's tool-call limit was reached";
 
@@ -311,7 +312,8 @@ export class BatchRun {
     this.#outcomes[index] = outcome;
     if (this.#pumping) return;
     this.#pumping = true;
-    queueMicrotask(this.#pump);
+    // A resolved promise's reaction, not queueMicrotask: Node wraps each of those in an async resource.
+    RESOLVED.then(this.#pump);
   }
 
   /** Delivers the outcomes that are next in order; goes on after an `onResult` that answered with a promise. */
@@ -423,7 +425,7 @@ export class BatchRun {
   #callTool(handler: ToolHandler, callId: string, args: unknown): ToolOutput | PendingTool {
     const { sessionId, turnId, signal, cancellation } = this.#options;
     const running = this.#running;
-    const abort = new CallAbort(signal, this.#listen);
+    const abort = new CallAbort({ signal, cancellation, onListen: this.#listen });
     const slot = running.push(abort) - 1;
     // The batch checked the signal before it got here; this covers the time since all the same.
     if ((cancellation ?? signal).aborted) abort.abort(signal.reason);

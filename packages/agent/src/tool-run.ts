@@ -17,15 +17,22 @@ import type { TimeoutEntry, TimeoutGroup } from './tool-timeouts.js';
  */
 export class CallAbort {
   readonly #turnSignal: AbortSignal;
+  /** Whether the turn is cancelled, as a plain field (see TurnCancellation); the turn's signal when absent. */
+  readonly #turnCancelled: { readonly aborted: boolean };
   /** Called when the signal is made while the call runs: from then on a turn cancel must reach it at once. */
   readonly #onListen: () => void;
   #controller: AbortController | undefined;
   #reason: { value: unknown } | undefined;
   #finished = false;
 
-  constructor(turnSignal: AbortSignal, onListen: () => void) {
-    this.#turnSignal = turnSignal;
-    this.#onListen = onListen;
+  constructor(turn: {
+    signal: AbortSignal;
+    cancellation: { readonly aborted: boolean } | undefined;
+    onListen: () => void;
+  }) {
+    this.#turnSignal = turn.signal;
+    this.#turnCancelled = turn.cancellation ?? turn.signal;
+    this.#onListen = turn.onListen;
   }
 
   /** The call's signal, made on first read. */
@@ -35,7 +42,7 @@ export class CallAbort {
       this.#controller = controller;
       if (this.#reason !== undefined) controller.abort(this.#reason.value);
       else if (!this.#finished) {
-        if (this.#turnSignal.aborted) controller.abort(this.#turnSignal.reason);
+        if (this.#turnCancelled.aborted) controller.abort(this.#turnSignal.reason);
         else this.#onListen();
       }
     }
@@ -52,7 +59,7 @@ export class CallAbort {
   finish(): void {
     if (this.#finished) return;
     this.#finished = true;
-    if (this.#controller === undefined && this.#turnSignal.aborted) this.abort(this.#turnSignal.reason);
+    if (this.#controller === undefined && this.#turnCancelled.aborted) this.abort(this.#turnSignal.reason);
   }
 }
 
@@ -268,7 +275,11 @@ export function finalArguments(data: unknown): unknown {
   return typeof data === 'object' && data !== null ? (data as { arguments?: unknown }).arguments : undefined;
 }
 
-const exemplarAbort = new CallAbort(new AbortController().signal, () => undefined);
+const exemplarAbort = new CallAbort({
+  signal: new AbortController().signal,
+  cancellation: { aborted: false },
+  onListen: () => undefined,
+});
 keepShape(exemplarAbort);
 keepShape(toolInput({ callId: '', arguments: undefined, sessionId: '', turnId: '' }, exemplarAbort));
 const idleTool: ToolHandler = {
