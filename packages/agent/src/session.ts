@@ -11,6 +11,29 @@ import { keepShape } from './shapes.js';
 import { runTurn } from './turn.js';
 import type { Message, UserInput } from './types.js';
 
+/**
+ * Stamps a turn's events and hands them to its channel. A method, not a closure made per turn: V8 keeps a
+ * closure's optimized code only while one of its closures lives, so the first turn after a full collection ran
+ * its closure unoptimized for every event.
+ */
+class TurnEmitter {
+  constructor(
+    private readonly channel: EventChannel,
+    private readonly state: SessionState,
+    private readonly turnId: string,
+  ) {}
+
+  emit(payload: AgentEventPayload): void {
+    this.channel.push({
+      sessionId: this.state.id,
+      turnId: this.turnId,
+      timestamp: new Date(),
+      sequence: this.state.nextSequence++,
+      payload,
+    });
+  }
+}
+
 /** The agent's side of the one-active-session slot. */
 export interface SessionSlot {
   /** Frees the slot held by this controller. */
@@ -65,15 +88,8 @@ export class SessionController {
     const cancellation = new TurnCancellation();
     const channel = new EventChannel();
     const state = this.state;
-    const emit = (payload: AgentEventPayload): void => {
-      channel.push({
-        sessionId: state.id,
-        turnId,
-        timestamp: new Date(),
-        sequence: state.nextSequence++,
-        payload,
-      });
-    };
+    const emitter = new TurnEmitter(channel, state, turnId);
+    const emit = emitter.emit.bind(emitter);
     const done = runTurn({
       runtime: this.runtime,
       session: state,
@@ -279,4 +295,5 @@ const idleController = new SessionController({
   slot: { release: () => undefined, isShutDown: true },
 });
 keepShape(idleController);
+keepShape(new TurnEmitter(new EventChannel(), idleController.state, 'exemplar'));
 keepShape(new Session(idleController));

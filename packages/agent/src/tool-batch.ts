@@ -87,7 +87,7 @@ export class BatchRun {
       const delivered = this.#deliver(outcome);
       if (delivered !== undefined) return delivered.then(() => this.#runSerially(index + 1), this.#failed);
     }
-    return this.#end();
+    return this.#endBatch();
   }
 
   /** Call `index` of a serial batch answered with a promise: its outcome is delivered, then the rest run. */
@@ -98,40 +98,50 @@ export class BatchRun {
       const delivered = this.#deliver(settled);
       if (delivered !== undefined) await delivered;
     } catch (error) {
-      return this.#failed(error);
+      return this.#failBatch(error);
     }
     return this.#runSerially(index + 1);
   }
 
+  // The callbacks a batch hands out (to promises, to the signal, to its CallAborts) are thin arrows over methods:
+  // V8 keeps the optimized code of a closure made per instance only while one such closure lives, and a
+  // method's for good, so the work is in the methods and the code survives a full collection between batches.
+  readonly #end = (): ToolCallOutcome[] => this.#endBatch();
+  readonly #failed = (error: unknown): never => this.#failBatch(error);
+  readonly #onTurnAbort = (): void => this.#abortRunning();
+  readonly #listen = (): void => this.#startListening();
+  readonly #deliveryFailed = (error: unknown): void => this.#keepDeliveryError(error);
+  readonly #pump = (): void => this.#deliverInOrder();
+
   /** The batch is over: the turn's signal is let go, and the outcomes (or the first delivery error) come out. */
-  readonly #end = (): ToolCallOutcome[] => {
+  #endBatch(): ToolCallOutcome[] {
     if (this.#listening) this.#options.signal.removeEventListener('abort', this.#onTurnAbort);
     if (this.#deliveryError !== undefined) throw this.#deliveryError.error;
     return this.#outcomes as ToolCallOutcome[];
-  };
+  }
 
   /** A failure of the batch's own machinery: the signal is let go all the same. */
-  readonly #failed = (error: unknown): never => {
+  #failBatch(error: unknown): never {
     if (this.#listening) this.#options.signal.removeEventListener('abort', this.#onTurnAbort);
     throw error;
-  };
+  }
 
   /** Aborts the calls that run now, in the order they started. */
-  readonly #onTurnAbort = (): void => {
+  #abortRunning(): void {
     const reason = this.#options.signal.reason;
     for (const abort of this.#running) abort?.abort(reason);
-  };
+  }
 
   /**
    * One listener per batch, not per call (a batch of more than ten concurrent calls would otherwise trip
    * Node's MaxListenersExceededWarning), added once a tool runs asynchronously or reads its signal: a call's
    * CallAbort looks at the turn's signal itself until then.
    */
-  readonly #listen = (): void => {
+  #startListening(): void {
     if (this.#listening) return;
     this.#listening = true;
     this.#options.signal.addEventListener('abort', this.#onTurnAbort);
-  };
+  }
 
   /** The checks that need no hook and no tool: limit, parse error, unknown tool, schema. */
   #plan(call: ToolCallRequest, index: number): RegisteredTool | string {
@@ -160,14 +170,14 @@ export class BatchRun {
       if (!isThenable(result)) return undefined;
       return Promise.resolve(result).then(ignore, this.#deliveryFailed);
     } catch (error) {
-      this.#deliveryFailed(error);
+      this.#keepDeliveryError(error);
       return undefined;
     }
   }
 
-  readonly #deliveryFailed = (error: unknown): void => {
+  #keepDeliveryError(error: unknown): void {
     this.#deliveryError = { error };
-  };
+  }
 
   /** One call of a serial batch (or a batch of one) from start to end; never throws or rejects. */
   #runCall(index: number): Outcome {
@@ -312,12 +322,22 @@ export class BatchRun {
     this.#outcomes[index] = outcome;
     if (this.#pumping) return;
     this.#pumping = true;
-    // A resolved promise's reaction, not queueMicrotask: Node wraps each of those in an async resource.
-    RESOLVED.then(this.#pump);
+    // One reaction for every batch waiting to deliver, through a static method: a per-batch callback run this
+    // often is compiled anew after every full collection (see above). A resolved promise's reaction, not
+    // queueMicrotask: Node wraps each of those in an async resource.
+    if (BatchRun.#waiting.push(this) === 1) RESOLVED.then(BatchRun.#deliverWaiting);
+  }
+
+  /** The batches whose outcomes wait for the reaction scheduled by `#arrive`, in the order they asked. */
+  static readonly #waiting: BatchRun[] = [];
+
+  static #deliverWaiting(this: void): void {
+    const waiting = BatchRun.#waiting.splice(0);
+    for (const batch of waiting) batch.#deliverInOrder();
   }
 
   /** Delivers the outcomes that are next in order; goes on after an `onResult` that answered with a promise. */
-  readonly #pump = (): void => {
+  #deliverInOrder(): void {
     const outcomes = this.#outcomes;
     for (
       let outcome = outcomes[this.#delivered];
@@ -332,7 +352,7 @@ export class BatchRun {
     }
     this.#pumping = false;
     if (this.#delivered === outcomes.length) this.#allDelivered?.();
-  };
+  }
 
   async #afterBeforeHookLater(index: number, result: Promise<HookOutcome>): Promise<ToolCallOutcome> {
     try {
@@ -424,21 +444,15 @@ export class BatchRun {
   /** Calls a tool with its own CallAbort, among the running calls until it has its result. */
   #callTool(handler: ToolHandler, callId: string, args: unknown): ToolOutput | PendingTool {
     const { sessionId, turnId, signal, cancellation } = this.#options;
-    const running = this.#running;
-    const abort = new CallAbort({ signal, cancellation, onListen: this.#listen });
-    const slot = running.push(abort) - 1;
+    const abort = new CallAbort({ signal, cancellation, onListen: this.#listen, running: this.#running });
     // The batch checked the signal before it got here; this covers the time since all the same.
     if ((cancellation ?? signal).aborted) abort.abort(signal.reason);
-    const end = (): void => {
-      running[slot] = undefined;
-      abort.finish();
-    };
-    return callTool({ handler, input: { callId, arguments: args, sessionId, turnId }, abort, end });
+    return callTool({ handler, input: { callId, arguments: args, sessionId, turnId }, abort });
   }
 
   /** Bounds a tool that runs on by the timeout; from now on a turn cancel must reach its signal as it happens. */
   #watch(pending: PendingTool, started: number): Promise<ToolOutput> {
-    this.#listen();
+    this.#startListening();
     this.#timeouts ??= new TimeoutGroup();
     return watchTool(pending, { started, timeoutMs: this.#timeoutMs, timeouts: this.#timeouts });
   }

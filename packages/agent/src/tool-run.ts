@@ -6,7 +6,7 @@ import { isThenable } from './settle.js';
 import { keepShape } from './shapes.js';
 import type { ToolCallOutcome, ToolCallRequest } from './tool-dispatch.js';
 import { failed, normalizeOutput } from './tool-output.js';
-import type { TimeoutEntry, TimeoutGroup } from './tool-timeouts.js';
+import { type TimeoutEntry, TimeoutGroup } from './tool-timeouts.js';
 
 /**
  * One tool call's cancellation, as the signal its tool receives. The AbortController (and AbortSignal) is
@@ -21,18 +21,25 @@ export class CallAbort {
   readonly #turnCancelled: { readonly aborted: boolean };
   /** Called when the signal is made while the call runs: from then on a turn cancel must reach it at once. */
   readonly #onListen: () => void;
+  /** The batch's list of the calls executing now, and this call's place in it (cleared at `finish`). */
+  readonly #running: (CallAbort | undefined)[];
+  readonly #slot: number;
   #controller: AbortController | undefined;
   #reason: { value: unknown } | undefined;
   #finished = false;
 
+  /** Takes its place at the end of `running`. */
   constructor(turn: {
     signal: AbortSignal;
     cancellation: { readonly aborted: boolean } | undefined;
     onListen: () => void;
+    running: (CallAbort | undefined)[];
   }) {
     this.#turnSignal = turn.signal;
     this.#turnCancelled = turn.cancellation ?? turn.signal;
     this.#onListen = turn.onListen;
+    this.#running = turn.running;
+    this.#slot = turn.running.push(this) - 1;
   }
 
   /** The call's signal, made on first read. */
@@ -55,10 +62,14 @@ export class CallAbort {
     else this.#reason ??= { value: reason };
   }
 
-  /** The call has its result: a turn cancel before now still counts, one after it does not reach the call. */
+  /**
+   * The call has its result: it leaves the running calls; a turn cancel before now still counts, one after it
+   * does not reach the call.
+   */
   finish(): void {
     if (this.#finished) return;
     this.#finished = true;
+    this.#running[this.#slot] = undefined;
     if (this.#controller === undefined && this.#turnCancelled.aborted) this.abort(this.#turnSignal.reason);
   }
 }
@@ -122,9 +133,8 @@ export class PendingTool {
   constructor(
     readonly handler: ToolHandler,
     readonly answer: unknown,
+    /** Finished (`finish()`) once the call has its result. */
     readonly abort: CallAbort,
-    /** Frees the call's place among the running ones and closes its CallAbort. */
-    readonly end: () => void,
   ) {}
 }
 
@@ -136,15 +146,14 @@ export function callTool(options: {
   handler: ToolHandler;
   input: { callId: string; arguments: unknown; sessionId: string; turnId: string };
   abort: CallAbort;
-  end: () => void;
 }): ToolOutput | PendingTool {
-  const { handler, abort, end } = options;
+  const { handler, abort } = options;
   let answer: unknown;
   try {
     // The signal is made on first read: most tools never look at it, and an AbortSignal costs microseconds.
     answer = handler.execute(toolInput(options.input, abort));
   } catch (error) {
-    end();
+    abort.finish();
     return failed(describeError(error));
   }
   let thenable: boolean;
@@ -154,8 +163,8 @@ export function callTool(options: {
     // A `then` getter that threw: Promise.resolve in watchTool turns it into a rejection, as it always did.
     thenable = true;
   }
-  if (thenable) return new PendingTool(handler, answer, abort, end);
-  end();
+  if (thenable) return new PendingTool(handler, answer, abort);
+  abort.finish();
   return normalizeOutput(answer, handler.name);
 }
 
@@ -168,35 +177,64 @@ export function watchTool(
   pending: PendingTool,
   timing: { started: number; timeoutMs: number; timeouts: TimeoutGroup },
 ): Promise<ToolOutput> {
-  const { handler, abort, end } = pending;
-  const { timeoutMs, timeouts } = timing;
-  return new Promise<ToolOutput>((resolve) => {
-    let settled = false;
-    const finish = (output: ToolOutput): void => {
-      if (settled) return;
-      settled = true;
-      timeouts.delete(timeout);
-      end();
-      resolve(output);
-    };
-    const timeout: TimeoutEntry = {
-      due: timing.started + timeoutMs,
-      onTimeout: () => {
-        finish(failed(`Tool timed out after ${timeoutMs}ms`));
-        abort.abort(
-          new AgentError({
-            code: 'TOOL_TIMEOUT',
-            message: `tool '${handler.name}' timed out after ${timeoutMs}ms`,
-          }),
-        );
-      },
-    };
-    timeouts.add(timeout);
-    Promise.resolve(pending.answer).then(
-      (value) => finish(normalizeOutput(value, handler.name)),
-      (error: unknown) => finish(failed(describeError(error))),
-    );
+  const watch = new ToolWatch(pending, timing);
+  const settled = new Promise<ToolOutput>((resolve) => {
+    watch.resolve = resolve;
   });
+  timing.timeouts.add(watch);
+  Promise.resolve(pending.answer).then(watch.answered.bind(watch), watch.failed.bind(watch));
+  return settled;
+}
+
+/**
+ * The wait of `watchTool`: the entry on the batch's TimeoutGroup and the handlers of the tool's answer. Its
+ * work is in methods, not in closures made per call: V8 keeps a closure's optimized code only while one of its
+ * closures lives, so every full collection sent per-call closures back to the interpreter.
+ */
+class ToolWatch implements TimeoutEntry {
+  readonly due: number;
+  resolve: ((output: ToolOutput) => void) | undefined;
+  #settled = false;
+  readonly #pending: PendingTool;
+  readonly #timeoutMs: number;
+  readonly #timeouts: TimeoutGroup;
+
+  constructor(pending: PendingTool, timing: { started: number; timeoutMs: number; timeouts: TimeoutGroup }) {
+    this.#pending = pending;
+    this.#timeoutMs = timing.timeoutMs;
+    this.#timeouts = timing.timeouts;
+    this.due = timing.started + timing.timeoutMs;
+  }
+
+  /** The tool answered. */
+  answered(value: unknown): void {
+    this.#finish(normalizeOutput(value, this.#pending.handler.name));
+  }
+
+  /** The tool rejected. */
+  failed(error: unknown): void {
+    this.#finish(failed(describeError(error)));
+  }
+
+  /** The tool's time is up: its result is decided now, then its signal fires. */
+  onTimeout(): void {
+    const { handler, abort } = this.#pending;
+    this.#finish(failed(`Tool timed out after ${this.#timeoutMs}ms`));
+    abort.abort(
+      new AgentError({
+        code: 'TOOL_TIMEOUT',
+        message: `tool '${handler.name}' timed out after ${this.#timeoutMs}ms`,
+      }),
+    );
+  }
+
+  #finish(output: ToolOutput): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#timeouts.delete(this);
+    this.#pending.abort.finish();
+    this.resolve?.(output);
+  }
 }
 
 /** What a hook run tells a call: the data the chain ended with, and why it stopped the call, if it did. */
@@ -279,6 +317,7 @@ const exemplarAbort = new CallAbort({
   signal: new AbortController().signal,
   cancellation: { aborted: false },
   onListen: () => undefined,
+  running: [],
 });
 keepShape(exemplarAbort);
 keepShape(toolInput({ callId: '', arguments: undefined, sessionId: '', turnId: '' }, exemplarAbort));
@@ -289,4 +328,6 @@ const idleTool: ToolHandler = {
   isMutating: false,
   execute: () => Promise.resolve({ content: '', isError: false }),
 };
-keepShape(new PendingTool(idleTool, undefined, exemplarAbort, () => undefined));
+const idlePending = new PendingTool(idleTool, undefined, exemplarAbort);
+keepShape(idlePending);
+keepShape(new ToolWatch(idlePending, { started: 0, timeoutMs: 0, timeouts: new TimeoutGroup() }));

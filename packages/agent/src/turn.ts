@@ -7,6 +7,7 @@ import { buildDynamicPrompt, combinePrompt } from './prompt/index.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from './prompt/templates.js';
 import type { TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
+import { keepShape } from './shapes.js';
 import { parseToolArguments, type ToolCallOutcome, type ToolCallRequest } from './tool-dispatch.js';
 import {
   cachedStablePrompt,
@@ -44,41 +45,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
   let status: TurnStatus = 'completed';
   let toolCallCount = 0;
   const openCalls = new Set<string>();
-
-  // Each message is saved as it enters the context (write-ahead, SPEC §4); undefined once it is written.
-  const commit = (message: Message, payload: SessionEventPayload): Promise<void> | undefined => {
-    context.push(message);
-    session.sinceCheckpoint.push(message);
-    return session.log.append(payload);
-  };
-  // The first storage failure of a tool batch's results; the batch's caller throws it once the batch is over.
-  let storageFailure: unknown;
-  const keepStorageFailure = (error: unknown): void => {
-    storageFailure ??= error;
-  };
-  // The write of the batch's results so far: results are queued for writing as they arrive (the log keeps their
-  // order) and the batch waits for the writes once, at its end, not after each result.
-  let resultsWritten: Promise<void> | undefined;
-  // Not an async function: it runs once per tool call, and the suspended frame was a measurable cost.
-  const onResult = (outcome: ToolCallOutcome): undefined => {
-    openCalls.delete(outcome.callId);
-    const { content, isError } = outcome.output;
-    try {
-      const written = commit(
-        { type: 'tool_result', callId: outcome.callId, content, isError },
-        { type: 'tool_result', callId: outcome.callId, content, isError },
-      );
-      if (written !== undefined) {
-        resultsWritten = written;
-        written.then(undefined, keepStorageFailure);
-      }
-    } catch (error) {
-      keepStorageFailure(error);
-    }
-    return undefined;
-  };
+  const results = new BatchResults(session, openCalls);
+  const onResult = (outcome: ToolCallOutcome): undefined => results.add(outcome);
   const commitSystem = (content: string): Promise<void> | undefined =>
-    commit({ type: 'system', content }, { type: 'system_message', content });
+    commitMessage(session, { type: 'system', content }, { type: 'system_message', content });
 
   try {
     // 1. TurnStart: plugins may add dynamic prompt sections, or stop the turn before the model is called.
@@ -114,7 +84,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
     }
 
     // 3. The user message is saved before the model is called.
-    const userWritten = commit(
+    const userWritten = commitMessage(
+      session,
       { type: 'user', content: input.content },
       { type: 'user_message', content: input.content },
     );
@@ -177,7 +148,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
       const interrupted = answer.cancelled || answer.error !== undefined;
       if (answer.content.length > 0) {
         const statusOfMessage = interrupted ? 'incomplete' : 'complete';
-        const written = commit(
+        const written = commitMessage(
+          session,
           { type: 'assistant', content: answer.content, status: statusOfMessage },
           { type: 'assistant_message', content: answer.content, status: statusOfMessage },
         );
@@ -218,7 +190,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
             };
         calls.push(request);
         openCalls.add(call.callId);
-        const written = commit(
+        const written = commitMessage(
+          session,
           { type: 'tool_call', callId: call.callId, toolName: call.toolName, arguments: request.arguments },
           { type: 'tool_call', callId: call.callId, toolName: call.toolName, arguments: request.arguments },
         );
@@ -231,8 +204,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
       // Appends made without waiting share one write pass: the last one's promise settles once every call is
       // written (a refused call stays queued ahead of it and is written first).
       if (callsWritten !== undefined) await callsWritten;
-      storageFailure = undefined;
-      resultsWritten = undefined;
+      results.reset();
       const ran = runtime.tools.executeBatch({
         calls,
         sessionId: session.id,
@@ -247,8 +219,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
       });
       // A batch whose tools, hooks and writes all answered at once is over already: no tick to wait for.
       if (ran instanceof Promise) await ran;
-      if (resultsWritten !== undefined) await (resultsWritten as Promise<void>).catch(keepStorageFailure);
-      if (storageFailure !== undefined) throw storageFailure;
+      const resultsWritten = results.written();
+      if (resultsWritten !== undefined) await resultsWritten;
 
       // 4i. The tool-call limit ends the turn with a notice to the model.
       toolCallCount += calls.length;
@@ -287,4 +259,91 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
   return status;
 }
 
+/**
+ * The results of the running tool batch, saved as they arrive: each is queued for writing at once (the log keeps
+ * their order) and the batch waits for the writes once, at its end, not after each result. A class, not closures
+ * of the turn, for the reason given at `commitMessage`.
+ */
+class BatchResults {
+  /** The write of the batch's results so far. */
+  #written: Promise<void> | undefined;
+  /** The first storage failure of the batch's results; thrown by `written()` once the batch is over. */
+  #failure: { error: unknown } | undefined;
+  readonly #keepFailure = (error: unknown): void => this.#keep(error);
+
+  constructor(
+    private readonly session: SessionState,
+    private readonly openCalls: Set<string>,
+  ) {}
+
+  /** Before a batch. */
+  reset(): void {
+    this.#written = undefined;
+    this.#failure = undefined;
+  }
+
+  /** Not an async function: it runs once per tool call, and the suspended frame was a measurable cost. */
+  add(outcome: ToolCallOutcome): undefined {
+    this.openCalls.delete(outcome.callId);
+    const { content, isError } = outcome.output;
+    try {
+      const written = commitMessage(
+        this.session,
+        { type: 'tool_result', callId: outcome.callId, content, isError },
+        { type: 'tool_result', callId: outcome.callId, content, isError },
+      );
+      if (written !== undefined) {
+        this.#written = written;
+        written.then(undefined, this.#keepFailure);
+      }
+    } catch (error) {
+      this.#keep(error);
+    }
+    return undefined;
+  }
+
+  /**
+   * Once the batch's results are written: undefined when they are already (no promise to wait for), else a
+   * promise; either way the first failure among them is thrown or rejected with.
+   */
+  written(): Promise<void> | undefined {
+    if (this.#written === undefined) {
+      this.#throwFailure();
+      return undefined;
+    }
+    return this.#written.then(this.#throwLater, this.#throwLater);
+  }
+
+  readonly #throwLater = (error?: unknown): void => {
+    if (error !== undefined) this.#keep(error);
+    this.#throwFailure();
+  };
+
+  #throwFailure(): void {
+    if (this.#failure !== undefined) throw this.#failure.error;
+  }
+
+  #keep(error: unknown): void {
+    this.#failure ??= { error };
+  }
+}
+
+/**
+ * Adds a message to the context and saves it as it enters (write-ahead, SPEC §4); undefined once it is
+ * written. A function of the module, not a closure of the turn: V8 keeps a closure's optimized code only while
+ * one of its closures lives, so a closure made per turn ran unoptimized after every full collection.
+ */
+function commitMessage(
+  session: SessionState,
+  message: Message,
+  payload: SessionEventPayload,
+): Promise<void> | undefined {
+  session.context.push(message);
+  session.sinceCheckpoint.push(message);
+  return session.log.append(payload);
+}
+
 function ignore(): void {}
+
+// See shapes.ts; the stand-in session is never used: the constructor only stores it.
+keepShape(new BatchResults({} as SessionState, new Set()));

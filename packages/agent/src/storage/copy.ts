@@ -100,6 +100,13 @@ export function copyOf<T>(value: T, what: string): T {
   }
 }
 
+/** One field of an event as `copyTree` copies it; throws NOT_A_TREE for what `copyOf` must decide. */
+function copyField(value: unknown, seen: SeenObjects, depth: number): unknown {
+  const copied = typeof value === 'object' && value !== null ? copyTree(value, seen, depth) : value;
+  if (copied === NOT_A_TREE || typeof copied === 'function' || typeof copied === 'symbol') throw NOT_A_TREE;
+  return copied;
+}
+
 /** The own keys, in order, of a session event and of each payload type as the runtime makes them. */
 const EVENT_KEYS = ['timestamp', 'payload'];
 const PAYLOAD_KEYS: ReadonlyMap<unknown, readonly string[]> = new Map([
@@ -127,60 +134,62 @@ function hasExactly(value: object, keys: readonly string[]): boolean {
  * their values copied as `copyOf` does. Anything else takes `copyOf`'s way.
  */
 export function copyEvent(event: SessionEvent): SessionEvent {
-  const generic = (): SessionEvent => copyOf(event, 'the session event');
   const payload: unknown = event.payload;
-  if (typeof payload !== 'object' || payload === null) return generic();
+  if (typeof payload !== 'object' || payload === null) return copyOf(event, 'the session event');
   const type = (payload as { type?: unknown }).type;
   const keys = PAYLOAD_KEYS.get(type);
-  if (keys === undefined || !hasExactly(event, EVENT_KEYS) || !hasExactly(payload, keys)) return generic();
+  if (keys === undefined || !hasExactly(event, EVENT_KEYS) || !hasExactly(payload, keys)) {
+    return copyOf(event, 'the session event');
+  }
   const seen = new SeenObjects();
   seen.add(event);
   seen.add(payload);
-  const copy = (value: unknown, depth: number): unknown => {
-    const copied = typeof value === 'object' && value !== null ? copyTree(value, seen, depth) : value;
-    if (copied === NOT_A_TREE || typeof copied === 'function' || typeof copied === 'symbol') throw NOT_A_TREE;
-    return copied;
-  };
+  // `copy` is a function of the module, not a closure made per call: V8 keeps a closure's optimized code only
+  // while one of its closures lives, so every full collection sent a per-call closure back to the interpreter.
   try {
-    const timestamp = copy(event.timestamp, 1);
+    const timestamp = copyField(event.timestamp, seen, 1);
     const source = payload as Record<string, unknown>;
     let payloadCopy: Record<string, unknown>;
     switch (type) {
       case 'tool_call':
         payloadCopy = {
-          type: copy(source.type, 2),
-          callId: copy(source.callId, 2),
-          toolName: copy(source.toolName, 2),
-          arguments: copy(source.arguments, 2),
+          type: copyField(source.type, seen, 2),
+          callId: copyField(source.callId, seen, 2),
+          toolName: copyField(source.toolName, seen, 2),
+          arguments: copyField(source.arguments, seen, 2),
         };
         break;
       case 'tool_result':
         payloadCopy = {
-          type: copy(source.type, 2),
-          callId: copy(source.callId, 2),
-          content: copy(source.content, 2),
-          isError: copy(source.isError, 2),
+          type: copyField(source.type, seen, 2),
+          callId: copyField(source.callId, seen, 2),
+          content: copyField(source.content, seen, 2),
+          isError: copyField(source.isError, seen, 2),
         };
         break;
       case 'assistant_message':
         payloadCopy = {
-          type: copy(source.type, 2),
-          content: copy(source.content, 2),
-          status: copy(source.status, 2),
+          type: copyField(source.type, seen, 2),
+          content: copyField(source.content, seen, 2),
+          status: copyField(source.status, seen, 2),
         };
         break;
       case 'metadata':
-        payloadCopy = { type: copy(source.type, 2), key: copy(source.key, 2), value: copy(source.value, 2) };
+        payloadCopy = {
+          type: copyField(source.type, seen, 2),
+          key: copyField(source.key, seen, 2),
+          value: copyField(source.value, seen, 2),
+        };
         break;
       default:
         // user_message and system_message.
-        payloadCopy = { type: copy(source.type, 2), content: copy(source.content, 2) };
+        payloadCopy = { type: copyField(source.type, seen, 2), content: copyField(source.content, seen, 2) };
         break;
     }
     return { timestamp, payload: payloadCopy } as unknown as SessionEvent;
   } catch {
     // Not a tree after all, or a getter threw: copyOf decides, and reports a failure the way it always has.
-    return generic();
+    return copyOf(event, 'the session event');
   }
 }
 
