@@ -18,7 +18,9 @@ import {
   type HookOutcome,
   PendingTool,
   runToolHook,
+  type ToolWatcher,
   watchTool,
+  watchToolInto,
 } from './tool-run.js';
 import { TimeoutGroup } from './tool-timeouts.js';
 
@@ -33,7 +35,7 @@ type Outcome = ToolCallOutcome | Promise<ToolCallOutcome>;
  * The state of one `ToolDispatcher.executeBatch` call. A call whose hooks and tool answer synchronously is
  * run without a promise or a tick of its own: those were most of a tool round trip's cost.
  */
-export class BatchRun {
+export class BatchRun implements ToolWatcher<Started> {
   readonly #options: ExecuteBatchOptions;
   readonly #tools: ReadonlyMap<string, RegisteredTool>;
   readonly #timeoutMs: number;
@@ -243,7 +245,7 @@ export class BatchRun {
     const answered: { run: Started; output: ToolOutput }[] = [];
     for (const run of started) {
       if (run.called instanceof PendingTool) {
-        this.#watch(run.called, run.started).then((output) => this.#complete(run, output));
+        watchToolInto(run.called, this.#runsOn(run.started), this, run);
       } else answered.push({ run, output: run.called });
     }
     if (answered.length > 0) {
@@ -252,6 +254,11 @@ export class BatchRun {
       for (const { run, output } of answered) this.#complete(run, output);
     }
     if (this.#delivered < calls.length) await delivered;
+  }
+
+  /** A watched tool of a concurrent batch has its output (see `watchToolInto`). */
+  toolSettled(run: Started, output: ToolOutput): void {
+    this.#complete(run, output);
   }
 
   /** A call whose BeforeToolUse answered with a promise goes on by itself once it has the answer. */
@@ -452,9 +459,14 @@ export class BatchRun {
 
   /** Bounds a tool that runs on by the timeout; from now on a turn cancel must reach its signal as it happens. */
   #watch(pending: PendingTool, started: number): Promise<ToolOutput> {
+    return watchTool(pending, this.#runsOn(started));
+  }
+
+  /** A call runs on: the turn's signal is listened to, and its time-out goes on the batch's group. */
+  #runsOn(started: number): { started: number; timeoutMs: number; timeouts: TimeoutGroup } {
     this.#startListening();
     this.#timeouts ??= new TimeoutGroup();
-    return watchTool(pending, { started, timeoutMs: this.#timeoutMs, timeouts: this.#timeouts });
+    return { started, timeoutMs: this.#timeoutMs, timeouts: this.#timeouts };
   }
 }
 

@@ -177,63 +177,97 @@ export function watchTool(
   pending: PendingTool,
   timing: { started: number; timeoutMs: number; timeouts: TimeoutGroup },
 ): Promise<ToolOutput> {
-  const watch = new ToolWatch(pending, timing);
-  const settled = new Promise<ToolOutput>((resolve) => {
-    watch.resolve = resolve;
+  return new Promise<ToolOutput>((resolve) => {
+    watchToolInto(pending, timing, RESOLVE, resolve);
   });
+}
+
+/** Who hears of a watched tool's output, with the token it gave: see `watchToolInto`. */
+export interface ToolWatcher<Token> {
+  toolSettled(token: Token, output: ToolOutput): void;
+}
+
+/** The watcher of `watchTool`: its token is the promise's resolve function. */
+const RESOLVE: ToolWatcher<(output: ToolOutput) => void> = {
+  toolSettled(resolve, output) {
+    resolve(output);
+  },
+};
+
+/**
+ * `watchTool` without a promise of its own: `watcher.toolSettled(token, output)` is called once, when the tool
+ * answers or rejects (from the answer's promise reaction) or times out (after its signal fired).
+ */
+export function watchToolInto<Token>(
+  pending: PendingTool,
+  timing: { started: number; timeoutMs: number; timeouts: TimeoutGroup },
+  watcher: ToolWatcher<Token>,
+  token: Token,
+): void {
+  const watch = new ToolWatch(pending, timing, watcher, token);
   timing.timeouts.add(watch);
   Promise.resolve(pending.answer).then(watch.answered.bind(watch), watch.failed.bind(watch));
-  return settled;
 }
 
 /**
- * The wait of `watchTool`: the entry on the batch's TimeoutGroup and the handlers of the tool's answer. Its
+ * The wait of `watchToolInto`: the entry on the batch's TimeoutGroup and the handlers of the tool's answer. Its
  * work is in methods, not in closures made per call: V8 keeps a closure's optimized code only while one of its
  * closures lives, so every full collection sent per-call closures back to the interpreter.
  */
-class ToolWatch implements TimeoutEntry {
+class ToolWatch<Token> implements TimeoutEntry {
   readonly due: number;
-  resolve: ((output: ToolOutput) => void) | undefined;
   #settled = false;
   readonly #pending: PendingTool;
   readonly #timeoutMs: number;
   readonly #timeouts: TimeoutGroup;
+  readonly #watcher: ToolWatcher<Token>;
+  readonly #token: Token;
 
-  constructor(pending: PendingTool, timing: { started: number; timeoutMs: number; timeouts: TimeoutGroup }) {
+  constructor(
+    pending: PendingTool,
+    timing: { started: number; timeoutMs: number; timeouts: TimeoutGroup },
+    watcher: ToolWatcher<Token>,
+    token: Token,
+  ) {
     this.#pending = pending;
     this.#timeoutMs = timing.timeoutMs;
     this.#timeouts = timing.timeouts;
+    this.#watcher = watcher;
+    this.#token = token;
     this.due = timing.started + timing.timeoutMs;
   }
 
   /** The tool answered. */
   answered(value: unknown): void {
-    this.#finish(normalizeOutput(value, this.#pending.handler.name));
+    if (this.#settle())
+      this.#watcher.toolSettled(this.#token, normalizeOutput(value, this.#pending.handler.name));
   }
 
   /** The tool rejected. */
   failed(error: unknown): void {
-    this.#finish(failed(describeError(error)));
+    if (this.#settle()) this.#watcher.toolSettled(this.#token, failed(describeError(error)));
   }
 
-  /** The tool's time is up: its result is decided now, then its signal fires. */
+  /** The tool's time is up: its result is decided now, its signal fires, then the watcher hears of it. */
   onTimeout(): void {
+    if (!this.#settle()) return;
     const { handler, abort } = this.#pending;
-    this.#finish(failed(`Tool timed out after ${this.#timeoutMs}ms`));
     abort.abort(
       new AgentError({
         code: 'TOOL_TIMEOUT',
         message: `tool '${handler.name}' timed out after ${this.#timeoutMs}ms`,
       }),
     );
+    this.#watcher.toolSettled(this.#token, failed(`Tool timed out after ${this.#timeoutMs}ms`));
   }
 
-  #finish(output: ToolOutput): void {
-    if (this.#settled) return;
+  /** True the first time: the call leaves the timeouts and the running calls; a late answer is ignored. */
+  #settle(): boolean {
+    if (this.#settled) return false;
     this.#settled = true;
     this.#timeouts.delete(this);
     this.#pending.abort.finish();
-    this.resolve?.(output);
+    return true;
   }
 }
 
@@ -330,4 +364,11 @@ const idleTool: ToolHandler = {
 };
 const idlePending = new PendingTool(idleTool, undefined, exemplarAbort);
 keepShape(idlePending);
-keepShape(new ToolWatch(idlePending, { started: 0, timeoutMs: 0, timeouts: new TimeoutGroup() }));
+keepShape(
+  new ToolWatch(
+    idlePending,
+    { started: 0, timeoutMs: 0, timeouts: new TimeoutGroup() },
+    RESOLVE,
+    () => undefined,
+  ),
+);
