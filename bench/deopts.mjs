@@ -7,18 +7,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { workloadByName } from './lib/workloads.mjs';
 
 const [runtime = 'youyou', workload = 'toolLoop', runs = '100'] = process.argv.slice(2);
 const WARMUP = 20;
 
 if (process.env.BENCH_DEOPTS_CHILD === '1') {
   const module = await import(`./runtimes/${runtime}.mjs`);
-  const run =
-    workload === 'historyEmpty'
-      ? () => module.workloads.history(false)
-      : workload === 'historyLong'
-        ? () => module.workloads.history(true)
-        : () => module.workloads[workload]();
+  const run = workloadByName(module, workload);
   for (let index = 0; index < WARMUP + Number(runs); index++) {
     globalThis.gc();
     if (index === WARMUP) console.log('--- measured runs from here');

@@ -8,17 +8,13 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { workloadByName } from './lib/workloads.mjs';
 
 const [runtime = 'youyou', workload = 'stream', runs = '50', top = '25'] = process.argv.slice(2);
 
 if (process.env.BENCH_PROFILE_CHILD === '1') {
   const module = await import(`./runtimes/${runtime}.mjs`);
-  const run =
-    workload === 'historyEmpty'
-      ? () => module.workloads.history(false)
-      : workload === 'historyLong'
-        ? () => module.workloads.history(true)
-        : () => module.workloads[workload]();
+  const run = workloadByName(module, workload);
   for (let index = 0; index < Number(runs); index++) await run();
   await module.close?.();
 } else {

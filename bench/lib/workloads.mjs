@@ -111,3 +111,13 @@ export function answerPlans({ textAnswer, toolAnswer }) {
     short: [textAnswer([SHORT_TEXT])],
   };
 }
+
+/**
+ * One workload of a runtime module by the name the profiling tools take (stream, toolLoop, parallel,
+ * historyEmpty, historyLong, durable), as a function that runs it once.
+ */
+export function workloadByName(module, name) {
+  if (name === 'historyEmpty') return () => module.workloads.history(false);
+  if (name === 'historyLong') return () => module.workloads.history(true);
+  return () => module.workloads[name]();
+}

@@ -282,7 +282,10 @@ class BatchResults {
     this.#failure = undefined;
   }
 
-  /** Not an async function: it runs once per tool call, and the suspended frame was a measurable cost. */
+  /**
+   * Puts a result into the context and queues its write. Not an async function: it runs once per tool call,
+   * and the suspended frame was a measurable cost.
+   */
   add(outcome: ToolCallOutcome): undefined {
     this.openCalls.delete(outcome.callId);
     const { content, isError } = outcome.output;
