@@ -9,6 +9,7 @@ import {
   type SessionLease,
 } from '../src/index.js';
 import { dropSchema, randomSchema, testPool } from './support/database.js';
+import { until } from './support/until.js';
 
 const schema = randomSchema();
 let admin: Pool;
@@ -50,15 +51,6 @@ async function processStorage(
 }
 
 const busy = expect.objectContaining({ code: 'SESSION_BUSY' });
-
-/** Resolves once `check` is true, polling; throws after `timeoutMs`. */
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 function aborted(signal: AbortSignal): Promise<unknown> {
   if (signal.aborted) return Promise.resolve(signal.reason);

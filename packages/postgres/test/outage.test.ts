@@ -6,6 +6,7 @@ import { isRetryableDatabaseError, openPostgresStorage, type PostgresStorage } f
 import { agentOn, drain, eventTypes, runTurn } from './support/agent.js';
 import { dropSchema, randomSchema, testDatabase, testPool } from './support/database.js';
 import { closedPort, TcpProxy } from './support/tcp-proxy.js';
+import { until } from './support/until.js';
 
 const schema = randomSchema();
 let admin: Pool;
@@ -35,15 +36,6 @@ async function logTexts(storage: PostgresStorage, sessionId: string): Promise<st
       ? [event.payload.content.map((block) => (block.type === 'text' ? block.text : '')).join('')]
       : [],
   );
-}
-
-/** Resolves once `check` is true, polling; throws after `timeoutMs`. */
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('PostgreSQL unreachable', () => {

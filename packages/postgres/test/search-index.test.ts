@@ -3,6 +3,7 @@ import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { openPostgresStorage, type PostgresStorage } from '../src/index.js';
 import { dropSchema, randomSchema, testPool } from './support/database.js';
+import { until } from './support/until.js';
 
 let admin: Pool;
 const schemas: string[] = [];
@@ -79,15 +80,6 @@ async function rankedIds(storage: PostgresStorage, query: string): Promise<strin
   return (await storage.sessions.searchRanked(query)).map((summary) => summary.sessionId);
 }
 
-/** Resolves once `check` is true, polling; throws after `timeoutMs`. */
-async function until(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 describe('search indexing off the write path', () => {
   test('messages are found before the background pass copies them, and after', async () => {
     const schema = freshSchema();
@@ -136,7 +128,7 @@ describe('search indexing off the write path', () => {
     for (let index = 0; index < 30; index += 1) {
       await storage.sessions.saveEvent(`s${index % 3}`, user(index, `message number ${index}`));
     }
-    await until(async () => (await unindexedSessions(schema)) === 0, 'the background pass');
+    await until(async () => (await unindexedSessions(schema)) === 0, 'the background pass', 15_000);
     expect(await searchRows(schema)).toBe(30);
     expect(await findIds(storage, 'message number 29')).toStrictEqual(['s2']);
   });
