@@ -269,4 +269,38 @@ describe('SessionLog', () => {
     expect(saved).toEqual(['a', 'b', 'c']);
     expect(log.pendingCount).toBe(0);
   });
+
+  it('saves into the in-memory storage at once, and nothing the caller keeps can change what was saved', async () => {
+    const storage = new InMemorySessionStorage();
+    const log = new SessionLog({ storage, sessionId: 's' });
+    const args = { path: 'a.txt', lines: [1, 2] };
+    const blocks = [{ type: 'text' as const, text: 'hello' }];
+    const value = { nested: { n: 1 } };
+    const payloads = [
+      { type: 'user_message' as const, content: blocks },
+      { type: 'assistant_message' as const, content: blocks, status: 'complete' as const },
+      { type: 'tool_call' as const, callId: 'c1', toolName: 'read', arguments: args },
+      { type: 'tool_result' as const, callId: 'c1', content: 'done', isError: false },
+      { type: 'system_message' as const, content: 'note' },
+      { type: 'metadata' as const, key: 'k', value },
+    ];
+    for (const payload of payloads) expect(log.append(payload)).toBeUndefined();
+    const expected = structuredClone(payloads);
+    args.lines.push(3);
+    blocks[0]!.text = 'changed';
+    value.nested.n = 2;
+    for (const payload of payloads) (payload as { callId?: string }).callId = 'changed';
+    const events = (await storage.loadSession('s')) ?? [];
+    expect(events.map((event) => event.payload)).toEqual(expected);
+    expect(events.every((event) => event.timestamp instanceof Date)).toBe(true);
+  });
+
+  it('refuses through the port what the storage cannot copy, and keeps it queued', async () => {
+    const storage = new InMemorySessionStorage();
+    const log = new SessionLog({ storage, sessionId: 's' });
+    const written = log.append({ type: 'metadata', key: 'k', value: { run: () => 1 } });
+    await expect(written).rejects.toMatchObject({ code: 'STORAGE_ERROR' });
+    expect(log.pendingCount).toBe(1);
+    expect(await storage.loadSession('s')).toBeNull();
+  });
 });

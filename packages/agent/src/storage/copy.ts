@@ -193,4 +193,54 @@ export function copyEvent(event: SessionEvent): SessionEvent {
   }
 }
 
+/** A value inside a payload: a primitive as it is, anything else as `copyOf` copies it. */
+function copyInner<T>(value: T): T {
+  return typeof value === 'object' && value !== null ? copyOf(value, 'the session event') : value;
+}
+
+/**
+ * A copy of an event that the runtime's session log made and hands over for good (see `immediateSaverOf`): its
+ * timestamp is the log's own and nobody else holds it, so it is kept; the payload is rebuilt from its fields, and
+ * only the values others may hold (content blocks, tool arguments, metadata values) are copied. The same result
+ * as `copyEvent` without its checks of the event's and the payload's own keys, which the log's events pass by
+ * construction; they were most of the cost of a save.
+ */
+export function adoptEvent(event: SessionEvent): SessionEvent {
+  const payload = event.payload;
+  let copy: SessionEvent['payload'];
+  switch (payload.type) {
+    case 'tool_call':
+      copy = {
+        type: 'tool_call',
+        callId: payload.callId,
+        toolName: payload.toolName,
+        arguments: copyInner(payload.arguments),
+      };
+      break;
+    case 'tool_result':
+      copy = {
+        type: 'tool_result',
+        callId: payload.callId,
+        content: copyInner(payload.content),
+        isError: payload.isError,
+      };
+      break;
+    case 'assistant_message':
+      copy = { type: 'assistant_message', content: copyInner(payload.content), status: payload.status };
+      break;
+    case 'user_message':
+      copy = { type: 'user_message', content: copyInner(payload.content) };
+      break;
+    case 'system_message':
+      copy = { type: 'system_message', content: copyInner(payload.content) };
+      break;
+    case 'metadata':
+      copy = { type: 'metadata', key: payload.key, value: copyInner(payload.value) };
+      break;
+    default:
+      return copyEvent(event);
+  }
+  return { timestamp: event.timestamp, payload: copy };
+}
+
 keepShape(new SeenObjects());

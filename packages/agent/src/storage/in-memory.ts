@@ -7,7 +7,7 @@ import type {
   SessionStorage,
   SessionSummary,
 } from '../ports/storage.js';
-import { copyEvent, copyOf } from './copy.js';
+import { adoptEvent, copyEvent, copyOf } from './copy.js';
 import {
   checkMemory,
   checkPageLimit,
@@ -65,6 +65,7 @@ const SAVE_NOW: unique symbol = Symbol('youyou.saveNow');
 /**
  * A function that saves an event at once, or throws as `saveEvent` would reject: for an InMemorySessionStorage
  * whose `saveEvent` is this class's own; undefined for any other storage (they are written through the port).
+ * The event is handed over: the caller makes it for the save and never touches it, or its timestamp, again.
  */
 export function immediateSaverOf(
   storage: SessionStorage,
@@ -97,13 +98,14 @@ export class InMemorySessionStorage implements SessionStorage {
 
   /** See `immediateSaverOf`. */
   [SAVE_NOW](sessionId: string, event: SessionEvent): void {
-    this.#save(sessionId, event);
+    this.#save(sessionId, event, true);
   }
 
-  #save(sessionId: string, event: SessionEvent): void {
+  /** `handedOver`: the event is the caller's no longer (see `immediateSaverOf`), so less of it is copied. */
+  #save(sessionId: string, event: SessionEvent, handedOver = false): void {
     checkSessionId(sessionId);
     checkSessionEvent(event);
-    const stored = copyEvent(event);
+    const stored = handedOver ? adoptEvent(event) : copyEvent(event);
     const timeMs = stored.timestamp.getTime();
     let record = this.#sessions.get(sessionId);
     if (record === undefined) {
