@@ -2,9 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isAgentError } from '../src/error.js';
 import { HookRegistry } from '../src/hook.js';
+import type { SessionEvent } from '../src/ports/storage.js';
 import type { ToolInput } from '../src/ports/tool.js';
 import { SessionLog } from '../src/session-log.js';
-import { copyOf } from '../src/storage/copy.js';
+import { adoptEvent, copyOf } from '../src/storage/copy.js';
 import { InMemorySessionStorage } from '../src/storage/in-memory.js';
 import { ToolDispatcher } from '../src/tool-dispatch.js';
 import { call, deferred, runBatch, tool } from './support/tool-dispatch-fixtures.js';
@@ -55,6 +56,43 @@ describe('copyOf (the in-memory storages’ copy)', () => {
       expect.unreachable();
     } catch (error) {
       expect(isAgentError(error) && error.code).toBe('INVALID_INPUT');
+    }
+  });
+
+  it('gives what structuredClone gives for the payload the session log hands over (adoptEvent)', () => {
+    const block = fc.oneof(
+      fc.record({ type: fc.constant('text'), text: fc.string({ maxLength: 8 }) }),
+      fc.record({ type: fc.constantFrom('text', 'image'), data: fc.string(), mediaType: fc.string() }),
+      fc.record({ text: fc.string(), type: fc.constant('text') }),
+      value,
+    );
+    const content = fc.oneof(fc.array(block, { maxLength: 4 }), fc.string(), value);
+    const payload = fc.oneof(
+      fc.record({ type: fc.constant('user_message'), content }),
+      fc.record({ type: fc.constant('assistant_message'), content, status: fc.constant('complete') }),
+      fc.record({
+        type: fc.constant('tool_call'),
+        callId: fc.string(),
+        toolName: fc.string(),
+        arguments: value,
+      }),
+      fc.record({ type: fc.constant('metadata'), key: fc.string(), value }),
+    );
+    fc.assert(
+      fc.property(payload, (input) => {
+        const event = { timestamp: new Date(0), payload: input } as SessionEvent;
+        expect(adoptEvent(event).payload).toStrictEqual(structuredClone(input));
+      }),
+    );
+    const holed = [{ type: 'text', text: 'a' }];
+    holed[2] = { type: 'text', text: 'b' };
+    const named = Object.assign([{ type: 'text', text: 'a' }], { extra: 1 });
+    for (const odd of [holed, named]) {
+      const event = {
+        timestamp: new Date(0),
+        payload: { type: 'user_message', content: odd },
+      } as SessionEvent;
+      expect(adoptEvent(event).payload).toStrictEqual(structuredClone(event.payload));
     }
   });
 

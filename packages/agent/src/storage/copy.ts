@@ -6,6 +6,7 @@ import { types } from 'node:util';
 import { AgentError } from '../error.js';
 import type { SessionEvent } from '../ports/storage.js';
 import { keepShape } from '../shapes.js';
+import type { ContentBlock } from '../types.js';
 
 const { isArgumentsObject, isModuleNamespaceObject, isProxy } = types;
 
@@ -199,6 +200,36 @@ function copyInner<T>(value: T): T {
 }
 
 /**
+ * Message content (an array of blocks) made of text blocks, copied by code of its own: a text block is rebuilt as
+ * a literal, which is faster than the generic copy's stores by key, most of all in the first turn after a full
+ * collection (V8 drops the hidden classes those stores make once no object has them). Anything else, holes and
+ * extra properties included, as `copyOf` copies it.
+ */
+function copyContent(content: unknown): unknown {
+  if (!Array.isArray(content) || isProxy(content) || Object.getPrototypeOf(content) !== Array.prototype) {
+    return copyInner(content);
+  }
+  const copy = new Array<ContentBlock>(content.length);
+  for (let index = 0; index < content.length; index++) {
+    const block = copyTextBlock(content[index]);
+    if (block === undefined) return copyInner(content);
+    copy[index] = block;
+  }
+  if (Object.keys(content).length !== content.length) return copyInner(content);
+  return copy;
+}
+
+/** A copy of a plain `{ type: 'text', text }` block (those keys, in that order); undefined for anything else. */
+function copyTextBlock(block: unknown): ContentBlock | undefined {
+  if (typeof block !== 'object' || block === null || isProxy(block)) return undefined;
+  if (Object.getPrototypeOf(block) !== Object.prototype) return undefined;
+  const keys = Object.keys(block);
+  if (keys.length !== 2 || keys[0] !== 'type' || keys[1] !== 'text') return undefined;
+  const { type, text } = block as { type: unknown; text: unknown };
+  return type === 'text' && typeof text === 'string' ? { type: 'text', text } : undefined;
+}
+
+/**
  * A copy of an event that the runtime's session log made and hands over for good (see `immediateSaverOf`): its
  * timestamp is the log's own and nobody else holds it, so it is kept; the payload is rebuilt from its fields, and
  * only the values others may hold (content blocks, tool arguments, metadata values) are copied. The same result
@@ -226,10 +257,14 @@ export function adoptEvent(event: SessionEvent): SessionEvent {
       };
       break;
     case 'assistant_message':
-      copy = { type: 'assistant_message', content: copyInner(payload.content), status: payload.status };
+      copy = {
+        type: 'assistant_message',
+        content: copyContent(payload.content) as ContentBlock[],
+        status: payload.status,
+      };
       break;
     case 'user_message':
-      copy = { type: 'user_message', content: copyInner(payload.content) };
+      copy = { type: 'user_message', content: copyContent(payload.content) as ContentBlock[] };
       break;
     case 'system_message':
       copy = { type: 'system_message', content: copyInner(payload.content) };
