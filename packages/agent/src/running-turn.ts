@@ -1,5 +1,6 @@
 import type { AgentEvent } from './event.js';
 import { keepShape } from './shapes.js';
+import type { BatchCancellation, CancelWatcher } from './tool-dispatch.js';
 
 /** How a turn ended. */
 export type TurnStatus = 'completed' | 'cancelled' | 'failed';
@@ -122,9 +123,11 @@ class TurnEventIterator implements AsyncIterator<AgentEvent> {
  * through `cancel()`, which sets the field before the signal fires, so both say the same at every moment and
  * nothing needs to listen on the signal.
  */
-export class TurnCancellation {
+export class TurnCancellation implements BatchCancellation {
   aborted = false;
   readonly #controller = new AbortController();
+  /** The running tool batches, told of a cancel after the signal fired (see BatchCancellation). */
+  readonly #watchers: CancelWatcher[] = [];
 
   /** The signal handed to providers, tools and hooks. */
   get signal(): AbortSignal {
@@ -136,6 +139,18 @@ export class TurnCancellation {
     if (this.aborted) return;
     this.aborted = true;
     this.#controller.abort();
+    for (const watcher of this.#watchers.splice(0)) watcher.turnCancelled();
+  }
+
+  /** `watcher.turnCancelled()` runs once on cancel, unless unwatched before. */
+  watch(watcher: CancelWatcher): void {
+    this.#watchers.push(watcher);
+  }
+
+  /** Stops telling `watcher`; a watcher not watching is ignored. */
+  unwatch(watcher: CancelWatcher): void {
+    const index = this.#watchers.indexOf(watcher);
+    if (index !== -1) this.#watchers.splice(index, 1);
   }
 }
 

@@ -4,6 +4,7 @@ import type { ToolHandler, ToolOutput } from './ports/tool.js';
 import { isThenable } from './settle.js';
 import { keepShape } from './shapes.js';
 import type {
+  CancelWatcher,
   ExecuteBatchOptions,
   RegisteredTool,
   ToolCallOutcome,
@@ -35,7 +36,7 @@ type Outcome = ToolCallOutcome | Promise<ToolCallOutcome>;
  * The state of one `ToolDispatcher.executeBatch` call. A call whose hooks and tool answer synchronously is
  * run without a promise or a tick of its own: those were most of a tool round trip's cost.
  */
-export class BatchRun implements ToolWatcher<Started> {
+export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
   readonly #options: ExecuteBatchOptions;
   readonly #tools: ReadonlyMap<string, RegisteredTool>;
   readonly #timeoutMs: number;
@@ -46,7 +47,7 @@ export class BatchRun implements ToolWatcher<Started> {
   readonly #running: (CallAbort | undefined)[] = [];
   /** The time-outs of the calls that run on; made for the first such call (most tools answer at once). */
   #timeouts: TimeoutGroup | undefined;
-  /** Whether `#onTurnAbort` listens on the turn's signal. */
+  /** Whether the batch hears of a turn cancel (through `cancellation.watch`, or `#onTurnAbort` on the signal). */
   #listening = false;
   #delivered = 0;
   #deliveryError: { error: unknown } | undefined;
@@ -115,17 +116,22 @@ export class BatchRun implements ToolWatcher<Started> {
   readonly #deliveryFailed = (error: unknown): void => this.#keepDeliveryError(error);
   readonly #pump = (): void => this.#deliverInOrder();
 
-  /** The batch is over: the turn's signal is let go, and the outcomes (or the first delivery error) come out. */
+  /** The batch is over: the turn's cancel is let go, and the outcomes (or the first delivery error) come out. */
   #endBatch(): ToolCallOutcome[] {
-    if (this.#listening) this.#options.signal.removeEventListener('abort', this.#onTurnAbort);
+    this.#stopListening();
     if (this.#deliveryError !== undefined) throw this.#deliveryError.error;
     return this.#outcomes as ToolCallOutcome[];
   }
 
-  /** A failure of the batch's own machinery: the signal is let go all the same. */
+  /** A failure of the batch's own machinery: the turn's cancel is let go all the same. */
   #failBatch(error: unknown): never {
-    if (this.#listening) this.#options.signal.removeEventListener('abort', this.#onTurnAbort);
+    this.#stopListening();
     throw error;
+  }
+
+  /** The turn was cancelled (see BatchCancellation). */
+  turnCancelled(): void {
+    this.#abortRunning();
   }
 
   /** Aborts the calls that run now, in the order they started. */
@@ -135,14 +141,25 @@ export class BatchRun implements ToolWatcher<Started> {
   }
 
   /**
-   * One listener per batch, not per call (a batch of more than ten concurrent calls would otherwise trip
-   * Node's MaxListenersExceededWarning), added once a tool runs asynchronously or reads its signal: a call's
-   * CallAbort looks at the turn's signal itself until then.
+   * One watch per batch, not per call (a batch of more than ten concurrent calls listening on the signal would
+   * trip Node's MaxListenersExceededWarning), started once a tool runs asynchronously or reads its signal: a
+   * call's CallAbort looks at the turn's cancellation itself until then. The turn's TurnCancellation tells the
+   * batch directly; a plain signal (a dispatcher used on its own) gets a listener.
    */
   #startListening(): void {
     if (this.#listening) return;
     this.#listening = true;
-    this.#options.signal.addEventListener('abort', this.#onTurnAbort);
+    const { cancellation, signal } = this.#options;
+    if (cancellation?.watch !== undefined) cancellation.watch(this);
+    else signal.addEventListener('abort', this.#onTurnAbort);
+  }
+
+  #stopListening(): void {
+    if (!this.#listening) return;
+    this.#listening = false;
+    const { cancellation, signal } = this.#options;
+    if (cancellation?.unwatch !== undefined) cancellation.unwatch(this);
+    else signal.removeEventListener('abort', this.#onTurnAbort);
   }
 
   /** The checks that need no hook and no tool: limit, parse error, unknown tool, schema. */

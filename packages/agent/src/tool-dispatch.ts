@@ -26,6 +26,23 @@ export interface ToolCallOutcome {
   durationMs: number;
 }
 
+/** Who hears of a turn cancel directly from a BatchCancellation. */
+export interface CancelWatcher {
+  turnCancelled(): void;
+}
+
+/**
+ * The turn's cancellation as a batch sees it: a plain flag and, when it offers them, `watch`/`unwatch`, through
+ * which a batch hears of a cancel (right after the signal fired) without a listener on the signal: Node's
+ * EventTarget makes adding and removing one a cost per batch, and a large one in the first turn after a full
+ * collection.
+ */
+export interface BatchCancellation {
+  readonly aborted: boolean;
+  watch?(watcher: CancelWatcher): void;
+  unwatch?(watcher: CancelWatcher): void;
+}
+
 /** What `executeBatch` takes. */
 export interface ExecuteBatchOptions {
   calls: readonly ToolCallRequest[];
@@ -34,7 +51,7 @@ export interface ExecuteBatchOptions {
   /** The turn's cancellation. */
   signal: AbortSignal;
   /** The same as `signal.aborted`, cheaper to ask (the turn's TurnCancellation); `signal` itself when absent. */
-  cancellation?: { readonly aborted: boolean };
+  cancellation?: BatchCancellation;
   hooks: HookRegistry;
   /** How many calls of this batch may run (the tool-call limit); later calls get an `isError` result. */
   runnable: number;

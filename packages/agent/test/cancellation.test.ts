@@ -201,6 +201,50 @@ describe('tools', () => {
   });
 });
 
+describe('cancel and a concurrent batch', () => {
+  test('every running tool of a concurrent batch hears of the cancel, and the turn waits for all of them', async () => {
+    const signals: AbortSignal[] = [];
+    const bothStarted = deferred();
+    const wait = defineTool({
+      name: 'wait',
+      isMutating: false,
+      execute: async (input) => {
+        const signal = input.signal;
+        signals.push(signal);
+        if (signals.length === 2) bothStarted.resolve();
+        await aborted(signal);
+        return { content: `stopped (${String((signal.reason as Error).name)})`, isError: false };
+      },
+    });
+    const provider = new SignalRecordingProvider({
+      responses: [
+        [
+          { type: 'tool_call', toolName: 'wait', callId: 'w1' },
+          { type: 'tool_call', toolName: 'wait', callId: 'w2' },
+        ],
+        [{ type: 'text', text: 'never' }],
+      ],
+    });
+    const { agent } = await buildAgent({ provider, tools: [wait], config: { toolTimeoutMs: 10_000 } });
+    const session = await agent.newSession();
+    const turn = await session.sendMessage('wait twice');
+    const reading = collectTurn(turn);
+
+    await bothStarted.promise;
+    turn.cancel();
+    const record = await reading;
+    expect(signals.map((signal) => signal.aborted)).toEqual([true, true]);
+    expect(record.types.at(-1)).toBe('turn_cancelled');
+    expect(session.messages().slice(-2)).toEqual([
+      { type: 'tool_result', callId: 'w1', content: 'stopped (AbortError)', isError: false },
+      { type: 'tool_result', callId: 'w2', content: 'stopped (AbortError)', isError: false },
+    ]);
+    for (const signal of [...signals, ...provider.signals]) {
+      expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+    }
+  });
+});
+
 describe('compaction', () => {
   const smallModel = scriptedModel({ contextWindow: 2_000 });
 
