@@ -434,8 +434,16 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
       durationMs,
     };
     if (!this.#options.hooks.has('AfterToolUse')) return outcome;
-    // A copy, so a handler that changes the output in place cannot change what was already recorded.
-    const result = this.#hook('AfterToolUse', { ...outcome, output: { ...outcome.output } });
+    // A copy, so a handler that changes the output in place cannot change what was already recorded; written
+    // out rather than spread (the same keys in the same order: both objects are made above).
+    const data = {
+      callId: outcome.callId,
+      toolName: outcome.toolName,
+      arguments: outcome.arguments,
+      output: { content: output.content, isError: output.isError },
+      durationMs,
+    };
+    const result = this.#hook('AfterToolUse', data);
     if (result instanceof Promise) return result.then(() => outcome);
     return outcome;
   }
