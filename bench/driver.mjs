@@ -15,6 +15,7 @@ const expected = {
   parallel: { text: FINAL_TEXT, toolCalls: PARALLEL_CALLS },
   history: { text: SHORT_TEXT, toolCalls: 0 },
   durable: { text: FINAL_TEXT, toolCalls: TOOL_STEPS },
+  timerFloor: { text: '', toolCalls: 0 },
 };
 
 /**
@@ -94,6 +95,9 @@ if (typeof w.durable === 'function') {
     available === false
       ? { unavailable: true }
       : summary(await measure(() => w.durable(), runs(8), checked('durable')), ['ms', 'cpuMs']);
+}
+if (typeof w.timerFloor === 'function') {
+  results.timerFloor = summary(await measure(() => w.timerFloor(), runs(15), checked('timerFloor')), ['ms']);
 }
 await runtime.close?.();
 globalThis.gc();

@@ -84,6 +84,7 @@ const metrics = {
   durable: (r) =>
     r.durable === undefined || r.durable.unavailable ? undefined : (r.durable.ms * 1000) / TOOL_STEPS,
   rss: (r) => r.peakRssMb,
+  timerFloor: (r) => r.timerFloor?.ms,
 };
 
 function median(values) {
@@ -119,7 +120,11 @@ function cell(file, metric, { ratio = false, reference, spread = true } = {}) {
   let base = reference;
   if (base === undefined && ratio && hasBaseline && file !== 'baseline')
     base = stats('baseline', metric)?.median;
-  if (base !== undefined && base > 0) text += ` (${(value.median / base).toFixed(1)}×)`;
+  if (base !== undefined && base > 0) {
+    // Two decimals near 1, where a goal such as W3's 1.1× would otherwise hide in the rounding.
+    const ratioValue = value.median / base;
+    text += ` (${ratioValue < 2 ? ratioValue.toFixed(2) : ratioValue.toFixed(1)}×)`;
+  }
   if (spread && repeats > 1) text += ` [${format(value.min)}–${format(value.max)}]`;
   return text;
 }
@@ -162,10 +167,19 @@ const table = [
   ...rows.map((row) => `| ${row.join(' | ')} |`),
 ].join('\n');
 
+/** W3's floor on this machine: its timers alone, measured by the baseline's driver under the same conditions. */
+function timerFloorLine() {
+  if (!hasBaseline) return '';
+  const floor = stats('baseline', 'timerFloor');
+  if (floor === undefined) return '';
+  const spread = repeats > 1 ? ` [${format(floor.min)}–${format(floor.max)}]` : '';
+  return `\nW3's floor here: its ${PARALLEL_CALLS} timers alone (\`Promise.all\` of ${PARALLEL_CALLS} \`setTimeout\` of ${PARALLEL_DELAY_MS} ms, no loop, no model), measured the same way, take ${format(floor.median)} ms (${(floor.median / PARALLEL_DELAY_MS).toFixed(2)}× the ideal)${spread}.`;
+}
+
 const cpus = os.cpus();
 const machine = `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.release()} ${os.arch()}`;
 const legend = `Each cell: the median over ${repeats} full run${repeats > 1 ? 's' : ''} of each workload's median (${quick ? 'quick mode: few runs, not a measurement' : 'W1 and W2 20 runs, W3 15, W4 60 per variant, W5 8, after at least 5 warm-up runs and 1 s of them, with a full gc before each run'}), \`(×n)\` its ratio to the baseline (W3: to the ideal ${PARALLEL_DELAY_MS} ms; W5: to the baseline's W2), \`[min–max]\` the spread of the ${repeats} runs.
-W1: one turn of ${STREAM_DELTAS.toLocaleString('en')} text deltas of 4 characters. W2: one turn of ${TOOL_STEPS} steps with one call each to a synchronous tool, then a final answer (the turn's time / ${TOOL_STEPS}). W3: one step of ${PARALLEL_CALLS} calls to a read-only tool awaiting a ${PARALLEL_DELAY_MS} ms timer. W4: one turn with one delta after ${HISTORY_MESSAGES.toLocaleString('en')} earlier messages and on an empty history; µs/msg = the difference / ${HISTORY_MESSAGES.toLocaleString('en')}. W5: W2 with \`@youyou/sqlite\` as the session storage. Peak RSS: the runtime's child process, all workloads.`;
+W1: one turn of ${STREAM_DELTAS.toLocaleString('en')} text deltas of 4 characters. W2: one turn of ${TOOL_STEPS} steps with one call each to a synchronous tool, then a final answer (the turn's time / ${TOOL_STEPS}). W3: one step of ${PARALLEL_CALLS} calls to a read-only tool awaiting a ${PARALLEL_DELAY_MS} ms timer. W4: one turn with one delta after ${HISTORY_MESSAGES.toLocaleString('en')} earlier messages and on an empty history; µs/msg = the difference / ${HISTORY_MESSAGES.toLocaleString('en')}. W5: W2 with \`@youyou/sqlite\` as the session storage. Peak RSS: the runtime's child process, all workloads.${timerFloorLine()}`;
 
 const report = `# Benchmark results
 

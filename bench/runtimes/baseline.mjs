@@ -9,6 +9,7 @@ import {
   callId,
   ECHO_TOOL,
   neutralHistory,
+  PARALLEL_CALLS,
   PARALLEL_DELAY_MS,
   USAGE,
   USER_TEXT,
@@ -113,4 +114,18 @@ export const workloads = {
     return { ...(await timedTurn([], parallelAnswers)), maxInFlight };
   },
   history: (withHistory) => timedTurn(withHistory ? history.slice() : [], shortAnswers),
+  /**
+   * Not a column of the table: W3's timers alone (100 timers of 10 ms awaited with Promise.all, no
+   * loop, no model), the floor under every runtime's W3 on this machine.
+   */
+  async timerFloor() {
+    const started = performance.now();
+    await Promise.all(
+      Array.from(
+        { length: PARALLEL_CALLS },
+        () => new Promise((resolve) => setTimeout(resolve, PARALLEL_DELAY_MS)),
+      ),
+    );
+    return { ms: performance.now() - started, text: '', toolCalls: 0 };
+  },
 };
