@@ -8,7 +8,26 @@ export interface HookDispatchResult {
   /** Set when a handler answered `abort`; the handlers after it did not run. */
   abortReason: string | undefined;
   /** One PLUGIN_ERROR per handler that threw, answered garbage or timed out; each of them counted as `continue`. */
-  errors: AgentError[];
+  errors: readonly AgentError[];
+}
+
+/** The `errors` of a dispatch without failures (most of them): one shared empty list, not one per dispatch. */
+const NO_ERRORS: readonly AgentError[] = Object.freeze([]);
+
+/** Records a handler's failure in the dispatch's result; it counts as `continue` (undefined). */
+function recordFailure(
+  result: HookDispatchResult,
+  failure: { entry: HookEntry; event: HookEvent; message: string; cause?: unknown },
+): undefined {
+  const { entry, event, message, cause } = failure;
+  const error = new AgentError({
+    code: 'PLUGIN_ERROR',
+    message: `plugin '${entry.pluginId}' failed in ${event}: ${message}`,
+    sourceComponent: 'plugin',
+    ...(cause === undefined ? {} : { cause }),
+  });
+  result.errors = result.errors === NO_ERRORS ? [error] : [...result.errors, error];
+  return undefined;
 }
 
 /** One tapped handler, with the plugin it belongs to. */
@@ -70,11 +89,20 @@ function applyAnswer(result: HookDispatchResult, answer: HookResult | undefined)
   return true;
 }
 
-/** The handler's answer as a HookResult, or undefined after `fail` recorded that it is not one. */
-function checkedAnswer(value: unknown, fail: (message: string) => undefined): HookResult | undefined {
+/** The handler's answer as a HookResult, or undefined after recording that it is not one. */
+function checkedAnswer(
+  value: unknown,
+  result: HookDispatchResult,
+  entry: HookEntry,
+  event: HookEvent,
+): HookResult | undefined {
   const answer = toHookResult(value);
-  if (answer === 'invalid') return fail(`returned an invalid hook result: ${describeValue(value)}`);
-  return answer;
+  if (answer !== 'invalid') return answer;
+  return recordFailure(result, {
+    entry,
+    event,
+    message: `returned an invalid hook result: ${describeValue(value)}`,
+  });
 }
 
 function describeValue(value: unknown): string {
@@ -127,16 +155,17 @@ export class HookRegistry {
    */
   dispatch(options: HookDispatchOptions): HookDispatchResult | Promise<HookDispatchResult> {
     const entries = this.#handlers.get(options.event);
-    const result: HookDispatchResult = { data: options.data, abortReason: undefined, errors: [] };
+    const result: HookDispatchResult = { data: options.data, abortReason: undefined, errors: NO_ERRORS };
     if (entries === undefined) return result;
     const time = Date.now();
     for (let index = 0; index < entries.length; index++) {
-      const answer = this.#runOne({
-        entry: entries[index] as HookEntry,
-        payload: payloadFor(options, entries[index] as HookEntry, result.data, time),
-        timeoutMs: options.timeoutMs,
-        errors: result.errors,
-      });
+      const entry = entries[index] as HookEntry;
+      const answer = this.#runOne(
+        entry,
+        payloadFor(options, entry, result.data, time),
+        options.timeoutMs,
+        result,
+      );
       if (answer instanceof Promise)
         return this.#finishLater({ options, entries, index, answer, result, time });
       if (applyAnswer(result, answer)) break;
@@ -157,12 +186,12 @@ export class HookRegistry {
     if (applyAnswer(result, await state.answer)) return result;
     for (let index = state.index + 1; index < entries.length; index++) {
       const entry = entries[index] as HookEntry;
-      let answer = this.#runOne({
+      let answer = this.#runOne(
         entry,
-        payload: payloadFor(options, entry, result.data, time),
-        timeoutMs: options.timeoutMs,
-        errors: result.errors,
-      });
+        payloadFor(options, entry, result.data, time),
+        options.timeoutMs,
+        result,
+      );
       if (answer instanceof Promise) answer = await answer;
       if (applyAnswer(result, answer)) break;
     }
@@ -170,42 +199,36 @@ export class HookRegistry {
   }
 
   /**
-   * Runs one handler; returns its answer, or undefined (= continue) after recording why it failed. The answer
-   * is a promise only when the handler's was.
+   * Runs one handler; returns its answer, or undefined (= continue) after recording why it failed in `result`.
+   * The answer is a promise only when the handler's was. Positional parameters and no closure on the way of a
+   * handler that answers at once: every tool call dispatches two hooks.
    */
-  #runOne(options: {
-    entry: HookEntry;
-    payload: HookPayload;
-    timeoutMs: number;
-    errors: AgentError[];
-  }): HookResult | undefined | Promise<HookResult | undefined> {
-    const { entry, payload } = options;
-    const prefix = `plugin '${entry.pluginId}' failed in ${payload.event}`;
-    const fail = (message: string, cause?: unknown): undefined => {
-      options.errors.push(
-        new AgentError({
-          code: 'PLUGIN_ERROR',
-          message: `${prefix}: ${message}`,
-          sourceComponent: 'plugin',
-          ...(cause === undefined ? {} : { cause }),
-        }),
-      );
-      return undefined;
-    };
+  #runOne(
+    entry: HookEntry,
+    payload: HookPayload,
+    timeoutMs: number,
+    result: HookDispatchResult,
+  ): HookResult | undefined | Promise<HookResult | undefined> {
+    const event = payload.event;
     let value: unknown;
     try {
       value = entry.handler(payload);
     } catch (error) {
-      return fail(describeError(error), error);
+      return recordFailure(result, { entry, event, message: describeError(error), cause: error });
     }
     // A handler that answers synchronously needs no timer.
     if (isThenable(value)) {
-      return settleWithin(value, options.timeoutMs).then((settled) => {
-        if (settled.status === 'timeout') return fail(`did not answer within ${options.timeoutMs}ms`);
-        if (settled.status === 'rejected') return fail(describeError(settled.error), settled.error);
-        return checkedAnswer(settled.value, fail);
+      return settleWithin(value, timeoutMs).then((settled) => {
+        if (settled.status === 'timeout') {
+          return recordFailure(result, { entry, event, message: `did not answer within ${timeoutMs}ms` });
+        }
+        if (settled.status === 'rejected') {
+          const cause = settled.error;
+          return recordFailure(result, { entry, event, message: describeError(cause), cause });
+        }
+        return checkedAnswer(settled.value, result, entry, event);
       });
     }
-    return checkedAnswer(value, fail);
+    return checkedAnswer(value, result, entry, event);
   }
 }
