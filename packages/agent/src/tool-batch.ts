@@ -1,8 +1,8 @@
 import { HookRegistry } from './hook.js';
 import type { HookEvent } from './ports/plugin.js';
 import type { ToolHandler, ToolOutput } from './ports/tool.js';
-import { isThenable } from './settle.js';
 import { keepShape } from './shapes.js';
+import { OutcomeDelivery } from './tool-delivery.js';
 import type {
   CancelWatcher,
   ExecuteBatchOptions,
@@ -25,7 +25,6 @@ import {
 } from './tool-run.js';
 import { TimeoutGroup } from './tool-timeouts.js';
 
-const RESOLVED = Promise.resolve();
 const CANCELLED_TEXT = 'Tool call cancelled before it ran';
 const LIMIT_TEXT = "Tool call not run: the turn's tool-call limit was reached";
 
@@ -42,25 +41,21 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
   readonly #timeoutMs: number;
   /** Per call: the tool to run, or the error text of a call that will not run. */
   readonly #plans: (RegisteredTool | string)[];
-  readonly #outcomes: (ToolCallOutcome | undefined)[];
+  /** The outcomes, handed to `onResult` in call order. */
+  readonly #delivery: OutcomeDelivery;
   /** The cancellations of the calls executing now, in the order they started (a slot is cleared at the end). */
   readonly #running: (CallAbort | undefined)[] = [];
   /** The time-outs of the calls that run on; made for the first such call (most tools answer at once). */
   #timeouts: TimeoutGroup | undefined;
   /** Whether the batch hears of a turn cancel (through `cancellation.watch`, or `#onTurnAbort` on the signal). */
   #listening = false;
-  #delivered = 0;
-  #deliveryError: { error: unknown } | undefined;
-  /** Concurrent batches: whether a delivery is under way, and what resolves once every outcome is delivered. */
-  #pumping = false;
-  #allDelivered: (() => void) | undefined;
 
   constructor(options: ExecuteBatchOptions, tools: ReadonlyMap<string, RegisteredTool>, timeoutMs: number) {
     this.#options = options;
     this.#tools = tools;
     this.#timeoutMs = timeoutMs;
     this.#plans = options.calls.map((call, index) => this.#plan(call, index));
-    this.#outcomes = new Array<ToolCallOutcome | undefined>(options.calls.length);
+    this.#delivery = new OutcomeDelivery(options.onResult, options.calls.length);
   }
 
   /**
@@ -86,8 +81,7 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
     for (let index = from; index < calls.length; index++) {
       const outcome = this.#runCall(index);
       if (outcome instanceof Promise) return this.#runSeriallyLater(index, outcome);
-      this.#outcomes[index] = outcome;
-      const delivered = this.#deliver(outcome);
+      const delivered = this.#delivery.deliverNow(index, outcome);
       if (delivered !== undefined) return delivered.then(() => this.#runSerially(index + 1), this.#failed);
     }
     return this.#endBatch();
@@ -96,9 +90,7 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
   /** Call `index` of a serial batch answered with a promise: its outcome is delivered, then the rest run. */
   async #runSeriallyLater(index: number, outcome: Promise<ToolCallOutcome>): Promise<ToolCallOutcome[]> {
     try {
-      const settled = await outcome;
-      this.#outcomes[index] = settled;
-      const delivered = this.#deliver(settled);
+      const delivered = this.#delivery.deliverNow(index, await outcome);
       if (delivered !== undefined) await delivered;
     } catch (error) {
       return this.#failBatch(error);
@@ -113,14 +105,13 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
   readonly #failed = (error: unknown): never => this.#failBatch(error);
   readonly #onTurnAbort = (): void => this.#abortRunning();
   readonly #listen = (): void => this.#startListening();
-  readonly #deliveryFailed = (error: unknown): void => this.#keepDeliveryError(error);
-  readonly #pump = (): void => this.#deliverInOrder();
 
   /** The batch is over: the turn's cancel is let go, and the outcomes (or the first delivery error) come out. */
   #endBatch(): ToolCallOutcome[] {
     this.#stopListening();
-    if (this.#deliveryError !== undefined) throw this.#deliveryError.error;
-    return this.#outcomes as ToolCallOutcome[];
+    const failure = this.#delivery.failure;
+    if (failure !== undefined) throw failure.error;
+    return this.#delivery.outcomes;
   }
 
   /** A failure of the batch's own machinery: the turn's cancel is let go all the same. */
@@ -177,25 +168,9 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
 
   /** Cancellation, or an onResult failure: calls not started yet are not started any more. */
   #stopped(): boolean {
-    return (this.#options.cancellation ?? this.#options.signal).aborted || this.#deliveryError !== undefined;
-  }
-
-  /** Hands an outcome to `onResult`; a promise only when `onResult` answered with one. */
-  #deliver(outcome: ToolCallOutcome): Promise<void> | undefined {
-    this.#delivered++;
-    if (this.#deliveryError !== undefined) return undefined;
-    try {
-      const result: unknown = this.#options.onResult(outcome);
-      if (!isThenable(result)) return undefined;
-      return Promise.resolve(result).then(ignore, this.#deliveryFailed);
-    } catch (error) {
-      this.#keepDeliveryError(error);
-      return undefined;
-    }
-  }
-
-  #keepDeliveryError(error: unknown): void {
-    this.#deliveryError = { error };
+    return (
+      (this.#options.cancellation ?? this.#options.signal).aborted || this.#delivery.failure !== undefined
+    );
   }
 
   /** One call of a serial batch (or a batch of one) from start to end; never throws or rejects. */
@@ -224,17 +199,15 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
    */
   async #runConcurrently(): Promise<void> {
     const { calls, hooks } = this.#options;
-    const delivered = new Promise<void>((resolve) => {
-      this.#allDelivered = resolve;
-    });
     const started: Started[] = [];
     const hooked: { index: number; result: HookOutcome }[] = [];
     for (let index = 0; index < calls.length; index++) {
       const call = calls[index]!;
       const plan = this.#plans[index]!;
       try {
-        if (typeof plan === 'string') this.#arrive(index, this.#notRun(call, call.arguments, plan));
-        else if (this.#stopped()) this.#arrive(index, this.#notRun(call, call.arguments, CANCELLED_TEXT));
+        if (typeof plan === 'string') this.#delivery.arrive(index, this.#notRun(call, call.arguments, plan));
+        else if (this.#stopped())
+          this.#delivery.arrive(index, this.#notRun(call, call.arguments, CANCELLED_TEXT));
         else if (!hooks.has('BeforeToolUse')) started.push(this.#launch(index, call.arguments));
         else {
           const data = { callId: call.callId, toolName: call.toolName, arguments: call.arguments };
@@ -243,7 +216,7 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
           else hooked.push({ index, result });
         }
       } catch (error) {
-        this.#arrive(index, crashed(call, error));
+        this.#delivery.arrive(index, crashed(call, error));
       }
     }
     if (hooked.length > 0) {
@@ -252,10 +225,10 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
       for (const { index, result } of hooked) {
         try {
           const go = this.#checkAfterHook(index, result);
-          if ('output' in go) this.#arrive(index, go);
+          if ('output' in go) this.#delivery.arrive(index, go);
           else started.push(this.#launch(index, go.args));
         } catch (error) {
-          this.#arrive(index, crashed(calls[index]!, error));
+          this.#delivery.arrive(index, crashed(calls[index]!, error));
         }
       }
     }
@@ -270,7 +243,7 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
       await undefined;
       for (const { run, output } of answered) this.#complete(run, output);
     }
-    if (this.#delivered < calls.length) await delivered;
+    if (!this.#delivery.complete) await this.#delivery.allDelivered();
   }
 
   /** A watched tool of a concurrent batch has its output (see `watchToolInto`). */
@@ -283,14 +256,14 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
     try {
       const go = this.#checkAfterHook(index, result);
       if ('output' in go) {
-        this.#arrive(index, go);
+        this.#delivery.arrive(index, go);
         return;
       }
       const run = this.#launch(index, go.args);
       const output = run.called instanceof PendingTool ? this.#watch(run.called, run.started) : run.called;
       Promise.resolve(output).then((settled) => this.#complete(run, settled));
     } catch (error) {
-      this.#arrive(index, crashed(this.#options.calls[index]!, error));
+      this.#delivery.arrive(index, crashed(this.#options.calls[index]!, error));
     }
   }
 
@@ -331,51 +304,11 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
     const call = this.#options.calls[run.index]!;
     try {
       const outcome = this.#finish(call, run.args, run.started, output);
-      if (outcome instanceof Promise) outcome.then((settled) => this.#arrive(run.index, settled));
-      else this.#arrive(run.index, outcome);
+      if (outcome instanceof Promise) outcome.then((settled) => this.#delivery.arrive(run.index, settled));
+      else this.#delivery.arrive(run.index, outcome);
     } catch (error) {
-      this.#arrive(run.index, crashed(call, error));
+      this.#delivery.arrive(run.index, crashed(call, error));
     }
-  }
-
-  /**
-   * A call's outcome is in: it is delivered, a tick later, once every earlier one is. The deliveries run one at
-   * a time, each after the previous `onResult` settled, in call order.
-   */
-  #arrive(index: number, outcome: ToolCallOutcome): void {
-    this.#outcomes[index] = outcome;
-    if (this.#pumping) return;
-    this.#pumping = true;
-    // One reaction for every batch waiting to deliver, through a static method: a per-batch callback run this
-    // often is compiled anew after every full collection (see above). A resolved promise's reaction, not
-    // queueMicrotask: Node wraps each of those in an async resource.
-    if (BatchRun.#waiting.push(this) === 1) RESOLVED.then(BatchRun.#deliverWaiting);
-  }
-
-  /** The batches whose outcomes wait for the reaction scheduled by `#arrive`, in the order they asked. */
-  static readonly #waiting: BatchRun[] = [];
-
-  static #deliverWaiting(this: void): void {
-    const waiting = BatchRun.#waiting.splice(0);
-    for (const batch of waiting) batch.#deliverInOrder();
-  }
-
-  /** Delivers the outcomes that are next in order; goes on after an `onResult` that answered with a promise. */
-  #deliverInOrder(): void {
-    const outcomes = this.#outcomes;
-    for (
-      let outcome = outcomes[this.#delivered];
-      outcome !== undefined;
-      outcome = outcomes[this.#delivered]
-    ) {
-      const delivered = this.#deliver(outcome);
-      if (delivered !== undefined) {
-        delivered.then(this.#pump);
-        return;
-      }
-    }
-    this.#pumping = false;
-    if (this.#delivered === outcomes.length) this.#allDelivered?.();
   }
 
   async #afterBeforeHookLater(index: number, result: Promise<HookOutcome>): Promise<ToolCallOutcome> {
