@@ -142,6 +142,33 @@ describe('ToolDispatcher.executeBatch: scheduling', () => {
     expect(getEventListeners(signal, 'abort')).toHaveLength(0);
   });
 
+  it('in a concurrent batch, rejects with the first onResult rejection once every call settled, and hands over nothing after it', async () => {
+    const settled: string[] = [];
+    const tools = ['a', 'b', 'c'].map((name) =>
+      tool({
+        name,
+        execute: async () => {
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          settled.push(name);
+          return { content: name, isError: false };
+        },
+      }),
+    );
+    const dispatcher = new ToolDispatcher({ tools, timeoutMs: 5000 });
+    const failure = new Error('disk full');
+    const delivered: string[] = [];
+    await expect(
+      runBatch(dispatcher, [call('a'), call('b'), call('c')], {
+        onResult: async (outcome) => {
+          delivered.push(outcome.output.content);
+          if (outcome.output.content === 'b') throw failure;
+        },
+      }),
+    ).rejects.toBe(failure);
+    expect(delivered).toEqual(['a', 'b']);
+    expect(settled.sort()).toEqual(['a', 'b', 'c']);
+  });
+
   it('does not run calls at or past `runnable`, giving them a tool-call-limit result', async () => {
     let runs = 0;
     const counted = tool({
