@@ -47,8 +47,8 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
   readonly #running: (CallAbort | undefined)[] = [];
   /** The time-outs of the calls that run on; made for the first such call (most tools answer at once). */
   #timeouts: TimeoutGroup | undefined;
-  /** Whether the batch hears of a turn cancel (through `cancellation.watch`, or `#onTurnAbort` on the signal). */
-  #listening = false;
+  /** How the batch hears of a turn cancel, once it does: `cancellation.watch`, or `#onTurnAbort` on the signal. */
+  #listening: 'no' | 'watch' | 'signal' = 'no';
 
   constructor(options: ExecuteBatchOptions, tools: ReadonlyMap<string, RegisteredTool>, timeoutMs: number) {
     this.#options = options;
@@ -138,19 +138,22 @@ export class BatchRun implements ToolWatcher<Started>, CancelWatcher {
    * batch directly; a plain signal (a dispatcher used on its own) gets a listener.
    */
   #startListening(): void {
-    if (this.#listening) return;
-    this.#listening = true;
+    if (this.#listening !== 'no') return;
     const { cancellation, signal } = this.#options;
-    if (cancellation?.watch !== undefined) cancellation.watch(this);
-    else signal.addEventListener('abort', this.#onTurnAbort);
+    if (cancellation?.watch !== undefined && cancellation.unwatch !== undefined) {
+      this.#listening = 'watch';
+      cancellation.watch(this);
+    } else {
+      this.#listening = 'signal';
+      signal.addEventListener('abort', this.#onTurnAbort);
+    }
   }
 
   #stopListening(): void {
-    if (!this.#listening) return;
-    this.#listening = false;
-    const { cancellation, signal } = this.#options;
-    if (cancellation?.unwatch !== undefined) cancellation.unwatch(this);
-    else signal.removeEventListener('abort', this.#onTurnAbort);
+    const listening = this.#listening;
+    this.#listening = 'no';
+    if (listening === 'watch') this.#options.cancellation?.unwatch?.(this);
+    else if (listening === 'signal') this.#options.signal.removeEventListener('abort', this.#onTurnAbort);
   }
 
   /** The checks that need no hook and no tool: limit, parse error, unknown tool, schema. */
