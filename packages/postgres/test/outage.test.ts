@@ -170,15 +170,7 @@ describe('PostgreSQL unreachable', () => {
       // The statement reaches PostgreSQL and commits, but its answer never comes back...
       proxy.mute(true);
       const saved = storage.sessions.saveEvent('exactly-once', event);
-      await until(
-        async () =>
-          ((
-            await admin.query(
-              `SELECT 1 FROM "${schema}".youyou_session_events WHERE session_id = 'exactly-once'`,
-            )
-          ).rowCount ?? 0) > 0,
-        'the event to be committed',
-      );
+      await until(async () => (await committedEvents('exactly-once')) > 0, 'the event to be committed');
       // ...because the connection drops.
       await proxy.stop();
       await expect(saved).rejects.toEqual(retryableStorageError);
@@ -204,12 +196,7 @@ describe('PostgreSQL unreachable', () => {
       proxy.mute(true);
       const appended = storage.sessions.saveEvent('exactly-once', later);
       await until(
-        async () =>
-          ((
-            await admin.query(
-              `SELECT 1 FROM "${schema}".youyou_session_events WHERE session_id = 'exactly-once'`,
-            )
-          ).rowCount ?? 0) === 3,
+        async () => (await committedEvents('exactly-once')) === 3,
         'the later event to be committed',
       );
       await proxy.stop();
@@ -232,6 +219,14 @@ describe('PostgreSQL unreachable', () => {
 });
 
 /** Calls `save` again while it fails with a retryable STORAGE_ERROR, as the core's write-ahead log does. */
+/** How many events of the session PostgreSQL holds, read past the storage under test. */
+async function committedEvents(sessionId: string): Promise<number> {
+  const result = await admin.query(`SELECT 1 FROM "${schema}".youyou_session_events WHERE session_id = $1`, [
+    sessionId,
+  ]);
+  return result.rowCount ?? 0;
+}
+
 async function saveUntilAccepted(save: () => Promise<void>): Promise<void> {
   for (let attempt = 1; ; attempt += 1) {
     try {
