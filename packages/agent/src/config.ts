@@ -1,4 +1,14 @@
-import { AgentError } from './error.js';
+import {
+  AGENT_CONFIG_FIELDS,
+  checkEnvironmentContext,
+  checkPersonality,
+  checkSystemInstructions,
+  describeKind,
+  invalidConfig,
+  isPlainObject,
+  rejectUnknownFields,
+} from './config-validation.js';
+import type { AgentError } from './error.js';
 
 /** Facts about where the agent runs, rendered into the dynamic part of the system prompt. */
 export interface EnvironmentContext {
@@ -75,9 +85,7 @@ export interface ResolvedConfig {
 /** The largest delay setTimeout accepts. */
 const MAX_TIMER_MS = 2_147_483_647;
 
-function invalid(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_CONFIG', message });
-}
+const invalid = invalidConfig;
 
 function integerInRange(
   name: string,
@@ -88,14 +96,16 @@ function integerInRange(
 ): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw invalid(`${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
+    throw invalid(`${name} must be an integer from ${min} to ${max}, got ${describeKind(value)}`);
   }
   return value;
 }
 
 function optionalText(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '') throw invalid(`${name} must be a non-empty string`);
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw invalid(`${name} must be a non-empty string or left out, got ${describeKind(value)}`);
+  }
   return value;
 }
 
@@ -116,28 +126,28 @@ function guardBackgroundHandler(handler: (error: AgentError) => void): (error: A
 
 /** Checks every field of the config and fills in the defaults; throws INVALID_CONFIG. */
 export function resolveConfig(config: AgentConfig): ResolvedConfig {
-  if (typeof config !== 'object' || config === null) throw invalid('the AgentConfig must be an object');
+  if (!isPlainObject(config)) throw invalid(`the AgentConfig must be an object, got ${describeKind(config)}`);
+  rejectUnknownFields('the AgentConfig', config, AGENT_CONFIG_FIELDS);
   const defaultModel = optionalText('defaultModel', config.defaultModel);
   if (defaultModel === undefined) throw invalid('defaultModel must be a non-empty string');
-  const instructions = config.systemInstructions ?? [];
-  if (!Array.isArray(instructions) || instructions.some((line) => typeof line !== 'string')) {
-    throw invalid('systemInstructions must be an array of strings');
-  }
-  if (config.personality !== undefined && typeof config.personality?.description !== 'string') {
-    throw invalid('personality.description must be a string');
-  }
-  const threshold = config.compactThreshold ?? 0.8;
+  const instructions = checkSystemInstructions(config.systemInstructions);
+  const personality = checkPersonality(config.personality);
+  const environmentContext = checkEnvironmentContext(config.environmentContext);
+  // Only undefined means "left out": a null is a mistake to report, not a default to apply.
+  const threshold = config.compactThreshold === undefined ? 0.8 : config.compactThreshold;
   if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
-    throw invalid(`compactThreshold must be in (0, 1], got ${String(threshold)}`);
+    throw invalid(`compactThreshold must be a number in (0, 1], got ${describeKind(threshold)}`);
   }
   if (config.onBackgroundError !== undefined && typeof config.onBackgroundError !== 'function') {
-    throw invalid('onBackgroundError must be a function');
+    throw invalid(
+      `onBackgroundError must be a function (error) => void or left out, got ${describeKind(config.onBackgroundError)}`,
+    );
   }
   return {
     defaultModel,
     systemInstructions: instructions,
-    personality: config.personality,
-    environmentContext: config.environmentContext,
+    personality,
+    environmentContext,
     toolTimeoutMs: integerInRange('toolTimeoutMs', config.toolTimeoutMs, 120_000, 1, MAX_TIMER_MS),
     maxToolCallsPerTurn: integerInRange('maxToolCallsPerTurn', config.maxToolCallsPerTurn, 100, 1, 1_000_000),
     compactThreshold: threshold,

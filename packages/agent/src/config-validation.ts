@@ -1,0 +1,169 @@
+/**
+ * The checks `build()` makes on the parts of an AgentConfig that are objects (personality, environment
+ * context) and on the config's own keys. Each returns the runtime's own frozen copy, so a host that changes
+ * its config object after build() changes nothing in a running agent.
+ */
+
+import { AgentError } from './error.js';
+
+/** Every field an AgentConfig may hold; anything else is a typo the host should hear about. */
+export const AGENT_CONFIG_FIELDS: readonly string[] = [
+  'defaultModel',
+  'systemInstructions',
+  'personality',
+  'environmentContext',
+  'toolTimeoutMs',
+  'maxToolCallsPerTurn',
+  'compactThreshold',
+  'compactPrompt',
+  'memoryNamespace',
+  'memoryMaxItems',
+  'memoryCheckpointInterval',
+  'compactModel',
+  'memoryModel',
+  'onBackgroundError',
+];
+
+const PERSONALITY_FIELDS: readonly string[] = ['name', 'description'];
+const ENVIRONMENT_FIELDS: readonly string[] = ['cwd', 'platform', 'shell', 'date', 'timezone', 'extra'];
+
+/** An INVALID_CONFIG error; the message names the field and says what to fix. */
+export function invalidConfig(message: string): AgentError {
+  return new AgentError({ code: 'INVALID_CONFIG', message });
+}
+
+/** What a value is, for an error message: `null`, `an array`, `a number (42)`, … */
+export function describeKind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'string':
+      return value.trim() === '' ? 'a blank string' : 'a string';
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `a ${typeof value} (${String(value)})`;
+    case 'undefined':
+      return 'nothing';
+    case 'function':
+      return 'a function';
+    case 'symbol':
+      return 'a symbol';
+    default:
+      return 'an object';
+  }
+}
+
+/** True for `{...}` made by an object literal, JSON.parse or Object.create(null): not an array, class or null. */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/** Throws INVALID_CONFIG for a key of `value` not in `known`. */
+export function rejectUnknownFields(where: string, value: object, known: readonly string[]): void {
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      throw invalidConfig(`${where} has the unknown field '${key}'; the fields are ${known.join(', ')}`);
+    }
+  }
+}
+
+function optionalString(name: string, value: unknown, what: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string')
+    throw invalidConfig(`${name} must be a string (${what}), got ${describeKind(value)}`);
+  return value;
+}
+
+/** What `personality` holds once checked. */
+export interface CheckedPersonality {
+  readonly name?: string;
+  readonly description: string;
+}
+
+/** Checks `personality` ({ name?, description }); undefined when absent. */
+export function checkPersonality(value: unknown): CheckedPersonality | undefined {
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value)) {
+    throw invalidConfig(
+      `personality must be an object { name?: string, description: string } or left out, got ${describeKind(value)}`,
+    );
+  }
+  rejectUnknownFields('personality', value, PERSONALITY_FIELDS);
+  const description = value.description;
+  if (typeof description !== 'string') {
+    throw invalidConfig(
+      `personality.description must be a string (who the agent is), got ${describeKind(description)}`,
+    );
+  }
+  const name = optionalString('personality.name', value.name, "the agent's name");
+  return Object.freeze(name === undefined ? { description } : { name, description });
+}
+
+/** What `environmentContext` holds once checked. */
+export interface CheckedEnvironment {
+  readonly cwd?: string;
+  readonly platform?: string;
+  readonly shell?: string;
+  readonly date?: string;
+  readonly timezone?: string;
+  readonly extra?: Readonly<Record<string, string>>;
+}
+
+/** Checks `environmentContext` (string fields and `extra`, a record of strings); undefined when absent. */
+export function checkEnvironmentContext(value: unknown): CheckedEnvironment | undefined {
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value)) {
+    throw invalidConfig(
+      `environmentContext must be an object { cwd?, platform?, shell?, date?, timezone?, extra? } of strings or left out, got ${describeKind(value)}`,
+    );
+  }
+  rejectUnknownFields('environmentContext', value, ENVIRONMENT_FIELDS);
+  const checked: { -readonly [K in keyof CheckedEnvironment]: CheckedEnvironment[K] } = {};
+  for (const field of ['cwd', 'platform', 'shell', 'date', 'timezone'] as const) {
+    const text = optionalString(`environmentContext.${field}`, value[field], 'a line of the prompt');
+    if (text !== undefined) checked[field] = text;
+  }
+  const extra = value.extra;
+  if (extra !== undefined) {
+    if (!isPlainObject(extra)) {
+      throw invalidConfig(
+        `environmentContext.extra must be an object of name → string, got ${describeKind(extra)}`,
+      );
+    }
+    const copy: Record<string, string> = {};
+    for (const [key, text] of Object.entries(extra)) {
+      if (key.trim() === '' || /[\r\n]/.test(key)) {
+        throw invalidConfig(
+          `environmentContext.extra has the name ${JSON.stringify(key)}; a name must be non-empty and on one line`,
+        );
+      }
+      if (typeof text !== 'string') {
+        throw invalidConfig(`environmentContext.extra.${key} must be a string, got ${describeKind(text)}`);
+      }
+      copy[key] = text;
+    }
+    checked.extra = Object.freeze(copy);
+  }
+  return Object.freeze(checked);
+}
+
+/** Checks `systemInstructions` (an array of strings) and returns a frozen copy. */
+export function checkSystemInstructions(value: unknown): readonly string[] {
+  if (value === undefined) return Object.freeze([]);
+  if (!Array.isArray(value)) {
+    throw invalidConfig(`systemInstructions must be an array of strings, got ${describeKind(value)}`);
+  }
+  const copy: string[] = [];
+  // An index loop, not `some`: a hole in a sparse array is a missing instruction too.
+  for (let index = 0; index < value.length; index += 1) {
+    const line: unknown = value[index];
+    if (typeof line !== 'string') {
+      throw invalidConfig(`systemInstructions[${index}] must be a string, got ${describeKind(line)}`);
+    }
+    copy.push(line);
+  }
+  return Object.freeze(copy);
+}
