@@ -13,6 +13,7 @@ export {
   type SourceComponent,
 } from './error.js';
 export type { AgentEvent, AgentEventPayload, AgentEventType } from './event.js';
+export { IMAGE_MAX_BYTES, IMAGE_MEDIA_TYPES } from './image-input.js';
 export type {
   ChatEvent,
   ChatPurpose,

@@ -1,4 +1,5 @@
 import { AgentError } from './error.js';
+import { checkImage } from './image-input.js';
 import type { ModelInfo } from './ports/model.js';
 import type { ContentBlock, UserInput } from './types.js';
 
@@ -7,7 +8,7 @@ function invalid(message: string): AgentError {
 }
 
 /**
- * Checks a user input against SPEC §5.1 and returns a private copy of its blocks, so the caller
+ * Checks a user input against SPEC §5.1 (and each image against image-input.ts) and returns a private copy of its blocks, so the caller
  * changing its objects later changes nothing in the session. Throws INVALID_INPUT.
  */
 export function normaliseUserInput(input: UserInput | string, model: ModelInfo): ContentBlock[] {
@@ -33,19 +34,14 @@ export function normaliseUserInput(input: UserInput | string, model: ModelInfo):
         break;
       }
       case 'image': {
-        if (typeof record.data !== 'string' || record.data === '') {
-          throw invalid(`${where}.data must be non-empty base64 image data`);
-        }
-        if (typeof record.mediaType !== 'string' || !record.mediaType.startsWith('image/')) {
-          throw invalid(`${where}.mediaType must be an image media type such as 'image/png'`);
-        }
+        const image = checkImage({ data: record.data, mediaType: record.mediaType, where });
         if (!model.capabilities.vision) {
           throw invalid(
             `model '${model.id}' does not accept images; send text only or choose a model with vision`,
           );
         }
         hasSubstance = true;
-        blocks.push({ type: 'image', data: record.data, mediaType: record.mediaType });
+        blocks.push({ type: 'image', data: image.data, mediaType: image.mediaType });
         break;
       }
       case 'reasoning':

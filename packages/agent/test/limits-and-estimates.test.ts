@@ -104,9 +104,11 @@ describe('the token estimate (SPEC §4 Compaction, §5.11)', () => {
     });
     const { agent } = await buildAgent({ provider, config: { compactThreshold: 0.5 } });
     const session = await agent.newSession();
-    await runTurn(session, { content: [{ type: 'image', data: 'AAAA', mediaType: 'image/png' }] });
+    // The eight bytes of a PNG signature: the smallest data the input check accepts as a PNG.
+    const png = 'iVBORw0KGgo=';
+    await runTurn(session, { content: [{ type: 'image', data: png, mediaType: 'image/png' }] });
     const second = await runTurn(session, {
-      content: [{ type: 'image', data: 'AAAA', mediaType: 'image/png' }],
+      content: [{ type: 'image', data: png, mediaType: 'image/png' }],
     });
     // Two images are 2,000 estimated tokens, over half of the 2,000-token window: the second turn compacts.
     expect(second.types).toContain('context_compacted');

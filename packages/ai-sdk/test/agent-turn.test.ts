@@ -247,14 +247,14 @@ describe('an Agent turn over an AI SDK model', () => {
     await runTurn(session, {
       content: [
         { type: 'text', text: 'What is this?' },
-        { type: 'image', data: 'aGVsbG8=', mediaType: 'image/png' },
+        { type: 'image', data: 'iVBORw0KGgo=', mediaType: 'image/png' },
       ],
     });
     expect(model.doStreamCalls[0]?.prompt.at(-1)).toEqual({
       role: 'user',
       content: [
         { type: 'text', text: 'What is this?' },
-        { type: 'file', mediaType: 'image/png', data: 'aGVsbG8=' },
+        { type: 'file', mediaType: 'image/png', data: 'iVBORw0KGgo=' },
       ],
     });
   });
