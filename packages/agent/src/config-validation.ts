@@ -5,6 +5,7 @@
  */
 
 import { AgentError } from './error.js';
+import { describeKind, isPlainObject } from './value-kind.js';
 
 /** Every field an AgentConfig may hold; anything else is a typo the host should hear about. */
 export const AGENT_CONFIG_FIELDS: readonly string[] = [
@@ -30,35 +31,6 @@ const ENVIRONMENT_FIELDS: readonly string[] = ['cwd', 'platform', 'shell', 'date
 /** An INVALID_CONFIG error; the message names the field and says what to fix. */
 export function invalidConfig(message: string): AgentError {
   return new AgentError({ code: 'INVALID_CONFIG', message });
-}
-
-/** What a value is, for an error message: `null`, `an array`, `a number (42)`, … */
-export function describeKind(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  switch (typeof value) {
-    case 'string':
-      return value.trim() === '' ? 'a blank string' : 'a string';
-    case 'number':
-    case 'boolean':
-    case 'bigint':
-      return `a ${typeof value} (${String(value)})`;
-    case 'undefined':
-      return 'nothing';
-    case 'function':
-      return 'a function';
-    case 'symbol':
-      return 'a symbol';
-    default:
-      return 'an object';
-  }
-}
-
-/** True for `{...}` made by an object literal, JSON.parse or Object.create(null): not an array, class or null. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
 }
 
 /** Throws INVALID_CONFIG for a key of `value` not in `known`. */

@@ -3,12 +3,11 @@ import {
   checkEnvironmentContext,
   checkPersonality,
   checkSystemInstructions,
-  describeKind,
   invalidConfig,
-  isPlainObject,
   rejectUnknownFields,
 } from './config-validation.js';
 import type { AgentError } from './error.js';
+import { describeKind, isPlainObject } from './value-kind.js';
 
 /** Facts about where the agent runs, rendered into the dynamic part of the system prompt. */
 export interface EnvironmentContext {

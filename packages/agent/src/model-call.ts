@@ -1,7 +1,9 @@
 import { AgentError, describeError, isAgentError } from './error.js';
 import type { ChatEvent, ChatPurpose, ChatRequest, ModelProvider } from './ports/model.js';
+import { ChatEventChecker } from './provider-events.js';
 import { isThenable } from './settle.js';
 import type { Message, TokenUsage } from './types.js';
+import { describeKind } from './value-kind.js';
 
 /** Wraps whatever a provider threw as AgentError PROVIDER_ERROR (non-retryable unless it said otherwise). */
 export function toProviderError(error: unknown, providerId: string): AgentError {
@@ -13,48 +15,131 @@ export function toProviderError(error: unknown, providerId: string): AgentError 
   });
 }
 
-/**
- * Reads one model answer: calls `provider.chat`, hands each event to `onEvent` until the stream ends or
- * `onEvent` returns false, and always closes the provider's iterator, so the provider can close its
- * connection when the reader stops early. Every failure comes out as a PROVIDER_ERROR. The iterator is read
- * directly, with no generator in between: this runs once per streamed delta.
- */
-export async function readChatStream(options: {
+/** What readChatStream takes. */
+export interface ChatStreamOptions {
   provider: ModelProvider;
   request: ChatRequest;
   signal: AbortSignal;
+  /** Gets each checked event; returning false stops the reading. */
   onEvent: (event: ChatEvent) => boolean | undefined;
-}): Promise<void> {
-  const { provider } = options;
-  let stream: AsyncIterable<ChatEvent>;
-  try {
-    const answered: unknown = provider.chat(options.request, options.signal);
-    // A provider that answers with its stream at once costs no tick.
-    stream = (isThenable(answered) ? await answered : answered) as AsyncIterable<ChatEvent>;
-  } catch (error) {
-    throw toProviderError(error, provider.id);
+}
+
+/**
+ * Reads one model answer: calls `provider.chat`, checks each event at the port (provider-events.ts) and hands
+ * it to `onEvent` until the stream ends or `onEvent` returns false, and closes the provider's iterator when the
+ * reader stops early. Every failure comes out as a PROVIDER_ERROR. The read races the signal: once it fires
+ * the promise resolves at once, whatever the provider does (one that ignores its signal cannot hang a turn, a
+ * close or a shutdown), and the provider's iterator is told to close; the caller sees `signal.aborted`.
+ * The race costs one listener per model call, not one per streamed delta.
+ */
+export function readChatStream(options: ChatStreamOptions): Promise<void> {
+  const { signal } = options;
+  if (signal.aborted) return Promise.resolve();
+  const read = new ChatStreamRead(options);
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => {
+      read.close();
+      resolve();
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    read.run().then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        // After an abort this changes nothing: the promise has resolved already.
+        reject(error);
+      },
+    );
+  });
+}
+
+/** One read of a provider's stream. The iterator is read directly, with no generator in between: this runs per delta. */
+class ChatStreamRead {
+  readonly #options: ChatStreamOptions;
+  readonly #checker: ChatEventChecker;
+  #iterator: AsyncIterator<unknown> | undefined;
+  /** Set by close(): the reader has gone, whatever the provider still sends is dropped. */
+  #stopped = false;
+  /** Set once the iterator was told to close (or ended by itself), so it is told once. */
+  #closed = false;
+
+  constructor(options: ChatStreamOptions) {
+    this.#options = options;
+    this.#checker = new ChatEventChecker(options.provider.id);
   }
-  const iterator = stream[Symbol.asyncIterator]();
-  // A stream that ended by itself needs no `return()`: that call is a round of promises per model answer.
-  let ended = false;
-  try {
-    while (true) {
-      let step: IteratorResult<ChatEvent>;
-      try {
-        step = await iterator.next();
-      } catch (error) {
-        throw toProviderError(error, provider.id);
+
+  async run(): Promise<void> {
+    const { provider, request, signal, onEvent } = this.#options;
+    let iterator: AsyncIterator<unknown>;
+    try {
+      const answered: unknown = provider.chat(request, signal);
+      // A provider that answers with its stream at once costs no tick.
+      const stream = isThenable(answered) ? await answered : answered;
+      const open = (stream as Partial<AsyncIterable<unknown>> | null | undefined)?.[Symbol.asyncIterator];
+      if (typeof open !== 'function') {
+        throw new AgentError({
+          code: 'PROVIDER_ERROR',
+          message: `provider '${provider.id}' answered chat() with ${describeKind(stream)}, not an async iterable of events`,
+        });
       }
-      if (step.done) {
-        ended = true;
-        return;
-      }
-      if (options.onEvent(step.value) === false) return;
+      iterator = open.call(stream) as AsyncIterator<unknown>;
+    } catch (error) {
+      throw toProviderError(error, provider.id);
     }
-  } finally {
-    if (!ended) await iterator.return?.()?.catch(() => undefined);
+    this.#iterator = iterator;
+    if (this.#stopped) {
+      // Aborted while chat() was answering.
+      this.close();
+      return;
+    }
+    try {
+      while (true) {
+        let step: IteratorResult<unknown>;
+        try {
+          step = await iterator.next();
+          // A stream that ended by itself needs no `return()`: that call is a round of promises per model answer.
+          if (step.done) {
+            this.#closed = true;
+            return;
+          }
+        } catch (error) {
+          this.#closed = true;
+          throw toProviderError(error, provider.id);
+        }
+        if (this.#stopped) return;
+        if (onEvent(this.#checker.check(step.value)) === false) return;
+      }
+    } finally {
+      if (!this.#closed) {
+        this.#closed = true;
+        try {
+          await iterator.return?.();
+        } catch {
+          // The reader has stopped already; a provider that cannot close its stream changes nothing.
+        }
+      }
+    }
+  }
+
+  /** Tells the provider's iterator to close, without waiting for it (it may never answer). */
+  close(): void {
+    this.#stopped = true;
+    const iterator = this.#iterator;
+    if (iterator === undefined || this.#closed) return;
+    this.#closed = true;
+    try {
+      const closing: unknown = iterator.return?.();
+      if (isThenable(closing)) closing.then(undefined, ignore);
+    } catch {
+      // As in run(): nothing is left to do for a stream that refuses to close.
+    }
   }
 }
+
+function ignore(): void {}
 
 /** A one-shot request of the runtime's own (compaction, memory): no tools, one user message. */
 export function internalRequest(options: {
