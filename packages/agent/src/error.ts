@@ -23,7 +23,9 @@ export type AgentErrorCode =
   | 'INVALID_CONFIG'
   | 'PLUGIN_ERROR'
   | 'MEMORY_ERROR'
-  | 'SESSION_CLOSED';
+  | 'SESSION_CLOSED'
+  /** An unexpected failure inside the runtime (a bug, or a part that broke its contract); `cause` holds it. */
+  | 'INTERNAL_ERROR';
 
 /** The part of the system an error came from. */
 export type SourceComponent = 'provider' | 'tool' | 'plugin' | 'storage' | 'agent';

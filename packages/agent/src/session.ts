@@ -102,7 +102,7 @@ export class SessionController {
       .catch((error: unknown): TurnStatus => {
         // runTurn reports its own failures; this only guards against a bug escaping it.
         this.runtime.config.onBackgroundError(
-          toAgentError(error, 'STORAGE_ERROR', 'a turn failed unexpectedly'),
+          toAgentError(error, 'INTERNAL_ERROR', 'a turn failed unexpectedly'),
         );
         emit({ type: 'turn_complete' });
         return 'failed';

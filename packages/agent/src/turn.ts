@@ -244,7 +244,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
     if (status !== 'cancelled' && (await memoryCheckpoint(options)) === 'cancelled') status = 'cancelled';
   } catch (error) {
     status = 'failed';
-    reportError(toAgentError(error, 'STORAGE_ERROR', 'the turn failed'));
+    // Storage failures arrive as STORAGE_ERROR already (the session log wraps them); anything else is unexpected.
+    reportError(toAgentError(error, 'INTERNAL_ERROR', 'the turn failed unexpectedly'));
     // Keep every tool call paired with a result, in the context the next turn sees.
     for (const callId of openCalls) {
       const content = 'The tool call did not complete: the turn failed before its result was recorded.';
