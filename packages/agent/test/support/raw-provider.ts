@@ -32,6 +32,11 @@ export class RawProvider implements ModelProvider {
     this.byPurpose = options.byPurpose ?? {};
   }
 
+  /** Adds answers for later requests of any purpose. */
+  enqueue(...answers: RawAnswer[]): void {
+    this.answers.push(...answers);
+  }
+
   chat(request: ChatRequest): AsyncIterable<never> {
     this.requests.push(request);
     const index = this.requests.length - 1;
