@@ -159,9 +159,20 @@ export class SessionController {
         for (const error of outcome.errors) config.onBackgroundError(error);
       }
       if (memory !== undefined && state.sinceCheckpoint.length > 0) await this.extractAtClose();
-      await state.log.flush().catch((error: unknown) => {
-        config.onBackgroundError(toAgentError(error, 'STORAGE_ERROR', 'saving the session at close failed'));
-      });
+      // Bounded like every other wait of close: a storage that never answers must not hang it.
+      const flushed = await settleWithin(state.log.flush(), config.toolTimeoutMs);
+      if (flushed.status === 'rejected') {
+        config.onBackgroundError(
+          toAgentError(flushed.error, 'STORAGE_ERROR', 'saving the session at close failed'),
+        );
+      } else if (flushed.status === 'timeout') {
+        config.onBackgroundError(
+          new AgentError({
+            code: 'STORAGE_ERROR',
+            message: `saving the session at close did not finish within ${config.toolTimeoutMs}ms; events not yet saved are lost`,
+          }),
+        );
+      }
     } finally {
       await this.release();
     }

@@ -181,3 +181,35 @@ describe('the runtime’s own model calls race the signal too', () => {
     expect(await turn.done).toBe('cancelled');
   });
 });
+
+describe('close() is bounded like every other wait', () => {
+  test('a storage that stops answering at close: close() returns after toolTimeoutMs and reports STORAGE_ERROR', async () => {
+    let mode: 'ok' | 'refuse' | 'hang' = 'ok';
+    class StallingStorage extends InMemorySessionStorage {
+      override saveEvent(...args: Parameters<InMemorySessionStorage['saveEvent']>): Promise<void> {
+        if (mode === 'refuse') return Promise.reject(new Error('disk full'));
+        if (mode === 'hang') return new Promise(() => undefined);
+        return super.saveEvent(...args);
+      }
+    }
+    const background: string[] = [];
+    const agent = await new AgentBuilder({
+      defaultModel: 'scripted-model',
+      toolTimeoutMs: 200,
+      onBackgroundError: (error) => background.push(error.code),
+    })
+      .registerModelProvider(new RawProvider({}))
+      .registerSessionStorage(new StallingStorage())
+      .build();
+    const session = await agent.newSession();
+    mode = 'refuse';
+    // The turn's saves are refused and stay queued in the session's log.
+    expect(await within((await session.sendMessage('hello')).done)).toBe('failed');
+    mode = 'hang';
+    const started = Date.now();
+    await within(session.close());
+    expect(Date.now() - started).toBeLessThan(200 * 4);
+    expect(background).toContain('STORAGE_ERROR');
+    await within(agent.shutdown());
+  });
+});
