@@ -45,6 +45,14 @@ export class Agent {
         message: 'newSession takes { modelId?, systemPromptOverride? }',
       });
     }
+    for (const key of Object.keys(config)) {
+      if (key !== 'modelId' && key !== 'systemPromptOverride') {
+        throw new AgentError({
+          code: 'INVALID_INPUT',
+          message: `newSession takes { modelId?, systemPromptOverride? }; '${key}' is not one of them`,
+        });
+      }
+    }
     if (config.modelId !== undefined && (typeof config.modelId !== 'string' || config.modelId === '')) {
       throw new AgentError({ code: 'INVALID_INPUT', message: 'modelId must be a non-empty string' });
     }

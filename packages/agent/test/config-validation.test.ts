@@ -140,3 +140,24 @@ describe('a checked config reaches the prompt as given, and the host changing it
     await agent.shutdown();
   });
 });
+
+describe('newSession checks its SessionConfig field by field → INVALID_INPUT', () => {
+  test.each<[string, unknown]>([
+    ['modelId', { modelId: 42 }],
+    ['modelId', { modelId: null }],
+    ['systemPromptOverride', { systemPromptOverride: 7 }],
+    ['systemPromptOverride', { systemPromptOverride: null }],
+    ['modelID', { modelID: 'scripted-model' }],
+  ])('%s: %j', async (field, config) => {
+    const agent = await buildWith(base);
+    const outcome = await agent.newSession(config as never).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(outcome).toMatchObject({ code: 'INVALID_INPUT' });
+    expect((outcome as Error).message).toContain(field);
+    // The slot stays free.
+    await (await agent.newSession()).close();
+    await agent.shutdown();
+  });
+});
