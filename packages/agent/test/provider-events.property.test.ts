@@ -12,7 +12,6 @@ const junk = fc.anything({
   withDate: true,
   withMap: true,
   withNullPrototype: true,
-  withObjectString: true,
   withSet: true,
   withSparseArray: true,
   maxDepth: 2,
