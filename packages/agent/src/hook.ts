@@ -150,47 +150,36 @@ export class HookRegistry {
     return this.#handlers.has(event);
   }
 
-  /** Runs the event's handlers in order, each bounded by `timeoutMs`; never rejects. */
+  /**
+   * Runs the event's handlers in order, each bounded by `timeoutMs`; never rejects. A handler that throws,
+   * rejects, answers garbage or does not answer in time is recorded in `errors` and counts as `continue`.
+   */
   async dispatch(options: HookDispatchOptions): Promise<HookDispatchResult> {
+    const { event, timeoutMs } = options;
     const result: DispatchState = { data: options.data, abortReason: undefined, errors: [] };
-    const entries = this.#handlers.get(options.event);
+    const entries = this.#handlers.get(event);
     if (entries === undefined) return result;
     const time = Date.now();
     for (const entry of entries) {
-      const payload = payloadFor(options, entry, result.data, time);
-      const answer = await runHandler({ entry, payload, timeoutMs: options.timeoutMs, result });
-      if (applyAnswer(result, answer)) break;
+      let value: unknown;
+      try {
+        value = entry.handler(payloadFor(options, entry, result.data, time));
+        // Only an answer still to come needs the bound (and its timer).
+        if (isThenable(value)) {
+          const settled = await settleWithin(value, timeoutMs);
+          if (settled.status === 'timeout') {
+            recordFailure(result, { entry, event, message: `did not answer within ${timeoutMs}ms` });
+            continue;
+          }
+          if (settled.status === 'rejected') throw settled.error;
+          value = settled.value;
+        }
+      } catch (error) {
+        recordFailure(result, { entry, event, message: describeError(error), cause: error });
+        continue;
+      }
+      if (applyAnswer(result, checkedAnswer(value, result, entry, event))) break;
     }
     return result;
   }
-}
-
-/** Runs one handler; answers its answer, or undefined (= continue) after recording why it failed in `result`. */
-async function runHandler(options: {
-  entry: HookEntry;
-  payload: HookPayload;
-  timeoutMs: number;
-  result: DispatchState;
-}): Promise<HookResult | undefined> {
-  const { entry, payload, timeoutMs, result } = options;
-  const event = payload.event;
-  let value: unknown;
-  try {
-    value = entry.handler(payload);
-  } catch (error) {
-    return recordFailure(result, { entry, event, message: describeError(error), cause: error });
-  }
-  // Only an answer still to come needs the bound (and its timer).
-  if (isThenable(value)) {
-    const settled = await settleWithin(value, timeoutMs);
-    if (settled.status === 'timeout') {
-      return recordFailure(result, { entry, event, message: `did not answer within ${timeoutMs}ms` });
-    }
-    if (settled.status === 'rejected') {
-      const cause = settled.error;
-      return recordFailure(result, { entry, event, message: describeError(cause), cause });
-    }
-    value = settled.value;
-  }
-  return checkedAnswer(value, result, entry, event);
 }

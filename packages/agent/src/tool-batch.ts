@@ -51,14 +51,36 @@ export interface ExecuteBatchOptions {
   onResult: (outcome: ToolCallOutcome) => Promise<void> | void;
 }
 
-/** A call whose tool runs now: the controller of its signal, and when its time is up. */
+/** A call whose tool runs now: when its time is up, and the state of its signal. */
 interface RunningTool {
   readonly toolName: string;
-  readonly controller: AbortController;
   /** A `performance.now()` time. */
   readonly due: number;
   /** Hands the call its output; called once, by whichever comes first: the tool's answer or the timeout. */
   readonly resolve: (output: ToolOutput) => void;
+  /** The controller of the tool's signal, made when the tool first reads it (see `signalOf`). */
+  controller: AbortController | undefined;
+  /** Why the call was aborted while it ran (the turn's cancel or the timeout), once it was. */
+  abortedWith: { reason: unknown } | undefined;
+}
+
+/** Aborts a running tool's signal, or remembers why until the signal is made; only the first reason counts. */
+function abortTool(tool: RunningTool, reason: unknown): void {
+  if (tool.abortedWith !== undefined) return;
+  tool.abortedWith = { reason };
+  tool.controller?.abort(reason);
+}
+
+/**
+ * A tool's signal, made on first read: most tools never read it, and an AbortSignal costs microseconds to make.
+ * Made late, it is in the state one made at the start would be in: aborted when the call was, with its reason.
+ */
+function signalOf(tool: RunningTool): AbortSignal {
+  if (tool.controller === undefined) {
+    tool.controller = new AbortController();
+    if (tool.abortedWith !== undefined) tool.controller.abort(tool.abortedWith.reason);
+  }
+  return tool.controller.signal;
 }
 
 /**
@@ -104,7 +126,13 @@ export class ToolBatch {
       for (let index = 0; index < calls.length; index++) {
         const outcome = await (serial ? this.#runCall(index) : started[index]!);
         outcomes.push(outcome);
-        await this.#handOver(outcome);
+        // Write-ahead: the outcome is handed over; after a failure of `onResult`, no other one is.
+        if (this.#failure !== undefined) continue;
+        try {
+          await this.#options.onResult(outcome);
+        } catch (error) {
+          this.#failure = { error };
+        }
       }
     } finally {
       signal.removeEventListener('abort', this.#cancelRunning);
@@ -168,13 +196,13 @@ export class ToolBatch {
    */
   #runTool(handler: ToolHandler, callId: string, args: unknown, started: number): Promise<ToolOutput> {
     const { sessionId, turnId } = this.#options;
-    const controller = new AbortController();
     return new Promise<ToolOutput>((resolve) => {
       const tool: RunningTool = {
         toolName: handler.name,
-        controller,
         due: started + this.#timeoutMs,
         resolve,
+        controller: undefined,
+        abortedWith: undefined,
       };
       this.#startTiming(tool);
       try {
@@ -183,7 +211,9 @@ export class ToolBatch {
           arguments: args,
           sessionId,
           turnId,
-          signal: controller.signal,
+          get signal() {
+            return signalOf(tool);
+          },
         });
         // Whatever the tool answered is awaited the same way: a value that is not a promise is no faster.
         Promise.resolve(answer).then(
@@ -232,7 +262,7 @@ export class ToolBatch {
         const ms = this.#timeoutMs;
         this.#settle(tool, failed(`Tool timed out after ${ms}ms`));
         const message = `tool '${tool.toolName}' timed out after ${ms}ms`;
-        tool.controller.abort(new AgentError({ code: 'TOOL_TIMEOUT', message }));
+        abortTool(tool, new AgentError({ code: 'TOOL_TIMEOUT', message }));
       }
     }
     if (next < this.#timerDue) this.#setTimer(next);
@@ -240,18 +270,8 @@ export class ToolBatch {
 
   /** The turn was cancelled: the signal of every running tool fires, with the turn's reason. */
   readonly #cancelRunning = (): void => {
-    for (const tool of this.#running) tool.controller.abort(this.#options.signal.reason);
+    for (const tool of this.#running) abortTool(tool, this.#options.signal.reason);
   };
-
-  /** Write-ahead: hands an outcome to `onResult`, unless an earlier one failed; keeps the first failure. */
-  async #handOver(outcome: ToolCallOutcome): Promise<void> {
-    if (this.#failure !== undefined) return;
-    try {
-      await this.#options.onResult(outcome);
-    } catch (error) {
-      this.#failure = { error };
-    }
-  }
 
   /** Cancellation, or an `onResult` failure: calls not started yet are not started any more. */
   #stopped(): boolean {

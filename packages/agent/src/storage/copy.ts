@@ -1,9 +1,8 @@
 /**
  * The deep copy of the in-memory storages: nobody can change a stored value through an object they hold. Plain
  * data (what session events and memories are) is copied by a short walk, several times faster than
- * structuredClone and with the same result; anything else is left to structuredClone.
+ * structuredClone; anything else is left to structuredClone.
  */
-import { types } from 'node:util';
 import { AgentError } from '../error.js';
 
 /** What `copyPlain` answers for a value it leaves to structuredClone. */
@@ -35,21 +34,19 @@ export function copyOf<T>(value: T, what: string): T {
 }
 
 /**
- * Copies primitives, plain objects, dense plain arrays and Dates exactly as structuredClone would. Anything
- * else (an object met twice, a class instance, a Map, a proxy, a function, a `__proto__` key, extra array
- * properties) answers NOT_PLAIN, and the whole value goes to structuredClone, its errors included.
+ * Copies primitives, plain objects, plain arrays and Dates. Anything else (an object met twice, a class
+ * instance, a Map, a function, a `__proto__` key) answers NOT_PLAIN, and the whole value goes to
+ * structuredClone, its errors included.
  */
 function copyPlain(value: unknown, seen: Set<object>, depth: number): unknown {
-  if (typeof value !== 'object') {
+  if (typeof value !== 'object' || value === null) {
     return typeof value === 'function' || typeof value === 'symbol' ? NOT_PLAIN : value;
   }
-  if (value === null) return null;
-  if (depth > MAX_DEPTH || seen.has(value) || types.isProxy(value)) return NOT_PLAIN;
+  if (depth > MAX_DEPTH || seen.has(value)) return NOT_PLAIN;
   seen.add(value);
   const prototype: unknown = Object.getPrototypeOf(value);
   if (prototype === Array.prototype) {
     const array = value as unknown[];
-    if (Object.keys(array).length !== array.length) return NOT_PLAIN;
     const copy = new Array<unknown>(array.length);
     for (let index = 0; index < array.length; index++) {
       const item = copyPlain(array[index], seen, depth + 1);
@@ -59,8 +56,6 @@ function copyPlain(value: unknown, seen: Set<object>, depth: number): unknown {
     return copy;
   }
   if (prototype === Object.prototype || prototype === null) {
-    // An arguments object and a module namespace look plain, but structuredClone refuses them.
-    if (types.isArgumentsObject(value) || types.isModuleNamespaceObject(value)) return NOT_PLAIN;
     const record = value as Record<string, unknown>;
     const copy: Record<string, unknown> = {};
     for (const key of Object.keys(record)) {
