@@ -2,7 +2,6 @@ import { AgentError, describeError, isAgentError } from './error.js';
 import type { ChatEvent, ChatPurpose, ChatRequest, ModelProvider } from './ports/model.js';
 import { ChatEventChecker } from './provider-events.js';
 import { isThenable } from './settle.js';
-import { keepShape } from './shapes.js';
 import type { Message, TokenUsage } from './types.js';
 import { describeKind } from './value-kind.js';
 
@@ -141,16 +140,6 @@ class ChatStreamRead {
 }
 
 function ignore(): void {}
-
-// See shapes.ts: one read is made per model call. Never run: the constructor only stores its options.
-keepShape(
-  new ChatStreamRead({
-    provider: { id: 'exemplar', models: [], chat: () => [] as unknown as AsyncIterable<ChatEvent> },
-    request: {} as ChatRequest,
-    signal: new AbortController().signal,
-    onEvent: () => true,
-  }),
-);
 
 /** A one-shot request of the runtime's own (compaction, memory): no tools, one user message. */
 export function internalRequest(options: {
