@@ -196,7 +196,10 @@ export type SandboxProbe = { ok: true } | { ok: false; reason: string };
  */
 export function probeSandbox(options: { sandbox: ShellSandbox; workspaceRoot: string }): SandboxProbe {
   if (process.platform !== 'linux') {
-    return { ok: false, reason: `the shell sandbox (bubblewrap) works on Linux only, not on ${process.platform}` };
+    return {
+      ok: false,
+      reason: `the shell sandbox (bubblewrap) works on Linux only, not on ${process.platform}`,
+    };
   }
   const shell = existsSync('/bin/true') ? '/bin/true' : '/usr/bin/true';
   const command = sandboxedCommand({
@@ -217,7 +220,10 @@ export function probeSandbox(options: { sandbox: ShellSandbox; workspaceRoot: st
     if (code === 'ENOENT') {
       return { ok: false, reason: `bubblewrap (${options.sandbox.bwrapPath}) is not installed` };
     }
-    return { ok: false, reason: `bubblewrap (${options.sandbox.bwrapPath}) did not start: ${result.error.message}` };
+    return {
+      ok: false,
+      reason: `bubblewrap (${options.sandbox.bwrapPath}) did not start: ${result.error.message}`,
+    };
   }
   if (result.status !== 0) {
     const said = (result.stderr ?? '').trim().split('\n').at(-1) ?? '';

@@ -126,7 +126,9 @@ function track(pid: number): void {
 function describeSandbox(sandbox: ShellSandbox): string {
   if (sandbox.mode === 'danger-full-access') return 'It runs unconfined, with network access.';
   const writable =
-    sandbox.mode === 'workspace-write' ? 'Only the workspace and /tmp are writable' : 'Nothing but /tmp is writable';
+    sandbox.mode === 'workspace-write'
+      ? 'Only the workspace and /tmp are writable'
+      : 'Nothing but /tmp is writable';
   const network = sandbox.network ? 'network access is on' : 'there is no network access';
   return `It runs in a sandbox: ${writable}, ${network}, and credential folders of the home folder are hidden.`;
 }
