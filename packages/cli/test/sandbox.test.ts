@@ -105,6 +105,38 @@ describe('the shell sandbox', () => {
     expect(stored).not.toContain(fooToken);
   });
 
+  test('stdio MCP servers get the allowlist, passEnv and their own env, never the secrets of the environment', async () => {
+    const dump = path.join(sandbox.root, 'mcp-env.json');
+    await writeConfig({
+      passEnv: ['MY_SETTING', 'MY_API_KEY'],
+      mcpServers: {
+        dumper: {
+          command: process.execPath,
+          args: ['-e', `require('fs').writeFileSync(${JSON.stringify(dump)}, JSON.stringify(process.env))`],
+          env: { DUMPER_TOKEN: 'written-for-this-server' },
+        },
+      },
+    });
+    const { output } = await runShell({
+      command: 'echo "S=[$MY_SETTING] K=[$MY_API_KEY] T=[$OPENAI_API_KEY]"',
+      env: {
+        MY_SETTING: 'plain-value',
+        MY_API_KEY: 'my-key-3141592653',
+        OPENAI_API_KEY: 'sk-openai-2718281828',
+        LANG: 'C.UTF-8',
+      },
+    });
+    expect(output).toContain('S=[plain-value] K=[] T=[]');
+    const received = JSON.parse(await readFile(dump, 'utf8')) as Record<string, string>;
+    expect(received.MY_SETTING).toBe('plain-value');
+    expect(received.LANG).toBe('C.UTF-8');
+    expect(received.DUMPER_TOKEN).toBe('written-for-this-server');
+    expect(received.PATH).toBeDefined();
+    expect(received.MY_API_KEY).toBeUndefined();
+    expect(received.OPENAI_API_KEY).toBeUndefined();
+    expect(received.YOUYOU_HOME).toBeUndefined();
+  });
+
   test('runs bash when there is one, and the system prompt names the shell that runs', async () => {
     const { output } = await runShell({ command: 'echo "bash=[$BASH_VERSION] shell=[$SHELL]"' });
     const system = messagesOf(server.turnRequests()[0]!).find((message) => message.role === 'system');
