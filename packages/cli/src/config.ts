@@ -2,7 +2,12 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { type FlagSettings, PROVIDER_NAMES, type ProviderName } from './args.js';
-import { DEFAULT_SANDBOX_MODE, SANDBOX_MODES, type SandboxMode, SECRET_HOME_PATHS } from './sandbox.js';
+import {
+  parseSandboxConfig,
+  resolveSandbox,
+  type SandboxFileConfig,
+  type SandboxSettings,
+} from './sandbox-config.js';
 
 /** Where a compatible server is looked for when nothing else is configured: a local Ollama. */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:11434/v1';
@@ -35,29 +40,6 @@ export interface FileConfig {
   sandbox?: SandboxFileConfig;
   /** Names of variables of this process passed to the shell and stdio MCP servers besides the allowlist. */
   passEnv?: string[];
-}
-
-/** `sandbox` of the config file. */
-export interface SandboxFileConfig {
-  mode?: SandboxMode;
-  /** Shell commands may use the network. */
-  network?: boolean;
-  /** When bubblewrap cannot start, run the shell unconfined (with a warning) instead of refusing to start. */
-  allowUnconfined?: boolean;
-  /** The bubblewrap executable (default `bwrap` on PATH). */
-  bwrapPath?: string;
-  /** More paths to hide from the shell, besides the built-in list; `~/` is the home folder. */
-  hiddenPaths?: string[];
-}
-
-/** How the shell is confined, resolved from `--sandbox`, `--allow-network` and the config file. */
-export interface SandboxSettings {
-  mode: SandboxMode;
-  network: boolean;
-  allowUnconfined: boolean;
-  bwrapPath: string;
-  /** Absolute paths: the built-in secret paths of the home folder, YOUYOU_HOME and the config's. */
-  hiddenPaths: string[];
 }
 
 /** Everything the CLI runs with: flags over environment over config file over defaults. */
@@ -100,9 +82,11 @@ const FILE_KEYS = new Set([
   'mcpServers',
 ]);
 
-type Json = Record<string, unknown>;
+/** A parsed JSON object. */
+export type Json = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Json {
+/** True for a JSON object (not an array, not null). */
+export function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -147,7 +131,8 @@ function parseMcpServer(file: string, name: string, value: unknown): McpServerSe
   return server;
 }
 
-function optionalString(file: string, data: Json, key: string): string | undefined {
+/** `data[key]` when it is a non-empty string, undefined when absent; anything else is a ConfigError. */
+export function optionalString(file: string, data: Json, key: string): string | undefined {
   const value = data[key];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.trim() === '')
@@ -219,7 +204,7 @@ export function validateFileConfig(options: {
     }
   }
   const sandbox = data.sandbox;
-  if (sandbox !== undefined) config.sandbox = parseSandbox(file, sandbox);
+  if (sandbox !== undefined) config.sandbox = parseSandboxConfig(file, sandbox);
   const passEnv = data.passEnv;
   if (passEnv !== undefined) {
     if (!Array.isArray(passEnv) || !passEnv.every((name) => typeof name === 'string' && /^\w+$/.test(name))) {
@@ -228,63 +213,6 @@ export function validateFileConfig(options: {
     config.passEnv = passEnv as string[];
   }
   return config;
-}
-
-const SANDBOX_KEYS = new Set(['mode', 'network', 'allowUnconfined', 'bwrapPath', 'hiddenPaths']);
-
-function parseSandbox(file: string, value: unknown): SandboxFileConfig {
-  if (!isRecord(value)) throw new ConfigError(`${file}: "sandbox" must be an object`);
-  for (const key of Object.keys(value)) {
-    if (!SANDBOX_KEYS.has(key)) {
-      throw new ConfigError(`${file}: unknown key "sandbox.${key}" (known: ${[...SANDBOX_KEYS].join(', ')})`);
-    }
-  }
-  const sandbox: SandboxFileConfig = {};
-  if (value.mode !== undefined) {
-    if (typeof value.mode !== 'string' || !(SANDBOX_MODES as readonly string[]).includes(value.mode)) {
-      throw new ConfigError(`${file}: "sandbox.mode" must be one of ${SANDBOX_MODES.join(', ')}`);
-    }
-    sandbox.mode = value.mode as SandboxMode;
-  }
-  for (const key of ['network', 'allowUnconfined'] as const) {
-    const flag = value[key];
-    if (flag === undefined) continue;
-    if (typeof flag !== 'boolean') throw new ConfigError(`${file}: "sandbox.${key}" must be true or false`);
-    sandbox[key] = flag;
-  }
-  const bwrapPath = optionalString(file, value, 'bwrapPath');
-  if (bwrapPath !== undefined) sandbox.bwrapPath = bwrapPath;
-  const hidden = value.hiddenPaths;
-  if (hidden !== undefined) {
-    if (!Array.isArray(hidden) || !hidden.every((entry) => typeof entry === 'string' && entry !== '')) {
-      throw new ConfigError(`${file}: "sandbox.hiddenPaths" must be an array of paths`);
-    }
-    sandbox.hiddenPaths = hidden as string[];
-  }
-  return sandbox;
-}
-
-/** The sandbox settings: the flags over the config file over the defaults. */
-function resolveSandbox(options: {
-  flags: FlagSettings;
-  file: SandboxFileConfig;
-  userHome: string;
-  youyouHome: string;
-}): SandboxSettings {
-  const { flags, file, userHome } = options;
-  const expand = (entry: string): string =>
-    entry === '~' || entry.startsWith('~/') ? path.join(userHome, entry.slice(1)) : path.resolve(entry);
-  return {
-    mode: flags.sandbox ?? file.mode ?? DEFAULT_SANDBOX_MODE,
-    network: flags.allowNetwork === true || file.network === true,
-    allowUnconfined: file.allowUnconfined === true,
-    bwrapPath: file.bwrapPath ?? 'bwrap',
-    hiddenPaths: [
-      ...SECRET_HOME_PATHS.map((entry) => path.join(userHome, entry)),
-      options.youyouHome,
-      ...(file.hiddenPaths ?? []).map(expand),
-    ],
-  };
 }
 
 function checkUrl(value: string, where: string): string {
