@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { neutralizeLine } from './terminal-text.js';
 
 /** How far the shell tool is confined, named like Codex's modes. */
 export const SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;
@@ -198,7 +199,7 @@ export function probeSandbox(options: { sandbox: ShellSandbox; workspaceRoot: st
   if (process.platform !== 'linux') {
     return {
       ok: false,
-      reason: `the shell sandbox (bubblewrap) works on Linux only, not on ${process.platform}`,
+      reason: `bubblewrap works on Linux only, not on ${process.platform}`,
     };
   }
   const shell = existsSync('/bin/true') ? '/bin/true' : '/usr/bin/true';
@@ -218,18 +219,18 @@ export function probeSandbox(options: { sandbox: ShellSandbox; workspaceRoot: st
   if (result.error !== undefined) {
     const code = (result.error as { code?: unknown }).code;
     if (code === 'ENOENT') {
-      return { ok: false, reason: `bubblewrap (${options.sandbox.bwrapPath}) is not installed` };
+      return { ok: false, reason: `${options.sandbox.bwrapPath} is not installed` };
     }
     return {
       ok: false,
-      reason: `bubblewrap (${options.sandbox.bwrapPath}) did not start: ${result.error.message}`,
+      reason: `${options.sandbox.bwrapPath} did not start: ${result.error.message}`,
     };
   }
   if (result.status !== 0) {
-    const said = (result.stderr ?? '').trim().split('\n').at(-1) ?? '';
+    const said = neutralizeLine((result.stderr ?? '').trim().split('\n').at(-1) ?? '');
     return {
       ok: false,
-      reason: `bubblewrap (${options.sandbox.bwrapPath}) cannot create its sandbox here${said === '' ? '' : `: ${said}`}`,
+      reason: `${options.sandbox.bwrapPath} cannot create its sandbox here${said === '' ? '' : ` (${said})`}`,
     };
   }
   return { ok: true };
@@ -238,8 +239,7 @@ export function probeSandbox(options: { sandbox: ShellSandbox; workspaceRoot: st
 /** The one line shown when the sandbox cannot start and the user did not choose to run unconfined. */
 export function sandboxUnavailableText(reason: string): string {
   return (
-    `${reason}; the shell tool needs it to run commands confined. Install it (Debian/Ubuntu: ` +
-    'apt-get install bubblewrap; user namespaces must be allowed), or run unconfined on purpose with ' +
-    '--sandbox danger-full-access (or "sandbox": {"allowUnconfined": true} in config.json)'
+    `cannot sandbox the shell: ${reason}. Install bubblewrap (apt-get install bubblewrap) with user ` +
+    'namespaces allowed, or choose to run it unconfined: --sandbox danger-full-access'
   );
 }
