@@ -167,7 +167,7 @@ function chooseSandbox(options: { settings: CliSettings; warn: (text: string) =>
     hiddenPaths: sandbox.hiddenPaths,
   };
   if (chosen.mode === 'danger-full-access') {
-    options.warn('--sandbox danger-full-access: the shell runs unconfined, with network access');
+    options.warn('sandbox mode danger-full-access: the shell runs unconfined, with network access');
     return chosen;
   }
   const probe = probeSandbox({ sandbox: chosen, workspaceRoot: options.settings.cwd });
