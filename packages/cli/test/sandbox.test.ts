@@ -88,12 +88,17 @@ describe('the shell sandbox', () => {
     const anthropicKey = 'sk-ant-test-9f8e7d6c5b4a3210';
     const fooToken = 'foo-token-5a4b3c2d1e0f';
     const { result, output } = await runShell({
-      command: 'echo "A=[$ANTHROPIC_API_KEY] F=[$FOO_TOKEN] P=[$PATH]"; env',
+      // The environment, and that of every process the command can see in /proc (youyou's own among them
+      // if the sandbox shared its PID namespace).
+      command:
+        'echo "A=[$ANTHROPIC_API_KEY] F=[$FOO_TOKEN] P=[$PATH]"; env; ' +
+        "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null; echo PROC-READ",
       env: { ANTHROPIC_API_KEY: anthropicKey, FOO_TOKEN: fooToken, OPENAI_BASE_URL: 'http://leak.invalid' },
     });
     expect(result.code).toBe(0);
     // The command ran, with PATH but without the secrets.
     expect(output).toMatch(/A=\[\] F=\[\] P=\[\/.+\]/);
+    expect(output).toContain('PROC-READ');
     for (const request of server.wire.requests) {
       expect(request.rawBody).not.toContain(anthropicKey);
       expect(request.rawBody).not.toContain(fooToken);
