@@ -133,7 +133,7 @@ function describeSandbox(sandbox: ShellSandbox): string {
   return `It runs in a sandbox: ${writable}, ${network}, and credential folders of the home folder are hidden.`;
 }
 
-/** The shell tool: runs a command with bash (or /bin/sh) in the workspace root, sandboxed, in its own process group. */
+/** The shell tool: runs a command with bash (or /bin/sh) in the workspace root, sandboxed, as a process group. */
 export function createShellTool(options: ShellToolOptions): ToolHandler {
   const sandbox = options.sandbox ?? defaultShellSandbox();
   const env = options.env ?? toolEnvironment({ env: process.env });
