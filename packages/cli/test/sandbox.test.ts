@@ -257,6 +257,29 @@ describe('the shell sandbox', () => {
     await vi.waitFor(() => expect(processesRunning(sleeper)).toEqual([]), { timeout: 5000, interval: 50 });
   });
 
+  test('Ctrl-C in the chat ends the command and what it started', async () => {
+    await requireTmux();
+    const sleeper = uniqueSleep();
+    server.reply(
+      toolCallReply({ id: 'call_sh', name: 'shell', arguments: { command: `${sleeper} & ${sleeper}` } }),
+      textReply('stopped'),
+    );
+    tmux = await startTmux({
+      command: [process.execPath, BIN, '--base-url', server.baseURL, '--yes'],
+      cwd: sandbox.workspace,
+      env: childEnv(sandbox),
+    });
+    await tmux.waitFor(/\n› *\n*$/);
+    await tmux.type('sleep please');
+    await tmux.keys('Enter');
+    await vi.waitFor(() => expect(processesRunning(sleeper)).toHaveLength(2), {
+      timeout: 15_000,
+      interval: 50,
+    });
+    await tmux.keys('C-c');
+    await vi.waitFor(() => expect(processesRunning(sleeper)).toEqual([]), { timeout: 5000, interval: 50 });
+  });
+
   test('read-only mode refuses a write in the workspace', async () => {
     const { output } = await runShell({ command: 'echo x > blocked.txt', args: ['--sandbox', 'read-only'] });
     expect(output).toMatch(/Read-only file system/);
