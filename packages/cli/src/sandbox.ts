@@ -171,13 +171,17 @@ export function sandboxedCommand(options: {
   };
 }
 
-/** The shell commands run with: bash when there is one (on PATH or in /bin, /usr/bin), else /bin/sh. */
-export function findShell(env: Readonly<Record<string, string | undefined>>): string {
-  const folders = [...(env.PATH ?? '').split(path.delimiter), '/bin', '/usr/bin'].filter(
+/** The absolute path of an executable file named `name` in the folders of `PATH` (and `extra`), or undefined. */
+export function findExecutable(options: {
+  name: string;
+  env: Readonly<Record<string, string | undefined>>;
+  extra?: readonly string[];
+}): string | undefined {
+  const folders = [...(options.env.PATH ?? '').split(path.delimiter), ...(options.extra ?? [])].filter(
     (folder) => folder !== '' && path.isAbsolute(folder),
   );
   for (const folder of folders) {
-    const candidate = path.join(folder, 'bash');
+    const candidate = path.join(folder, options.name);
     try {
       accessSync(candidate, constants.X_OK);
       if (statSync(candidate).isFile()) return candidate;
@@ -185,7 +189,12 @@ export function findShell(env: Readonly<Record<string, string | undefined>>): st
       // Not here; the next folder.
     }
   }
-  return '/bin/sh';
+  return undefined;
+}
+
+/** The shell commands run with: bash when there is one (on PATH or in /bin, /usr/bin), else /bin/sh. */
+export function findShell(env: Readonly<Record<string, string | undefined>>): string {
+  return findExecutable({ name: 'bash', env, extra: ['/bin', '/usr/bin'] }) ?? '/bin/sh';
 }
 
 /** Whether bubblewrap can confine commands here; when not, why, in one line. */
@@ -196,6 +205,10 @@ export type SandboxProbe = { ok: true } | { ok: false; reason: string };
  * but unable to create namespaces (unprivileged user namespaces turned off, a container without them).
  */
 export function probeSandbox(options: { sandbox: ShellSandbox; workspaceRoot: string }): SandboxProbe {
+  // A bare name would be looked up on the probe's own PATH below, not on the user's.
+  if (!path.isAbsolute(options.sandbox.bwrapPath)) {
+    return { ok: false, reason: `${options.sandbox.bwrapPath} is not an absolute path` };
+  }
   if (process.platform !== 'linux') {
     return {
       ok: false,

@@ -22,6 +22,7 @@ import { type CliSettings, ConfigError, type McpServerSetting } from './config.j
 import { refusedNames, toolEnvironment } from './env.js';
 import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
 import {
+  findExecutable,
   findShell,
   probeSandbox,
   type SandboxMode,
@@ -158,19 +159,30 @@ function environmentContext(settings: CliSettings, shell: string) {
  * The sandbox the shell runs in. When bubblewrap cannot start, this throws a ConfigError of one line saying
  * how to fix it, unless the user chose to run unconfined then (`sandbox.allowUnconfined`): a warning then.
  */
-function chooseSandbox(options: { settings: CliSettings; warn: (text: string) => void }): ShellSandbox {
+function chooseSandbox(options: {
+  settings: CliSettings;
+  env: NodeJS.ProcessEnv;
+  warn: (text: string) => void;
+}): ShellSandbox {
   const { sandbox } = options.settings;
+  // A bare name is looked up on the user's PATH once, so that the probe and every command run the same file.
+  const bwrap = sandbox.bwrapPath.includes('/')
+    ? path.resolve(sandbox.bwrapPath)
+    : findExecutable({ name: sandbox.bwrapPath, env: options.env });
   const chosen: ShellSandbox = {
     mode: sandbox.mode,
     network: sandbox.mode === 'danger-full-access' || sandbox.network,
-    bwrapPath: sandbox.bwrapPath,
+    bwrapPath: bwrap ?? sandbox.bwrapPath,
     hiddenPaths: sandbox.hiddenPaths,
   };
   if (chosen.mode === 'danger-full-access') {
     options.warn('sandbox mode danger-full-access: the shell runs unconfined, with network access');
     return chosen;
   }
-  const probe = probeSandbox({ sandbox: chosen, workspaceRoot: options.settings.cwd });
+  const probe =
+    bwrap === undefined
+      ? { ok: false as const, reason: `${sandbox.bwrapPath} is not installed (not found on PATH)` }
+      : probeSandbox({ sandbox: chosen, workspaceRoot: options.settings.cwd });
   if (probe.ok) return chosen;
   if (!sandbox.allowUnconfined) throw new ConfigError(sandboxUnavailableText(probe.reason));
   options.warn(`${probe.reason}; the shell runs unconfined (sandbox.allowUnconfined is set in config.json)`);
@@ -190,7 +202,7 @@ export async function setUpRuntime(options: {
   onBackgroundError: (error: AgentError) => void;
 }): Promise<CliRuntime> {
   const { settings, warn } = options;
-  const shellSandbox = chooseSandbox({ settings, warn });
+  const shellSandbox = chooseSandbox({ settings, env: options.env, warn });
   const refused = refusedNames(settings.passEnv);
   if (refused.length > 0) {
     warn(

@@ -301,6 +301,8 @@ describe('the shell sandbox', () => {
       env: { PATH: path.join(sandbox.root, 'empty-bin') },
     });
     expect(noPath.code).toBe(2);
+    expect(noPath.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(noPath.stderr).toMatch(/bwrap is not installed/);
     expect(server.wire.requests).toHaveLength(0);
   });
 
