@@ -306,6 +306,19 @@ describe('the shell sandbox', () => {
     expect(server.wire.requests).toHaveLength(0);
   });
 
+  test('a bubblewrap that cannot create its sandbox (no user namespaces) is the same one-line refusal', async () => {
+    const fake = path.join(sandbox.root, 'bwrap-without-userns');
+    await writeFile(fake, '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n', {
+      mode: 0o755,
+    });
+    await writeConfig({ sandbox: { bwrapPath: fake } });
+    const result = await runCli({ args: ['-p', 'hello', '--base-url', server.baseURL], sandbox });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(result.stderr).toContain('uid map');
+    expect(server.wire.requests).toHaveLength(0);
+  });
+
   test('without bubblewrap the shell runs unconfined only when the user chose it', async () => {
     await writeConfig({
       sandbox: { bwrapPath: path.join(sandbox.root, 'no-such-bwrap'), allowUnconfined: true },
