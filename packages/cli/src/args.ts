@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { SANDBOX_MODES, type SandboxMode } from './sandbox.js';
 
 /** The providers `--provider` accepts. */
 export const PROVIDER_NAMES = ['openai', 'anthropic', 'compatible'] as const;
@@ -20,6 +21,10 @@ export interface FlagSettings {
   baseURL: string | undefined;
   cwd: string | undefined;
   yes: boolean;
+  /** `--sandbox MODE`. */
+  sandbox?: SandboxMode | undefined;
+  /** `--allow-network`: shell commands may use the network. */
+  allowNetwork?: boolean | undefined;
 }
 
 /** A parsed command line. */
@@ -42,6 +47,8 @@ const OPTIONS = {
   'base-url': { type: 'string' },
   cwd: { type: 'string' },
   yes: { type: 'boolean', short: 'y' },
+  sandbox: { type: 'string' },
+  'allow-network': { type: 'boolean' },
   search: { type: 'string' },
   limit: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
@@ -88,6 +95,14 @@ function parseProvider(value: string | undefined): ProviderName | undefined {
   return value as ProviderName;
 }
 
+function parseSandboxMode(value: string | undefined): SandboxMode | undefined {
+  if (value === undefined) return undefined;
+  if (!(SANDBOX_MODES as readonly string[]).includes(value)) {
+    throw new UsageError(`--sandbox must be one of ${SANDBOX_MODES.join(', ')}, got '${value}'`);
+  }
+  return value as SandboxMode;
+}
+
 /** Parses the arguments after `node bin.js`; throws UsageError for anything it does not understand. */
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   const { values, positionals } = (() => {
@@ -103,6 +118,8 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     baseURL: nonEmpty('--base-url', values['base-url']),
     cwd: nonEmpty('--cwd', values.cwd),
     yes: values.yes === true,
+    sandbox: parseSandboxMode(values.sandbox),
+    allowNetwork: values['allow-network'],
   };
   if (values.help === true) return { command: { type: 'help' }, flags };
   if (values.version === true) return { command: { type: 'version' }, flags };
@@ -163,6 +180,10 @@ Options:
       --base-url URL      the server's base URL (default for compatible: http://127.0.0.1:11434/v1)
       --cwd DIR           the workspace root (default: the current directory)
   -y, --yes               run mutating tools without asking
+      --sandbox MODE      how the shell is confined: workspace-write (default: bubblewrap, only the workspace
+                          and a private /tmp writable, no network, credential folders hidden), read-only,
+                          or danger-full-access (no sandbox at all)
+      --allow-network     let shell commands use the network inside the sandbox
   -h, --help              show this help
   -v, --version           show the version
 

@@ -2,6 +2,12 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { type FlagSettings, PROVIDER_NAMES, type ProviderName } from './args.js';
+import {
+  parseSandboxConfig,
+  resolveSandbox,
+  type SandboxFileConfig,
+  type SandboxSettings,
+} from './sandbox-config.js';
 
 /** Where a compatible server is looked for when nothing else is configured: a local Ollama. */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:11434/v1';
@@ -31,6 +37,9 @@ export interface FileConfig {
   systemInstructions?: string[];
   toolTimeoutMs?: number;
   mcpServers?: Record<string, McpServerSetting>;
+  sandbox?: SandboxFileConfig;
+  /** Names of variables of this process passed to the shell and stdio MCP servers besides the allowlist. */
+  passEnv?: string[];
 }
 
 /** Everything the CLI runs with: flags over environment over config file over defaults. */
@@ -54,9 +63,14 @@ export interface CliSettings {
   /** The workspace root, absolute. */
   cwd: string;
   yes: boolean;
+  sandbox: SandboxSettings;
+  /** The config's passEnv: extra variable names for tools and MCP servers (secret-looking ones are refused). */
+  passEnv: string[];
 }
 
 const FILE_KEYS = new Set([
+  'sandbox',
+  'passEnv',
   'provider',
   'model',
   'baseUrl',
@@ -68,9 +82,11 @@ const FILE_KEYS = new Set([
   'mcpServers',
 ]);
 
-type Json = Record<string, unknown>;
+/** A parsed JSON object. */
+export type Json = Record<string, unknown>;
 
-function isRecord(value: unknown): value is Json {
+/** True for a JSON object (not an array, not null). */
+export function isRecord(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -115,7 +131,8 @@ function parseMcpServer(file: string, name: string, value: unknown): McpServerSe
   return server;
 }
 
-function optionalString(file: string, data: Json, key: string): string | undefined {
+/** `data[key]` when it is a non-empty string, undefined when absent; anything else is a ConfigError. */
+export function optionalString(file: string, data: Json, key: string): string | undefined {
   const value = data[key];
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.trim() === '')
@@ -185,6 +202,15 @@ export function validateFileConfig(options: {
     for (const [name, value] of Object.entries(servers)) {
       config.mcpServers[name] = parseMcpServer(file, name, value);
     }
+  }
+  const sandbox = data.sandbox;
+  if (sandbox !== undefined) config.sandbox = parseSandboxConfig(file, sandbox);
+  const passEnv = data.passEnv;
+  if (passEnv !== undefined) {
+    if (!Array.isArray(passEnv) || !passEnv.every((name) => typeof name === 'string' && /^\w+$/.test(name))) {
+      throw new ConfigError(`${file}: "passEnv" must be an array of variable names`);
+    }
+    config.passEnv = passEnv as string[];
   }
   return config;
 }
@@ -316,5 +342,12 @@ export function resolveSettings(options: {
     mcpServers: file.mcpServers ?? {},
     cwd: workspaceRoot(flags.cwd),
     yes: flags.yes,
+    sandbox: resolveSandbox({
+      flags,
+      file: file.sandbox ?? {},
+      userHome: emptyToUndefined(env.HOME) ?? homedir(),
+      youyouHome: home,
+    }),
+    passEnv: file.passEnv ?? [],
   };
 }

@@ -61,6 +61,12 @@ class Chat {
     this.#write(
       `${this.#styles.bold('youyou')} ${packageVersion()} ${this.#styles.dim(`· ${provider.modelId} via ${where} · ${this.#settings.cwd}`)}\n`,
     );
+    const { sandbox } = this.#runtime;
+    this.#write(
+      sandbox.mode === 'danger-full-access'
+        ? this.#styles.yellow('sandbox: danger-full-access · shell commands run unconfined, with network\n')
+        : this.#styles.dim(`sandbox: ${sandbox.mode} · network ${sandbox.network ? 'on' : 'off'}\n`),
+    );
     this.#write(this.#styles.dim('/help for commands · Ctrl-C cancels a turn · Ctrl-D exits\n'));
     if (session !== undefined) this.#showResumed(session);
   }

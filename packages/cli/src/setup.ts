@@ -18,8 +18,17 @@ import {
 } from '@youyou/mcp';
 import { openSqliteStorage, type SqliteStorage } from '@youyou/sqlite';
 import { type ApprovalPolicy, createApprovalPlugin, mutatingToolNames } from './approval.js';
-import type { CliSettings, McpServerSetting } from './config.js';
+import { type CliSettings, ConfigError, type McpServerSetting } from './config.js';
+import { refusedNames, toolEnvironment } from './env.js';
 import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
+import {
+  findExecutable,
+  findShell,
+  probeSandbox,
+  type SandboxMode,
+  type ShellSandbox,
+  sandboxUnavailableText,
+} from './sandbox.js';
 import { createWorkspaceTools } from './tools/index.js';
 
 /** The CLI's own instructions, before those of the config file. */
@@ -39,14 +48,26 @@ export interface CliRuntime {
   provider: ChosenProvider;
   skills: SkillDefinition[];
   tools: ToolHandler[];
+  /** How the shell really runs: the mode in force (danger-full-access after a chosen fallback too). */
+  sandbox: { mode: SandboxMode; network: boolean };
   /** Shuts the agent down (closing its session), then MCP servers and the database. Never rejects. */
   close(): Promise<void>;
 }
 
+/**
+ * The MCP configs of the settings. A stdio server gets the tools' environment (the MCP SDK adds HOME,
+ * LOGNAME, PATH, SHELL, TERM and USER itself) and then its own `env` of the config file: values the user
+ * wrote for that one server, the way to hand it a token.
+ */
 function mcpConfigs(options: {
   servers: Record<string, McpServerSetting>;
+  toolEnv: Readonly<Record<string, string>>;
   warn: (text: string) => void;
 }): McpServerConfig[] {
+  const sdkDefaults = new Set(['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER']);
+  const inherited = Object.fromEntries(
+    Object.entries(options.toolEnv).filter(([name]) => !sdkDefaults.has(name)),
+  );
   const configs: McpServerConfig[] = [];
   for (const [name, server] of Object.entries(options.servers)) {
     const transport =
@@ -56,7 +77,7 @@ function mcpConfigs(options: {
             type: 'stdio' as const,
             command: server.command,
             ...(server.args ? { args: server.args } : {}),
-            ...(server.env ? { env: server.env } : {}),
+            env: { ...inherited, ...server.env },
             ...(server.cwd ? { cwd: server.cwd } : {}),
           };
     const config = { name, transport };
@@ -121,17 +142,51 @@ function uniqueTools(options: {
   return unique;
 }
 
-/** Where the agent runs, for the dynamic part of the system prompt. */
-function environmentContext(settings: CliSettings, env: NodeJS.ProcessEnv) {
+/** Where the agent runs, for the dynamic part of the system prompt; `shell` is the one the shell tool runs. */
+function environmentContext(settings: CliSettings, shell: string) {
   const now = new Date();
   const pad = (value: number): string => String(value).padStart(2, '0');
   return {
     cwd: settings.cwd,
     platform: `${process.platform} ${release()}`,
-    shell: env.SHELL ?? env.ComSpec ?? 'sh',
+    shell,
     date: `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`,
     timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
   };
+}
+
+/**
+ * The sandbox the shell runs in. When bubblewrap cannot start, this throws a ConfigError of one line saying
+ * how to fix it, unless the user chose to run unconfined then (`sandbox.allowUnconfined`): a warning then.
+ */
+function chooseSandbox(options: {
+  settings: CliSettings;
+  env: NodeJS.ProcessEnv;
+  warn: (text: string) => void;
+}): ShellSandbox {
+  const { sandbox } = options.settings;
+  // A bare name is looked up on the user's PATH once, so that the probe and every command run the same file.
+  const bwrap = sandbox.bwrapPath.includes('/')
+    ? path.resolve(sandbox.bwrapPath)
+    : findExecutable({ name: sandbox.bwrapPath, env: options.env });
+  const chosen: ShellSandbox = {
+    mode: sandbox.mode,
+    network: sandbox.mode === 'danger-full-access' || sandbox.network,
+    bwrapPath: bwrap ?? sandbox.bwrapPath,
+    hiddenPaths: sandbox.hiddenPaths,
+  };
+  if (chosen.mode === 'danger-full-access') {
+    options.warn('sandbox mode danger-full-access: the shell runs unconfined, with network access');
+    return chosen;
+  }
+  const probe =
+    bwrap === undefined
+      ? { ok: false as const, reason: `${sandbox.bwrapPath} is not installed (not found on PATH)` }
+      : probeSandbox({ sandbox: chosen, workspaceRoot: options.settings.cwd });
+  if (probe.ok) return chosen;
+  if (!sandbox.allowUnconfined) throw new ConfigError(sandboxUnavailableText(probe.reason));
+  options.warn(`${probe.reason}; the shell runs unconfined (sandbox.allowUnconfined is set in config.json)`);
+  return { ...chosen, mode: 'danger-full-access', network: true };
 }
 
 /**
@@ -147,6 +202,15 @@ export async function setUpRuntime(options: {
   onBackgroundError: (error: AgentError) => void;
 }): Promise<CliRuntime> {
   const { settings, warn } = options;
+  const shellSandbox = chooseSandbox({ settings, env: options.env, warn });
+  const refused = refusedNames(settings.passEnv);
+  if (refused.length > 0) {
+    warn(
+      `passEnv: ${refused.join(', ')} not passed on: names like these hold credentials and never reach tools`,
+    );
+  }
+  const toolEnv = toolEnvironment({ env: options.env, pass: settings.passEnv });
+  const shell = findShell(options.env);
   const provider = chooseProvider(settings);
   if (provider.name === 'compatible' && provider.baseURL !== undefined)
     await checkReachable(provider.baseURL);
@@ -154,8 +218,13 @@ export async function setUpRuntime(options: {
   const storage: SqliteStorage = await openSqliteStorage(settings.databasePath);
   let mcp: McpServerSet | undefined;
   try {
-    const workspaceTools = createWorkspaceTools({ root: settings.cwd });
-    const configs = mcpConfigs({ servers: settings.mcpServers, warn });
+    const workspaceTools = createWorkspaceTools({
+      root: settings.cwd,
+      shellSandbox,
+      shellEnv: toolEnv,
+      shell,
+    });
+    const configs = mcpConfigs({ servers: settings.mcpServers, toolEnv, warn });
     if (configs.length > 0) {
       mcp = await connectMcpServers(configs);
       for (const failure of mcp.failures) warn(messageOf(failure.error));
@@ -175,7 +244,7 @@ export async function setUpRuntime(options: {
     const builder = new AgentBuilder({
       defaultModel: provider.modelId,
       systemInstructions: [...BASE_INSTRUCTIONS, ...settings.systemInstructions],
-      environmentContext: environmentContext(settings, options.env),
+      environmentContext: environmentContext(settings, shell),
       toolTimeoutMs,
       onBackgroundError: options.onBackgroundError,
     })
@@ -200,6 +269,7 @@ export async function setUpRuntime(options: {
       provider,
       skills,
       tools,
+      sandbox: { mode: shellSandbox.mode, network: shellSandbox.network },
       close: async () => {
         await agent.shutdown();
         await servers?.close();

@@ -1,4 +1,5 @@
 import { AgentError, type ToolHandler } from '@youyou/agent';
+import type { ShellSandbox } from '../sandbox.js';
 import { createEditFileTool } from './edit-file.js';
 import { createGlobTool } from './glob.js';
 import { createGrepTool } from './grep.js';
@@ -8,7 +9,7 @@ import { createShellTool } from './shell.js';
 import { openWorkspace } from './workspace.js';
 import { createWriteFileTool } from './write-file.js';
 
-export { SHELL_DEFAULT_TIMEOUT_MS, SHELL_MAX_TIMEOUT_MS } from './shell.js';
+export { defaultShellSandbox, SHELL_DEFAULT_TIMEOUT_MS, SHELL_MAX_TIMEOUT_MS } from './shell.js';
 
 /** What `createWorkspaceTools` takes. */
 export interface WorkspaceToolsOptions {
@@ -18,6 +19,12 @@ export interface WorkspaceToolsOptions {
   shellTimeoutMs?: number;
   /** How many bytes of shell output a result keeps, first and last halves (default 64 KiB). */
   outputLimitBytes?: number;
+  /** How the shell tool is confined (default: workspace-write in bubblewrap, no network). */
+  shellSandbox?: ShellSandbox;
+  /** The environment of shell commands (default: the allowlisted variables of this process). */
+  shellEnv?: Readonly<Record<string, string>>;
+  /** The shell that runs commands (default: bash when there is one, else /bin/sh). */
+  shell?: string;
 }
 
 /**
@@ -47,6 +54,9 @@ export function createWorkspaceTools(options: WorkspaceToolsOptions): ToolHandle
       workspace,
       ...(options.shellTimeoutMs !== undefined && { defaultTimeoutMs: options.shellTimeoutMs }),
       ...(options.outputLimitBytes !== undefined && { outputLimitBytes: options.outputLimitBytes }),
+      ...(options.shellSandbox !== undefined && { sandbox: options.shellSandbox }),
+      ...(options.shellEnv !== undefined && { env: options.shellEnv }),
+      ...(options.shell !== undefined && { shell: options.shell }),
     }),
   ];
 }

@@ -1,6 +1,16 @@
 import { spawn } from 'node:child_process';
+import { homedir } from 'node:os';
+import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { toolEnvironment } from '../env.js';
+import {
+  DEFAULT_SANDBOX_MODE,
+  findShell,
+  SECRET_HOME_PATHS,
+  type ShellSandbox,
+  sandboxedCommand,
+} from '../sandbox.js';
 import { argumentsOf, errorText, failure, type Workspace } from './workspace.js';
 
 /** How long a command may run unless the call or the tool's options say otherwise. */
@@ -16,7 +26,7 @@ export const SHELL_DEFAULT_OUTPUT_LIMIT_BYTES = 64 * 1024;
 const DRAIN_AFTER_EXIT_MS = 1000;
 
 /**
- * The script `/bin/sh -c` runs: it points stderr at stdout first, so that both arrive through one pipe in the
+ * The script the shell's `-c` runs: it points stderr at stdout first, so that both arrive through one pipe in the
  * order they were written, then runs the command (passed as $1, so that it needs no quoting) with `eval`.
  */
 const SCRIPT = 'exec 2>&1\neval "$1"';
@@ -81,10 +91,53 @@ export interface ShellToolOptions {
   defaultTimeoutMs?: number;
   /** How many bytes of output a result keeps (head and tail). Default 64 KiB. */
   outputLimitBytes?: number;
+  /** How commands are confined. Default: workspace-write without network, the default secret paths hidden. */
+  sandbox?: ShellSandbox;
+  /** The whole environment of a command. Default: the allowlisted variables of this process. */
+  env?: Readonly<Record<string, string>>;
+  /** The shell that runs commands. Default: bash when there is one, else /bin/sh. */
+  shell?: string;
 }
 
-/** The shell tool: runs a command with /bin/sh in the workspace root, in its own process group. */
+/** The sandbox of a shell tool whose options give none: workspace-write, no network, secrets of ~ hidden. */
+export function defaultShellSandbox(home: string = homedir()): ShellSandbox {
+  return {
+    mode: DEFAULT_SANDBOX_MODE,
+    network: false,
+    bwrapPath: 'bwrap',
+    hiddenPaths: SECRET_HOME_PATHS.map((entry) => path.join(home, entry)),
+  };
+}
+
+/** Process groups of commands still running, killed if this process exits before they end. */
+const running = new Set<number>();
+let exitHookInstalled = false;
+
+function track(pid: number): void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const group of running) killGroup(group, 'SIGKILL');
+    });
+  }
+  running.add(pid);
+}
+
+function describeSandbox(sandbox: ShellSandbox): string {
+  if (sandbox.mode === 'danger-full-access') return 'It runs unconfined, with network access.';
+  const writable =
+    sandbox.mode === 'workspace-write'
+      ? 'Only the workspace and /tmp are writable'
+      : 'Nothing but /tmp is writable';
+  const network = sandbox.network ? 'network access is on' : 'there is no network access';
+  return `It runs in a sandbox: ${writable}, ${network}, and credential folders of the home folder are hidden.`;
+}
+
+/** The shell tool: runs a command with bash (or /bin/sh) in the workspace root, sandboxed, as a process group. */
 export function createShellTool(options: ShellToolOptions): ToolHandler {
+  const sandbox = options.sandbox ?? defaultShellSandbox();
+  const env = options.env ?? toolEnvironment({ env: process.env });
+  const shell = options.shell ?? findShell(process.env);
   const defaultTimeoutMs = Math.min(
     options.defaultTimeoutMs ?? SHELL_DEFAULT_TIMEOUT_MS,
     SHELL_MAX_TIMEOUT_MS,
@@ -93,10 +146,11 @@ export function createShellTool(options: ShellToolOptions): ToolHandler {
   return {
     name: 'shell',
     description:
-      'Runs a command with /bin/sh -c in the workspace root and returns its output (stdout and stderr together, ' +
-      `in order) and exit code. No input can be typed: interactive programs get no stdin. Output over ` +
+      `Runs a command with ${shell} -c in the workspace root and returns its output (stdout and stderr ` +
+      `together, in order) and exit code. No input can be typed: interactive programs get no stdin. Output over ` +
       `${outputLimitBytes} bytes keeps its start and end. The command and everything it started are killed ` +
-      `after timeoutMs (default ${defaultTimeoutMs}, at most ${SHELL_MAX_TIMEOUT_MS}).`,
+      `when it exits, and after timeoutMs (default ${defaultTimeoutMs}, at most ${SHELL_MAX_TIMEOUT_MS}). ` +
+      describeSandbox(sandbox),
     parametersSchema: {
       type: 'object',
       properties: {
@@ -119,8 +173,15 @@ export function createShellTool(options: ShellToolOptions): ToolHandler {
         return Promise.resolve(failure('command is empty'));
       const requested =
         typeof args.timeoutMs === 'number' && args.timeoutMs >= 1 ? args.timeoutMs : defaultTimeoutMs;
+      const launch = sandboxedCommand({
+        sandbox,
+        workspaceRoot: options.workspace.root,
+        file: shell,
+        args: ['-c', SCRIPT, path.basename(shell), command],
+        env: { ...env, SHELL: shell },
+      });
       return runCommand({
-        command,
+        launch,
         cwd: options.workspace.root,
         timeoutMs: Math.min(requested, SHELL_MAX_TIMEOUT_MS),
         outputLimitBytes,
@@ -141,7 +202,7 @@ function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
 }
 
 function runCommand(options: {
-  command: string;
+  launch: { file: string; args: string[]; env: Record<string, string> };
   cwd: string;
   timeoutMs: number;
   outputLimitBytes: number;
@@ -151,11 +212,15 @@ function runCommand(options: {
   return new Promise((resolve) => {
     const output = new HeadTailBuffer(options.outputLimitBytes);
     // detached: the shell leads its own process group, so one kill reaches everything it started.
-    const child = spawn('/bin/sh', ['-c', SCRIPT, 'sh', options.command], {
+    const { launch } = options;
+    const child = spawn(launch.file, launch.args, {
       cwd: options.cwd,
+      env: launch.env,
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
+    const group = child.pid;
+    if (group !== undefined) track(group);
     let stopReason: 'timeout' | 'cancelled' | undefined;
     let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
     let drainTimer: NodeJS.Timeout | undefined;
@@ -172,6 +237,7 @@ function runCommand(options: {
     const finish = (result: ToolOutput): void => {
       if (settled) return;
       settled = true;
+      if (group !== undefined) running.delete(group);
       clearTimeout(timeoutTimer);
       clearTimeout(drainTimer);
       options.signal.removeEventListener('abort', onAbort);
@@ -199,9 +265,12 @@ function runCommand(options: {
 
     child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
-    child.on('error', (error) => finish(failure(`could not run /bin/sh: ${errorText(error)}`)));
+    child.on('error', (error) => finish(failure(`could not run ${launch.file}: ${errorText(error)}`)));
     child.on('exit', (code, signal) => {
       exit = { code, signal };
+      // What the command left running in the background ends with it (in the sandbox, bwrap's PID namespace
+      // has already ended it); a process that left the group (setsid) may still hold the pipes: the drain.
+      killGroup(group, 'SIGKILL');
       drainTimer = setTimeout(
         () =>
           finishWithExit('[processes left running in the background still hold the output; it is not shown]'),

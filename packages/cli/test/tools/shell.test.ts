@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -33,6 +33,29 @@ function isAlive(pid: number): boolean {
   // The state follows the parenthesised command name.
   const state = readFileSync(statFile, 'utf8').replace(/^.*\) /s, '')[0];
   return state !== 'Z';
+}
+
+/**
+ * The pids (as this process sees them) of live processes whose command line is `marker`. A command in the
+ * sandbox has its own PID namespace, so the `$!` it prints is not a pid out here.
+ */
+function pidsOf(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const commandLine = readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      if (commandLine === marker && isAlive(Number(entry))) pids.push(Number(entry));
+    } catch {
+      // Gone while reading.
+    }
+  }
+  return pids;
+}
+
+/** A `sleep` that no other test starts, so that pidsOf finds only its own. */
+function uniqueSleep(): string {
+  return `sleep 30.${process.pid}${Math.floor(Math.random() * 1e6)}`;
 }
 
 describe('shell', () => {
@@ -78,16 +101,16 @@ describe('shell', () => {
   });
 
   it('kills the command and its children when it times out', async () => {
-    const output = await workspace.call('shell', {
-      command: 'sleep 30 & echo $! > pid.txt; wait',
-      timeoutMs: 1000,
-    });
+    const sleeper = uniqueSleep();
+    const running = workspace.call('shell', { command: `${sleeper} & wait`, timeoutMs: 1000 });
+    await vi.waitFor(() => expect(pidsOf(sleeper)).toHaveLength(1), { timeout: 5000, interval: 20 });
+    const [pid] = pidsOf(sleeper);
+    const output = await running;
     expect(output.isError).toBe(true);
     expect(output.content).toBe(
       '(no output)\n[timed out after 1000ms; the command and the processes it started were killed]',
     );
-    const pid = Number(await readFile(path.join(workspace.root, 'pid.txt'), 'utf8'));
-    await expectGone(pid);
+    await expectGone(pid as number);
   });
 
   it('uses the default timeout given to createWorkspaceTools', async () => {
@@ -104,34 +127,49 @@ describe('shell', () => {
     const fifo = path.join(workspace.root, 'started');
     execFileSync('mkfifo', [fifo]);
     const controller = new AbortController();
+    const sleeper = uniqueSleep();
     const running = workspace.call(
       'shell',
-      { command: 'echo running; sleep 30 & echo $! > started; wait' },
+      { command: `echo running; ${sleeper} & echo started > started; wait` },
       controller.signal,
     );
-    // Opening the FIFO for reading waits until the command has written the sleeper's pid.
-    const pid = Number(await readFile(fifo, 'utf8'));
-    expect(isAlive(pid)).toBe(true);
+    // Opening the FIFO for reading waits until the command has started the sleeper.
+    await readFile(fifo, 'utf8');
+    await vi.waitFor(() => expect(pidsOf(sleeper)).toHaveLength(1), { timeout: 5000, interval: 20 });
+    const [pid] = pidsOf(sleeper);
     controller.abort();
     const output = await running;
     expect(output).toEqual({
       isError: true,
       content: 'running\n[cancelled; the command and the processes it started were killed]',
     });
-    await expectGone(pid);
+    await expectGone(pid as number);
   });
 
-  it('returns when the shell exits even if a background process still holds the output', async () => {
-    const output = await workspace.call('shell', { command: 'sleep 30 & echo $! > pid.txt; echo done' });
-    const pid = Number(await readFile(path.join(workspace.root, 'pid.txt'), 'utf8'));
+  it('returns when the shell exits and ends what it left running in the background', async () => {
+    const sleeper = uniqueSleep();
+    const started = Date.now();
+    const output = await workspace.call('shell', { command: `${sleeper} & echo done` });
+    expect(output).toEqual({ isError: false, content: 'done\n[exit code 0]' });
+    expect(Date.now() - started).toBeLessThan(5000);
+    await vi.waitFor(() => expect(pidsOf(sleeper)).toEqual([]), { timeout: 5000, interval: 20 });
+  });
+
+  it('returns when a process that left the group still holds the output, unconfined', async () => {
+    const unconfined = await makeWorkspace({
+      shellSandbox: { mode: 'danger-full-access', network: true, bwrapPath: 'bwrap', hiddenPaths: [] },
+    });
+    const sleeper = uniqueSleep();
     try {
+      const output = await unconfined.call('shell', { command: `setsid ${sleeper} & sleep 0.5; echo done` });
       expect(output).toEqual({
         isError: false,
         content:
           'done\n[processes left running in the background still hold the output; it is not shown]\n[exit code 0]',
       });
     } finally {
-      process.kill(pid, 'SIGKILL');
+      for (const pid of pidsOf(sleeper)) process.kill(pid, 'SIGKILL');
+      await unconfined.cleanup();
     }
   });
 
