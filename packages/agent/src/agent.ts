@@ -8,6 +8,7 @@ import { SessionLog, storageError } from './session-log.js';
 import type { AgentRuntime, RoutedModel, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
 import type { SessionConfig } from './types.js';
+import { SessionUsage, usageTotalsOfLog } from './usage.js';
 
 /**
  * The built runtime: it holds the registries and at most one active session (0006 §7). Its calls
@@ -124,6 +125,7 @@ export class Agent {
       });
       state.context.reset(replayed.messages, replayed.chars);
       state.turnCount = replayed.turnCount;
+      state.usage.restore(usageTotalsOfLog(events));
       const interval = this.runtime.config.memoryCheckpointInterval;
       state.turnsSinceCheckpoint = interval > 0 ? replayed.turnCount % interval : 0;
       state.memories = await this.loadMemories();
@@ -208,6 +210,7 @@ export class Agent {
       turnsSinceCheckpoint: 0,
       sinceCheckpoint: [],
       nextSequence: 0,
+      usage: new SessionUsage(),
     };
   }
 

@@ -11,6 +11,7 @@ import type { ToolHandler } from './ports/tool.js';
 import { ModelRouter } from './session-state.js';
 import { ACTIVATE_SKILL_TOOL_NAME, SkillManager, validateSkills } from './skill.js';
 import { ToolDispatcher } from './tool-dispatch.js';
+import { pricingProblem } from './usage.js';
 
 declare const builderState: unique symbol;
 /** Builder state before any model provider is registered: `build()` is a type error. */
@@ -194,6 +195,8 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
         if (typeof model.capabilities !== 'object' || model.capabilities === null) {
           throw invalidConfig(`model '${model.id}' needs capabilities { toolUse, vision, streaming }`);
         }
+        const pricing = pricingProblem((model as { pricing?: unknown }).pricing);
+        if (pricing !== undefined) throw invalidConfig(`model '${model.id}': ${pricing}`);
         if (modelIds.has(model.id)) throw conflict('model', model.id);
         modelIds.add(model.id);
       }

@@ -10,6 +10,7 @@ import {
 } from './prompt/templates.js';
 import { renderTranscript } from './transcript.js';
 import type { Message } from './types.js';
+import type { UsageSink } from './usage.js';
 
 /** The share of the context window the most recent messages keep after a compaction. */
 const KEEP_SHARE = 0.2;
@@ -113,6 +114,8 @@ export async function summariseHistory(options: {
   model: ModelInfo;
   prompt: string | undefined;
   signal: AbortSignal;
+  /** Takes the usage of each compaction request. */
+  onUsage?: UsageSink;
 }): Promise<CompactionResult> {
   const messages = options.context.messages;
   const keptStart = selectKeptStart(messages, Math.floor(options.contextWindow * KEEP_SHARE));
@@ -135,7 +138,12 @@ export async function summariseHistory(options: {
       userText: fillTemplate(COMPACT_INPUT_TEMPLATE, { transcript: renderTranscript(toSummarise) }),
     });
     try {
-      const { text } = await collectText({ provider: options.provider, request, signal: options.signal });
+      const { text } = await collectText({
+        provider: options.provider,
+        request,
+        signal: options.signal,
+        onUsage: options.onUsage,
+      });
       const summary = text.trim();
       if (summary === '')
         throw new AgentError({ code: 'COMPACT_ERROR', message: 'the model answered with an empty summary' });

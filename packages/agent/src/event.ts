@@ -1,5 +1,7 @@
 import type { AgentError } from './error.js';
+import type { ChatPurpose } from './ports/model.js';
 import type { ToolOutput } from './ports/tool.js';
+import type { TokenUsage, UsageTotals } from './types.js';
 
 /** One event of a running turn, as the caller reads it from `RunningTurn`. */
 export interface AgentEvent {
@@ -28,7 +30,21 @@ export type AgentEventPayload =
       success: boolean;
     }
   | { type: 'context_compacted' }
-  | { type: 'turn_complete' }
+  /**
+   * One model call's usage as its provider reported it (the turn's own calls, compaction and memory calls,
+   * told apart by `purpose`); `costUsd` when the model's pricing is known. A provider that reports no usage
+   * for a call gives no event.
+   */
+  | {
+      type: 'usage';
+      purpose: ChatPurpose;
+      providerId: string;
+      modelId: string;
+      usage: TokenUsage;
+      costUsd?: number;
+    }
+  /** `usage` is the sum of the turn's `usage` events. */
+  | { type: 'turn_complete'; usage: UsageTotals }
   | { type: 'turn_cancelled' }
   | { type: 'error'; error: AgentError };
 

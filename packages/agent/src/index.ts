@@ -26,6 +26,7 @@ export type {
   MemoryStorage,
   ModelCapabilities,
   ModelInfo,
+  ModelPricing,
   ModelProvider,
   Plugin,
   PluginContext,
@@ -41,7 +42,7 @@ export type {
   ToolSpec,
 } from './ports/index.js';
 export * as templates from './prompt/templates.js';
-export { RunningTurn, type TurnStatus } from './running-turn.js';
+export { RunningTurn, type TurnResult, type TurnStatus } from './running-turn.js';
 export { Session } from './session.js';
 export { ACTIVATE_SKILL_TOOL_NAME } from './skill.js';
 export {
@@ -72,5 +73,7 @@ export type {
   MessageStatus,
   SessionConfig,
   TokenUsage,
+  UsageTotals,
   UserInput,
 } from './types.js';
+export { usageCost } from './usage.js';

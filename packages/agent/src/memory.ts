@@ -12,6 +12,7 @@ import {
 } from './prompt/templates.js';
 import { renderTranscript } from './transcript.js';
 import type { Message } from './types.js';
+import type { UsageSink } from './usage.js';
 
 /** One memory as the model answered it, before it is stored. */
 export interface ExtractedMemory {
@@ -186,6 +187,8 @@ export interface ExtractMemoriesOptions {
   /** Recorded as `sourceSessionId` on every memory saved. */
   sessionId: string;
   signal: AbortSignal;
+  /** Takes the usage of the extraction and consolidation requests. */
+  onUsage?: UsageSink;
 }
 
 /**
@@ -226,7 +229,12 @@ export class MemoryManager {
         transcript: renderTranscript(options.messages),
       }),
     });
-    const answer = await collectText({ provider: options.provider, request, signal: options.signal });
+    const answer = await collectText({
+      provider: options.provider,
+      request,
+      signal: options.signal,
+      onUsage: options.onUsage,
+    });
     const extracted = parseMemoryAnswer(answer.text);
 
     const existing = await this.store(() => this.storage.search(this.namespace, '', Infinity));
@@ -259,7 +267,12 @@ export class MemoryManager {
       systemPrompt: fillTemplate(MEMORY_CONSOLIDATION_PROMPT, { maxItems: this.maxItems }),
       userText: fillTemplate(MEMORY_CONSOLIDATION_INPUT_TEMPLATE, { memories: memoryLines.join('\n') }),
     });
-    const answer = await collectText({ provider: options.provider, request, signal: options.signal });
+    const answer = await collectText({
+      provider: options.provider,
+      request,
+      signal: options.signal,
+      onUsage: options.onUsage,
+    });
     const merged = cleanEntries(parseMemoryAnswer(answer.text), new Set()).slice(0, this.maxItems);
     if (merged.length === 0) {
       // A model that answers "nothing" for a full store has misread the task; wiping the store would

@@ -3,6 +3,7 @@ import type { ChatEvent, ChatPurpose, ChatRequest, ModelProvider } from './ports
 import { ChatEventChecker } from './provider-events.js';
 import { isThenable } from './settle.js';
 import type { Message, TokenUsage } from './types.js';
+import type { UsageSink } from './usage.js';
 import { describeKind } from './value-kind.js';
 
 /** Wraps whatever a provider threw as AgentError PROVIDER_ERROR (non-retryable unless it said otherwise). */
@@ -159,23 +160,41 @@ export function internalRequest(options: {
   };
 }
 
-/** Runs a request to its end and returns the answer's text (reasoning is dropped). */
+/**
+ * Runs a request to its end and returns the answer's text (reasoning is dropped). The call's usage (the last
+ * `usage` event, as providers report cumulative counts) goes to `onUsage` once the stream ends, also when it
+ * failed or was cancelled after the provider reported it: those tokens were spent.
+ */
 export async function collectText(options: {
   provider: ModelProvider;
   request: ChatRequest;
   signal: AbortSignal;
+  onUsage?: UsageSink | undefined;
 }): Promise<{ text: string; usage: TokenUsage | undefined }> {
   let text = '';
   let usage: TokenUsage | undefined;
-  await readChatStream({
-    ...options,
-    onEvent: (event) => {
-      if (options.signal.aborted) return false;
-      if (event.type === 'text_delta') text += event.text;
-      else if (event.type === 'usage') usage = event.usage;
-      return true;
-    },
-  });
+  try {
+    await readChatStream({
+      provider: options.provider,
+      request: options.request,
+      signal: options.signal,
+      onEvent: (event) => {
+        if (options.signal.aborted) return false;
+        if (event.type === 'text_delta') text += event.text;
+        else if (event.type === 'usage') usage = event.usage;
+        return true;
+      },
+    });
+  } finally {
+    if (usage !== undefined) {
+      options.onUsage?.({
+        purpose: options.request.purpose,
+        providerId: options.provider.id,
+        modelId: options.request.modelId,
+        usage,
+      });
+    }
+  }
   if (options.signal.aborted) throw cancelledError();
   return { text, usage };
 }

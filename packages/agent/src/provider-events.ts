@@ -106,7 +106,7 @@ export class ChatEventChecker {
         'usage',
         'usage',
         value,
-        '{ inputTokens, outputTokens, cachedInputTokens?, reasoningTokens? }',
+        '{ inputTokens, outputTokens, cachedInputTokens?, cacheWriteTokens?, reasoningTokens? }',
       );
     }
     const usage: TokenUsage = {
@@ -116,8 +116,24 @@ export class ChatEventChecker {
     if (value.cachedInputTokens !== undefined) {
       usage.cachedInputTokens = this.#count('cachedInputTokens', value.cachedInputTokens);
     }
+    if (value.cacheWriteTokens !== undefined) {
+      usage.cacheWriteTokens = this.#count('cacheWriteTokens', value.cacheWriteTokens);
+    }
     if (value.reasoningTokens !== undefined) {
       usage.reasoningTokens = this.#count('reasoningTokens', value.reasoningTokens);
+    }
+    // The cache and reasoning counts are parts of the totals; more than the whole is a provider's mistake
+    // that would make every count and cost built on it wrong.
+    const cached = (usage.cachedInputTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
+    if (cached > usage.inputTokens) {
+      throw this.#error(
+        `sent usage whose cachedInputTokens + cacheWriteTokens (${cached}) exceed inputTokens (${usage.inputTokens}); inputTokens must count the whole prompt, cached tokens included`,
+      );
+    }
+    if ((usage.reasoningTokens ?? 0) > usage.outputTokens) {
+      throw this.#error(
+        `sent usage whose reasoningTokens (${usage.reasoningTokens}) exceed outputTokens (${usage.outputTokens}); outputTokens must count the whole answer, reasoning included`,
+      );
     }
     return usage;
   }

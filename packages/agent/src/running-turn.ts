@@ -1,7 +1,15 @@
 import type { AgentEvent } from './event.js';
+import type { UsageTotals } from './types.js';
 
 /** How a turn ended. */
 export type TurnStatus = 'completed' | 'cancelled' | 'failed';
+
+/** What `RunningTurn.done` settles with: how the turn ended and the usage of its model calls. */
+export interface TurnResult {
+  status: TurnStatus;
+  /** The sum of the turn's `usage` events (a cancelled turn's calls included). */
+  usage: UsageTotals;
+}
 
 /**
  * An unbounded single-reader queue of events: the producer never waits for the reader (SPEC §5.17),
@@ -66,7 +74,7 @@ export class RunningTurn implements AsyncIterable<AgentEvent> {
   /** The id of this turn, as in its events' `turnId`. */
   readonly turnId: string;
   /** Settles when the turn has ended and everything it produced is persisted. Never rejects. */
-  readonly done: Promise<TurnStatus>;
+  readonly done: Promise<TurnResult>;
   private readonly channel: EventChannel;
   private readonly controller: AbortController;
 
@@ -76,7 +84,7 @@ export class RunningTurn implements AsyncIterable<AgentEvent> {
     channel: EventChannel;
     /** Aborted by `cancel()`: its signal is the turn's. */
     controller: AbortController;
-    done: Promise<TurnStatus>;
+    done: Promise<TurnResult>;
   }) {
     this.turnId = options.turnId;
     this.channel = options.channel;

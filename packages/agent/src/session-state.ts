@@ -10,6 +10,7 @@ import type { SessionLog } from './session-log.js';
 import type { SkillManager } from './skill.js';
 import type { ToolDispatcher } from './tool-dispatch.js';
 import type { Message } from './types.js';
+import type { SessionUsage } from './usage.js';
 
 /** A model and the provider that serves it. */
 export interface RoutedModel {
@@ -78,4 +79,6 @@ export interface SessionState {
   sinceCheckpoint: Message[];
   /** The next event's sequence number. */
   nextSequence: number;
+  /** The session's running usage totals (restored from the log on resume). */
+  readonly usage: SessionUsage;
 }

@@ -3,12 +3,14 @@ import type { ResolvedConfig } from './config.js';
 import { AgentError, toAgentError } from './error.js';
 import type { AgentEventPayload } from './event.js';
 import { normaliseUserInput } from './input.js';
+import type { ModelPricing } from './ports/model.js';
 import type { SessionClaim } from './ports/storage.js';
-import { EventChannel, RunningTurn, type TurnStatus } from './running-turn.js';
+import { EventChannel, RunningTurn, type TurnResult, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
 import { runTurn } from './turn.js';
-import type { Message, UserInput } from './types.js';
+import type { Message, UsageTotals, UserInput } from './types.js';
+import { copyUsageTotals, emptyUsageTotals } from './usage.js';
 
 /** The agent's side of the one-active-session slot. */
 export interface SessionSlot {
@@ -27,7 +29,7 @@ export class SessionController {
   readonly state: SessionState;
   private readonly runtime: AgentRuntime;
   private readonly slot: SessionSlot;
-  private activeTurn: { controller: AbortController; done: Promise<TurnStatus> } | undefined;
+  private activeTurn: { controller: AbortController; done: Promise<TurnResult> } | undefined;
   private closing: Promise<void> | undefined;
   private released = false;
   private abandoned = false;
@@ -37,6 +39,10 @@ export class SessionController {
     this.runtime = options.runtime;
     this.slot = options.slot;
   }
+
+  /** The pricing of a model id, from the registered providers' catalogues. */
+  readonly priceOf = (modelId: string): ModelPricing | undefined =>
+    this.runtime.models.find(modelId)?.info.pricing;
 
   /** True once close, shutdown or abandonment has begun. */
   get isClosed(): boolean {
@@ -73,6 +79,13 @@ export class SessionController {
         payload,
       });
     };
+    const usageTotals = emptyUsageTotals();
+    const recordUsage = state.usage.sink({
+      log: state.log,
+      priceOf: this.priceOf,
+      emit,
+      turnTotals: usageTotals,
+    });
     const done = runTurn({
       runtime: this.runtime,
       session: state,
@@ -80,15 +93,18 @@ export class SessionController {
       turnId,
       signal: controller.signal,
       emit,
+      recordUsage,
+      usageTotals,
     })
       .catch((error: unknown): TurnStatus => {
         // runTurn reports its own failures; this only guards against a bug escaping it.
         this.runtime.config.onBackgroundError(
           toAgentError(error, 'INTERNAL_ERROR', 'a turn failed unexpectedly'),
         );
-        emit({ type: 'turn_complete' });
+        emit({ type: 'turn_complete', usage: copyUsageTotals(usageTotals) });
         return 'failed';
       })
+      .then((status): TurnResult => ({ status, usage: copyUsageTotals(usageTotals) }))
       .finally(() => {
         channel.close();
         this.activeTurn = undefined;
@@ -177,6 +193,8 @@ export class SessionController {
         modelId: route.info.id,
         sessionId: state.id,
         signal: controller.signal,
+        // Outside any turn there is no event stream: the call counts in the session's totals and its log.
+        onUsage: state.usage.sink({ log: state.log, priceOf: this.priceOf }),
       }),
       config.toolTimeoutMs,
     );
@@ -255,6 +273,14 @@ export class Session implements AsyncDisposable {
   /** True while a turn runs. */
   get isTurnRunning(): boolean {
     return this.controller.isTurnRunning;
+  }
+
+  /**
+   * The session's usage so far: the sum of every model call's usage (turns, compaction, memory, including
+   * the memory extraction of `close()`), restored from the log when the session is resumed.
+   */
+  usage(): UsageTotals {
+    return this.controller.state.usage.totals();
   }
 
   /** A copy of the context the model sees next (the history after compactions). */

@@ -1,6 +1,7 @@
 import type { AgentEventPayload } from './event.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
-import type { UserInput } from './types.js';
+import type { UsageTotals, UserInput } from './types.js';
+import type { UsageSink } from './usage.js';
 
 /** Everything one turn touches; the turn loop has no state of its own (0006 D1). */
 export interface TurnOptions {
@@ -11,4 +12,8 @@ export interface TurnOptions {
   /** The turn's cancellation: handed to its provider calls and tools, and checked between its steps. */
   signal: AbortSignal;
   emit: (payload: AgentEventPayload) => void;
+  /** Takes the usage of each model call the turn makes (its own, compaction, memory). */
+  recordUsage: UsageSink;
+  /** The turn's usage so far, added to by `recordUsage`. */
+  usageTotals: UsageTotals;
 }

@@ -8,7 +8,7 @@ import { buildStablePrompt } from './prompt/index.js';
 import type { TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import type { TurnOptions } from './turn-options.js';
-import type { ContentBlock } from './types.js';
+import type { ContentBlock, TokenUsage } from './types.js';
 
 /** What one streamed model answer produced. */
 export interface ModelAnswer {
@@ -19,6 +19,8 @@ export interface ModelAnswer {
   cancelled: boolean;
   /** True once any event arrived; a request is only retried before that. */
   receivedAny: boolean;
+  /** The call's usage (its last `usage` event), when the provider reported it. */
+  usage: TokenUsage | undefined;
 }
 
 /** Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects. */
@@ -34,6 +36,7 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
     error: undefined,
     cancelled: false,
     receivedAny: false,
+    usage: undefined,
   };
   const closeReasoning = (signature?: string): void => {
     if (!reasoningOpen) return;
@@ -79,9 +82,9 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
             });
             break;
           case 'usage':
-            session.context.recordReportedInput(
-              event.usage.inputTokens + (event.usage.cachedInputTokens ?? 0),
-            );
+            // inputTokens is the whole prompt, cached parts included.
+            session.context.recordReportedInput(event.usage.inputTokens);
+            answer.usage = event.usage;
             break;
           case 'done':
             break;
@@ -93,6 +96,14 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
     if (!signal.aborted) answer.error = toAgentError(error, 'PROVIDER_ERROR');
   }
   if (signal.aborted) answer.cancelled = true;
+  if (answer.usage !== undefined) {
+    options.recordUsage({
+      purpose: request.purpose,
+      providerId: session.model.provider.id,
+      modelId: request.modelId,
+      usage: answer.usage,
+    });
+  }
   closeReasoning();
   // Reasoning blocks come before the text, so providers can send them back (SPEC §3).
   answer.content = text === '' ? reasoning : [...reasoning, { type: 'text', text }];
@@ -136,6 +147,7 @@ export async function compact(
       model: route.info,
       prompt: runtime.config.compactPrompt,
       signal,
+      onUsage: options.recordUsage,
     });
     context.applyCompaction(result);
     await session.log.append({
@@ -176,6 +188,7 @@ export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | '
       modelId: route.info.id,
       sessionId: session.id,
       signal,
+      onUsage: options.recordUsage,
     });
   } catch (error) {
     session.sinceCheckpoint = [...messages, ...session.sinceCheckpoint];

@@ -17,6 +17,7 @@ import {
   turnEnd,
 } from './turn-steps.js';
 import type { Message } from './types.js';
+import { copyUsageTotals } from './usage.js';
 
 /**
  * Runs one turn to its end (0006 §9.1): TurnStart → skills → user message → [prompt → compaction →
@@ -219,7 +220,16 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
   } finally {
     // 7–8. TurnEnd, then exactly one terminal event.
     await turnEnd(options, status, toolCallCount);
-    emit({ type: status === 'cancelled' ? 'turn_cancelled' : 'turn_complete' });
+    // The turn's usage records are saved before it ends, like everything else it produced.
+    const unsaved = await session.usage.written();
+    if (unsaved !== undefined) {
+      reportError(toAgentError(unsaved, 'STORAGE_ERROR', 'saving the usage of a model call failed'));
+    }
+    emit(
+      status === 'cancelled'
+        ? { type: 'turn_cancelled' }
+        : { type: 'turn_complete', usage: copyUsageTotals(options.usageTotals) },
+    );
   }
   return status;
 }

@@ -17,14 +17,34 @@ export type Message =
   | { type: 'tool_result'; callId: string; content: string; isError: boolean }
   | { type: 'system'; content: string };
 
-/** Token counts a provider reports for one model call. */
+/**
+ * Token counts a provider reports for one model call. The cache and reasoning counts are parts of the
+ * input and output counts, not additions to them.
+ */
 export interface TokenUsage {
-  /** Prompt tokens not read from a cache; the prompt's size is this plus `cachedInputTokens`. */
+  /** The whole prompt, cached parts included. */
+  inputTokens: number;
+  /** The whole answer, reasoning included. */
+  outputTokens: number;
+  /** Prompt tokens read from the provider's cache (a subset of `inputTokens`). */
+  cachedInputTokens?: number;
+  /** Prompt tokens written to the provider's cache (a subset of `inputTokens`). */
+  cacheWriteTokens?: number;
+  /** Output tokens spent on reasoning (a subset of `outputTokens`). */
+  reasoningTokens?: number;
+}
+
+/** A session's or a turn's usage: the sum of its model calls' `usage` events. */
+export interface UsageTotals {
   inputTokens: number;
   outputTokens: number;
-  /** Prompt tokens read from the provider's cache. */
-  cachedInputTokens?: number;
-  reasoningTokens?: number;
+  cachedInputTokens: number;
+  cacheWriteTokens: number;
+  reasoningTokens: number;
+  /** The model calls whose provider reported usage. */
+  modelCalls: number;
+  /** The sum of the calls' costs; absent while no call had a known price. */
+  costUsd?: number;
 }
 
 /** What `Session.sendMessage` takes; a plain string is accepted as one text block. */

@@ -53,7 +53,7 @@ describe('between stream events', () => {
     const record = recordOf(events);
 
     expect(record.types).toEqual(['text_delta', 'turn_cancelled']);
-    expect(await turn.done).toBe('cancelled');
+    expect((await turn.done).status).toBe('cancelled');
     expect(provider.signals[0]?.aborted).toBe(true);
     const partial = { type: 'assistant', content: [{ type: 'text', text: 'Hel' }], status: 'incomplete' };
     expect(session.messages()).toEqual([
@@ -335,7 +335,7 @@ describe('cancel outside the model stream', () => {
     turn.cancel();
 
     expect(record.types.at(-1)).toBe('turn_complete');
-    expect(await turn.done).toBe('completed');
+    expect((await turn.done).status).toBe('completed');
     const again: AgentEvent[] = [];
     for await (const event of turn) again.push(event);
     expect(again).toEqual([]);

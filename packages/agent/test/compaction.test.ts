@@ -329,7 +329,7 @@ describe('failures and retries', () => {
 describe('token accounting', () => {
   test.each<[string, TokenUsage]>([
     ['input tokens', { inputTokens: 1_500, outputTokens: 3 }],
-    ['cached input tokens', { inputTokens: 10, cachedInputTokens: 1_500, outputTokens: 3 }],
+    ['cached input tokens', { inputTokens: 1_510, cachedInputTokens: 1_500, outputTokens: 3 }],
   ])('a large reported usage (%s) triggers compaction although the text is small', async (_what, usage) => {
     const provider = new ScriptedModelProvider({
       models: [scriptedModel({ contextWindow: WINDOW })],

@@ -119,7 +119,7 @@ describe('a checked config reaches the prompt as given, and the host changing it
     };
     const agent = await buildWith(config, provider);
     const session = await agent.newSession();
-    expect(await (await session.sendMessage('hi')).done).toBe('completed');
+    expect((await (await session.sendMessage('hi')).done).status).toBe('completed');
     const first = provider.requests[0]?.systemPrompt ?? '';
     expect(first).toContain('<name>Ada</name>');
     expect(first).toContain('A careful helper.');

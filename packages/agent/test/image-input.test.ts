@@ -88,7 +88,7 @@ describe('a bad image is refused at sendMessage with INVALID_INPUT, and nothing 
     expect(provider.requests).toHaveLength(0);
 
     // The session goes on.
-    expect(await (await session.sendMessage('still there?')).done).toBe('completed');
+    expect((await (await session.sendMessage('still there?')).done).status).toBe('completed');
     await agent.shutdown();
   });
 });
@@ -101,7 +101,7 @@ describe('a good image is accepted and kept as it was sent', () => {
     ['image/webp', WEBP],
   ])('%s', async (mediaType, data) => {
     const { agent, provider, storage, session } = await harness();
-    expect(await (await session.sendMessage(imageInput(data, mediaType))).done).toBe('completed');
+    expect((await (await session.sendMessage(imageInput(data, mediaType))).done).status).toBe('completed');
     const image = { type: 'image', data, mediaType };
     expect(provider.requests[0]?.messages[0]).toMatchObject({ type: 'user', content: [{}, image] });
     const saved = (await storage.loadSession(session.id)) ?? [];
@@ -115,7 +115,9 @@ describe('a good image is accepted and kept as it was sent', () => {
       /.{76}/g,
       '$&\r\n',
     );
-    expect(await (await session.sendMessage(imageInput(wrapped, 'IMAGE/PNG'))).done).toBe('completed');
+    expect((await (await session.sendMessage(imageInput(wrapped, 'IMAGE/PNG'))).done).status).toBe(
+      'completed',
+    );
     expect(provider.requests[0]?.messages[0]).toMatchObject({
       content: [{}, { type: 'image', data: wrapped.replace(/\s/g, ''), mediaType: 'image/png' }],
     });
@@ -125,7 +127,7 @@ describe('a good image is accepted and kept as it was sent', () => {
   test('an image of exactly the documented limit is accepted', async () => {
     const { agent, session } = await harness();
     const data = base64(Buffer.concat([bytes(PNG_SIGNATURE), Buffer.alloc(IMAGE_MAX_BYTES - 8)]));
-    expect(await (await session.sendMessage(imageInput(data, 'image/png'))).done).toBe('completed');
+    expect((await (await session.sendMessage(imageInput(data, 'image/png'))).done).status).toBe('completed');
     await agent.shutdown();
   });
 

@@ -166,7 +166,7 @@ describe('valid input is accepted and kept as the session’s own copy', () => {
     const block = input.content[0];
     if (block?.type === 'text') block.text = 'changed';
     input.content.push({ type: 'text', text: 'added' });
-    expect(await turn.done).toBe('completed');
+    expect((await turn.done).status).toBe('completed');
     expect(session.messages()[0]).toEqual({ type: 'user', content: [{ type: 'text', text: 'original' }] });
     const saved = await storage.loadSession(session.id);
     expect(saved?.[1]?.payload).toEqual({

@@ -32,7 +32,7 @@ test('an unexpected exception in a turn is INTERNAL_ERROR with its cause kept, n
   const turn = await session.sendMessage('hello');
   const events: AgentEvent[] = [];
   for await (const event of turn) events.push(event);
-  expect(await turn.done).toBe('failed');
+  expect((await turn.done).status).toBe('failed');
   const errors = events.flatMap((event) => (event.payload.type === 'error' ? [event.payload.error] : []));
   expect(errors).toHaveLength(1);
   expect(errors[0]?.code).toBe('INTERNAL_ERROR');

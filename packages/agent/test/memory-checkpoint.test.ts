@@ -167,7 +167,7 @@ describe('checkpoints', () => {
 
     // RunningTurn.cancel: "it ends with turn_cancelled"; the checkpoint runs inside the turn (SPEC §5.14).
     expect(record.types).toEqual(['text_delta', 'turn_cancelled']);
-    expect(await turn.done).toBe('cancelled');
+    expect((await turn.done).status).toBe('cancelled');
     await session.close();
     const extractions = requestsOf(provider, 'memory_extraction');
     expect(extractions).toHaveLength(2);

@@ -175,7 +175,7 @@ describe('write-ahead', () => {
     });
     const session = await agent.newSession();
     const turn = await session.sendMessage('look');
-    expect(await turn.done).toBe('completed');
+    expect((await turn.done).status).toBe('completed');
     const live = session.messages();
     expect(live).toHaveLength(5);
     await session.close();

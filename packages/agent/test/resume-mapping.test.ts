@@ -43,7 +43,7 @@ describe('the event → message mapping (0006 §8.1)', () => {
     const third = await session.sendMessage('tell me more');
     await readUntil(third, 'text_delta');
     third.cancel();
-    expect(await third.done).toBe('cancelled');
+    expect((await third.done).status).toBe('cancelled');
     const original = session.messages();
     await session.close();
 

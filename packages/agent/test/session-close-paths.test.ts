@@ -41,7 +41,7 @@ describe('shutdown() never hangs', () => {
     const turn = await session.sendMessage('go');
     await started.promise;
     await agent.shutdown();
-    expect(await turn.done).toBe('cancelled');
+    expect((await turn.done).status).toBe('cancelled');
     await expectCode(session.sendMessage('again'), 'SESSION_CLOSED');
   });
 
@@ -123,7 +123,7 @@ describe('turns and events', () => {
     });
     const session = await agent.newSession();
     const turn = await session.sendMessage('hello');
-    expect(await turn.done).toBe('completed');
+    expect((await turn.done).status).toBe('completed');
     expect((await storage.loadSession(session.id))?.at(-1)?.payload).toEqual({
       type: 'assistant_message',
       content: [{ type: 'text', text: 'ab' }],

@@ -39,7 +39,7 @@ describe('one active session, one turn per session', () => {
     expect(session.isTurnRunning).toBe(true);
     await expectCode(session.sendMessage('second'), 'TURN_BUSY');
     turn.cancel();
-    expect(await turn.done).toBe('cancelled');
+    expect((await turn.done).status).toBe('cancelled');
     const next = await session.sendMessage('third');
     expect((await collect(next)).at(-1)?.payload.type).toBe('turn_complete');
     await agent.shutdown();
@@ -68,7 +68,7 @@ describe('running-guard semantics (0006 §8)', () => {
     expect(signals[0]?.aborted).toBe(false);
     gate.resolve();
     await closing;
-    expect(await turn.done).toBe('completed');
+    expect((await turn.done).status).toBe('completed');
     const events = await collect(turn);
     expect(events.at(-1)?.payload.type).toBe('turn_complete');
     const log = await storage.loadSession(session.id);
@@ -90,7 +90,7 @@ describe('running-guard semantics (0006 §8)', () => {
     turn.cancel();
     const rest = await collect(turn);
     expect(rest.map((event) => event.payload.type)).toEqual(['turn_cancelled']);
-    expect(await turn.done).toBe('cancelled');
+    expect((await turn.done).status).toBe('cancelled');
     await agent.shutdown();
   });
 
@@ -184,7 +184,7 @@ describe('close paths (0006 §8, SPEC §4)', () => {
     const session = await agent.newSession();
     const turn = await session.sendMessage('I drink green tea');
     await agent.shutdown();
-    expect(await turn.done).toBe('cancelled');
+    expect((await turn.done).status).toBe('cancelled');
     expect((await collect(turn)).at(-1)?.payload.type).toBe('turn_cancelled');
     expect(log).toEqual(['a:TurnEnd', 'a:SessionEnd', 'b:shutdown', 'a:shutdown']);
     expect(payloads[1]).toMatchObject({ event: 'SessionEnd', data: { turnCount: 1 } });

@@ -78,7 +78,7 @@ describe('a provider that ignores its abort signal cannot hang a turn', () => {
     turn.cancel();
     await within(rest(iterator, events));
     expect(events.at(-1)?.payload.type).toBe('turn_cancelled');
-    expect(await within(turn.done)).toBe('cancelled');
+    expect((await within(turn.done)).status).toBe('cancelled');
     const saved = (await storage.loadSession(session.id)) ?? [];
     expect(saved.at(-1)?.payload).toEqual({
       type: 'assistant_message',
@@ -95,7 +95,7 @@ describe('a provider that ignores its abort signal cannot hang a turn', () => {
     const turn = await session.sendMessage('hello');
     await new Promise((resolve) => setTimeout(resolve, 20));
     turn.cancel();
-    expect(await within(turn.done)).toBe('cancelled');
+    expect((await within(turn.done)).status).toBe('cancelled');
     await within(agent.shutdown());
   });
 
@@ -104,9 +104,9 @@ describe('a provider that ignores its abort signal cannot hang a turn', () => {
     const first = await session.sendMessage('hello');
     await new Promise((resolve) => setTimeout(resolve, 20));
     first.cancel();
-    expect(await within(first.done)).toBe('cancelled');
+    expect((await within(first.done)).status).toBe('cancelled');
     const second = await session.sendMessage('again');
-    expect(await within(second.done)).toBe('completed');
+    expect((await within(second.done)).status).toBe('completed');
     await within(agent.shutdown());
   });
 
@@ -117,7 +117,7 @@ describe('a provider that ignores its abort signal cannot hang a turn', () => {
     const started = Date.now();
     await within(agent.shutdown());
     expect(Date.now() - started).toBeLessThan(PROMPT_MS);
-    expect(await within(turn.done)).toBe('cancelled');
+    expect((await within(turn.done)).status).toBe('cancelled');
   });
 
   test('session.close() after cancel returns promptly', async () => {
@@ -126,7 +126,7 @@ describe('a provider that ignores its abort signal cannot hang a turn', () => {
     await requested(provider, 1);
     turn.cancel();
     await within(session.close());
-    expect(await turn.done).toBe('cancelled');
+    expect((await turn.done).status).toBe('cancelled');
     await within(agent.shutdown());
   });
 });
@@ -145,7 +145,7 @@ describe('the runtime’s own model calls race the signal too', () => {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     turn.cancel();
-    expect(await within(turn.done)).toBe('cancelled');
+    expect((await within(turn.done)).status).toBe('cancelled');
     await within(agent.shutdown());
   });
 
@@ -161,7 +161,7 @@ describe('the runtime’s own model calls race the signal too', () => {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     turn.cancel();
-    expect(await within(turn.done)).toBe('cancelled');
+    expect((await within(turn.done)).status).toBe('cancelled');
     await within(agent.shutdown());
   });
 
@@ -178,7 +178,7 @@ describe('the runtime’s own model calls race the signal too', () => {
     await within(agent.shutdown());
     // The turn ends at once; the extraction at close waits its one bound (300 ms) and is abandoned.
     expect(Date.now() - started).toBeLessThan(300 * 3);
-    expect(await turn.done).toBe('cancelled');
+    expect((await turn.done).status).toBe('cancelled');
   });
 });
 
@@ -204,7 +204,7 @@ describe('close() is bounded like every other wait', () => {
     const session = await agent.newSession();
     mode = 'refuse';
     // The turn's saves are refused and stay queued in the session's log.
-    expect(await within((await session.sendMessage('hello')).done)).toBe('failed');
+    expect((await within((await session.sendMessage('hello')).done)).status).toBe('failed');
     mode = 'hang';
     const started = Date.now();
     await within(session.close());

@@ -37,7 +37,7 @@ describe('streaming', () => {
       { type: 'reasoning_delta', text: 'Let me think.' },
       { type: 'reasoning_delta', text: 'Second thought' },
       { type: 'text_delta', text: 'is 42.' },
-      { type: 'turn_complete' },
+      { type: 'turn_complete', usage: expect.objectContaining({ modelCalls: 0 }) },
     ]);
     const content = [
       { type: 'reasoning', text: 'Let me think.', signature: 'sig-1' },

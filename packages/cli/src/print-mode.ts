@@ -100,7 +100,7 @@ export async function runPrintMode(options: {
       }
     }
     view.close();
-    const status = await turn.done;
+    const { status } = await turn.done;
     if (unreachable) return EXIT.unreachable;
     if (status === 'cancelled') return EXIT.cancelled;
     return status === 'failed' || limitReached ? EXIT.failed : EXIT.ok;

@@ -4,6 +4,7 @@ export type {
   ChatRequest,
   ModelCapabilities,
   ModelInfo,
+  ModelPricing,
   ModelProvider,
   ToolSpec,
 } from './model.js';

@@ -14,6 +14,20 @@ export interface ModelInfo {
   /** The model's context window in tokens; compaction is measured against it. */
   contextWindow: number;
   capabilities: ModelCapabilities;
+  /** What the model costs; the runtime puts a `costUsd` on the usage of calls to a model that has it. */
+  pricing?: ModelPricing;
+}
+
+/**
+ * A model's prices in US dollars per million tokens. A cached read is priced at `cacheReadPerMillion`
+ * (default: the input price) and a cache write at `cacheWritePerMillion` (default: the input price), each
+ * instead of the input price, never on top of it.
+ */
+export interface ModelPricing {
+  inputPerMillion: number;
+  outputPerMillion: number;
+  cacheReadPerMillion?: number;
+  cacheWritePerMillion?: number;
 }
 
 /** A tool as the model is told about it. */
