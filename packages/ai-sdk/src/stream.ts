@@ -142,8 +142,10 @@ function isV3Usage(usage: LanguageModelV3Usage | LanguageModelV2Usage): usage is
 }
 
 /**
- * YouYou's usage: `inputTokens` excludes tokens read from a cache (they go to `cachedInputTokens`), so the
- * prompt's size is their sum. Undefined when the provider reported no counts, so the runtime estimates.
+ * YouYou's usage: `inputTokens` is the whole prompt, `cachedInputTokens` (read from a cache) and
+ * `cacheWriteTokens` (written to it) parts of it; `reasoningTokens` a part of `outputTokens`. Undefined when
+ * the provider reported no counts, so the runtime estimates. Parts are kept within their totals, since the
+ * runtime refuses a report whose part exceeds its whole.
  */
 export function toUsage(usage: LanguageModelV3Usage | LanguageModelV2Usage): TokenUsage | undefined {
   if (isV3Usage(usage)) {
@@ -151,36 +153,51 @@ export function toUsage(usage: LanguageModelV3Usage | LanguageModelV2Usage): Tok
     const output = usage.outputTokens;
     if (input.total === undefined && input.noCache === undefined && output.total === undefined)
       return undefined;
-    const inputTokens =
-      input.total !== undefined
-        ? input.total - (input.cacheRead ?? 0)
-        : (input.noCache ?? 0) + (input.cacheWrite ?? 0);
     return withOptional({
-      inputTokens: Math.max(0, inputTokens),
+      inputTokens: input.total ?? (input.noCache ?? 0) + (input.cacheRead ?? 0) + (input.cacheWrite ?? 0),
       outputTokens: output.total ?? (output.text ?? 0) + (output.reasoning ?? 0),
       cachedInputTokens: input.cacheRead,
+      cacheWriteTokens: input.cacheWrite,
       reasoningTokens: output.reasoning,
     });
   }
   if (usage.inputTokens === undefined && usage.outputTokens === undefined) return undefined;
-  // V2 does not say whether `inputTokens` includes cached tokens; most providers (OpenAI, Google) include them.
+  // V2's `inputTokens` is the whole prompt (cached tokens included) for the providers that report both.
   return withOptional({
-    inputTokens: Math.max(0, (usage.inputTokens ?? 0) - (usage.cachedInputTokens ?? 0)),
+    inputTokens: usage.inputTokens ?? 0,
     outputTokens: usage.outputTokens ?? 0,
     cachedInputTokens: usage.cachedInputTokens,
+    cacheWriteTokens: undefined,
     reasoningTokens: usage.reasoningTokens,
   });
 }
 
-/** Leaves out the optional counts the provider did not report (exactOptionalPropertyTypes). */
+/** Leaves out the optional counts the provider did not report (exactOptionalPropertyTypes); parts ≤ wholes. */
 function withOptional(counts: {
   inputTokens: number;
   outputTokens: number;
   cachedInputTokens: number | undefined;
+  cacheWriteTokens: number | undefined;
   reasoningTokens: number | undefined;
 }): TokenUsage {
-  const usage: TokenUsage = { inputTokens: counts.inputTokens, outputTokens: counts.outputTokens };
-  if (counts.cachedInputTokens !== undefined) usage.cachedInputTokens = counts.cachedInputTokens;
-  if (counts.reasoningTokens !== undefined) usage.reasoningTokens = counts.reasoningTokens;
+  const inputTokens = whole(counts.inputTokens);
+  const outputTokens = whole(counts.outputTokens);
+  const usage: TokenUsage = { inputTokens, outputTokens };
+  let promptLeft = inputTokens;
+  if (counts.cachedInputTokens !== undefined) {
+    usage.cachedInputTokens = Math.min(whole(counts.cachedInputTokens), promptLeft);
+    promptLeft -= usage.cachedInputTokens;
+  }
+  if (counts.cacheWriteTokens !== undefined) {
+    usage.cacheWriteTokens = Math.min(whole(counts.cacheWriteTokens), promptLeft);
+  }
+  if (counts.reasoningTokens !== undefined) {
+    usage.reasoningTokens = Math.min(whole(counts.reasoningTokens), outputTokens);
+  }
   return usage;
+}
+
+/** A count as a whole number ≥ 0. */
+function whole(value: number): number {
+  return Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 }

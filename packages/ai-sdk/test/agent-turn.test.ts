@@ -45,7 +45,8 @@ describe('an Agent turn over an AI SDK model', () => {
     expect(await runTurn(session, 'hi')).toEqual([
       { type: 'text_delta', text: 'Hel' },
       { type: 'text_delta', text: 'lo' },
-      { type: 'turn_complete' },
+      expect.objectContaining({ type: 'usage', purpose: 'turn', providerId: 'ai-sdk' }),
+      expect.objectContaining({ type: 'turn_complete' }),
     ]);
     expect(session.messages().at(-1)).toEqual({
       type: 'assistant',
@@ -85,7 +86,8 @@ describe('an Agent turn over an AI SDK model', () => {
     expect(await runTurn(session, 'question')).toEqual([
       { type: 'reasoning_delta', text: 'Let me think.' },
       { type: 'text_delta', text: '42' },
-      { type: 'turn_complete' },
+      expect.objectContaining({ type: 'usage' }),
+      expect.objectContaining({ type: 'turn_complete' }),
     ]);
     expect(session.messages().at(-1)).toEqual({
       type: 'assistant',
@@ -134,14 +136,16 @@ describe('an Agent turn over an AI SDK model', () => {
     const payloads = await runTurn(session, 'weather?');
     expect(payloads.map((payload) => payload.type)).toEqual([
       'text_delta',
+      'usage',
       'tool_call_start',
       'tool_call_start',
       'tool_call_end',
       'tool_call_end',
       'text_delta',
+      'usage',
       'turn_complete',
     ]);
-    expect(payloads[1]).toEqual({
+    expect(payloads[2]).toEqual({
       type: 'tool_call_start',
       callId: 'call-1',
       toolName: 'lookup',

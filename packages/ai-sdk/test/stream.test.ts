@@ -13,7 +13,7 @@ async function eventsFor(parts: LanguageModelV3StreamPart[]) {
 }
 
 describe('usage and stop reasons', () => {
-  test('usage: inputTokens excludes cache reads, which go to cachedInputTokens; reasoning tokens are kept', async () => {
+  test('usage: inputTokens is the whole prompt, cache reads and writes and reasoning tokens are reported as parts', async () => {
     const events = await eventsFor([
       ...textParts('ok'),
       finish('stop', {
@@ -29,7 +29,13 @@ describe('usage and stop reasons', () => {
     expect(events.slice(-2)).toEqual([
       {
         type: 'usage',
-        usage: { inputTokens: 300, cachedInputTokens: 700, outputTokens: 50, reasoningTokens: 20 },
+        usage: {
+          inputTokens: 1000,
+          cachedInputTokens: 700,
+          cacheWriteTokens: 100,
+          outputTokens: 50,
+          reasoningTokens: 20,
+        },
       },
       { type: 'done', stopReason: 'end_turn' },
     ]);
@@ -39,7 +45,7 @@ describe('usage and stop reasons', () => {
     const partial = await eventsFor([finish('stop', { noCache: 40, cacheWrite: 10, text: 7, reasoning: 3 })]);
     expect(partial[0]).toEqual({
       type: 'usage',
-      usage: { inputTokens: 50, outputTokens: 10, reasoningTokens: 3 },
+      usage: { inputTokens: 50, cacheWriteTokens: 10, outputTokens: 10, reasoningTokens: 3 },
     });
 
     const none = await eventsFor([finish('stop', {})]);
@@ -158,7 +164,7 @@ describe('AI SDK V2 models', () => {
       { type: 'text_delta', text: 'old but fine' },
       {
         type: 'usage',
-        usage: { inputTokens: 20, cachedInputTokens: 100, outputTokens: 30, reasoningTokens: 5 },
+        usage: { inputTokens: 120, cachedInputTokens: 100, outputTokens: 30, reasoningTokens: 5 },
       },
       { type: 'done', stopReason: 'max_tokens' },
     ]);

@@ -1,4 +1,4 @@
-import type { ModelInfo } from '@youyou/agent';
+import type { ModelInfo, ModelPricing } from '@youyou/agent';
 
 /** How a model turns thinking on: a token budget (`enabled`, older models) or `adaptive` (newer models). */
 export type AnthropicThinkingMode = 'budget' | 'adaptive';
@@ -32,8 +32,9 @@ function model(options: {
   maxOutputTokens: number;
   thinking: AnthropicThinkingMode;
   thinksByDefault: boolean;
+  pricing?: ModelPricing;
 }): AnthropicModelInfo {
-  return {
+  const info: AnthropicModelInfo = {
     id: options.id,
     displayName: options.displayName,
     contextWindow: options.contextWindow,
@@ -42,6 +43,22 @@ function model(options: {
     defaultMaxTokens: options.thinksByDefault ? THINKING_MAX_TOKENS : 8192,
     thinking: options.thinking,
     thinksByDefault: options.thinksByDefault,
+  };
+  if (options.pricing !== undefined) info.pricing = options.pricing;
+  return info;
+}
+
+/**
+ * Prices in USD per million tokens, from Anthropic's pricing page as of November 2025 (the date they were
+ * taken): a cache read costs 0.1× the input price and a cache write 1.25× (the 5-minute cache this adapter's
+ * `cache_control` blocks ask for).
+ */
+function price(input: number, output: number): ModelPricing {
+  return {
+    inputPerMillion: input,
+    outputPerMillion: output,
+    cacheReadPerMillion: input * 0.1,
+    cacheWritePerMillion: input * 1.25,
   };
 }
 
@@ -72,6 +89,10 @@ const BUDGET = {
  * 1.10.0 (November 2026). Retired models (Claude 3.x, Sonnet 4, Opus 4, Opus 4.1) are left out because the
  * API rejects them; Sonnet 4.5 (deprecated, retiring 30 November 2026) and the invitation-only Mythos
  * models are left out too. Spread it to add a model: `models: [...ANTHROPIC_MODELS, myModel]`.
+ *
+ * Only Opus 4.5 and Haiku 4.5 carry a `pricing` (see `price`): the prices of the newer models were not known
+ * when the table was taken, and a guessed price would be a wrong cost, so their calls carry no `costUsd`.
+ * Set `pricing` on your own ModelInfo to add one.
  */
 export const ANTHROPIC_MODELS: readonly AnthropicModelInfo[] = Object.freeze([
   model({ id: 'claude-fable-5-2', displayName: 'Claude Fable 5.2', ...THINKS_ALWAYS }),
@@ -85,8 +106,8 @@ export const ANTHROPIC_MODELS: readonly AnthropicModelInfo[] = Object.freeze([
   model({ id: 'claude-opus-4-7', displayName: 'Claude Opus 4.7', ...ADAPTIVE }),
   model({ id: 'claude-opus-4-6', displayName: 'Claude Opus 4.6', ...ADAPTIVE }),
   model({ id: 'claude-sonnet-4-6', displayName: 'Claude Sonnet 4.6', ...ADAPTIVE, maxOutputTokens: 64_000 }),
-  model({ id: 'claude-opus-4-5', displayName: 'Claude Opus 4.5', ...BUDGET }),
-  model({ id: 'claude-haiku-4-5', displayName: 'Claude Haiku 4.5', ...BUDGET }),
+  model({ id: 'claude-opus-4-5', displayName: 'Claude Opus 4.5', ...BUDGET, pricing: price(5, 25) }),
+  model({ id: 'claude-haiku-4-5', displayName: 'Claude Haiku 4.5', ...BUDGET, pricing: price(1, 5) }),
 ]);
 
 /** The adapter's view of any ModelInfo: its own fields filled with their defaults. */

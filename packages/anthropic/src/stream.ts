@@ -38,16 +38,21 @@ function stopReasonOf(reason: Anthropic.StopReason | null): StopReason {
 }
 
 /**
- * The core's usage: Anthropic's `input_tokens` leaves out cache reads (they are `cachedInputTokens`) and
- * cache writes (added to `inputTokens`, since they are prompt tokens not read from the cache).
+ * The core's usage, where `inputTokens` is the whole prompt. Anthropic's `input_tokens` counts only the prompt
+ * tokens after the last cache breakpoint: cache reads (`cache_read_input_tokens`) and cache writes
+ * (`cache_creation_input_tokens`) come on top of it, so the prompt is their sum, and the two are reported as
+ * `cachedInputTokens` and `cacheWriteTokens`. Thinking tokens are part of `output_tokens`.
  */
 function tokenUsage(counts: UsageCounts): TokenUsage {
+  const cacheRead = counts.cacheRead ?? 0;
+  const cacheWrite = counts.cacheCreation ?? 0;
   const usage: TokenUsage = {
-    inputTokens: counts.input + (counts.cacheCreation ?? 0),
+    inputTokens: counts.input + cacheRead + cacheWrite,
     outputTokens: counts.output,
   };
-  if (counts.cacheRead !== null) usage.cachedInputTokens = counts.cacheRead;
-  if (counts.thinking !== null) usage.reasoningTokens = counts.thinking;
+  if (counts.cacheRead !== null) usage.cachedInputTokens = cacheRead;
+  if (counts.cacheCreation !== null) usage.cacheWriteTokens = cacheWrite;
+  if (counts.thinking !== null) usage.reasoningTokens = Math.min(counts.thinking, counts.output);
   return usage;
 }
 

@@ -28,7 +28,7 @@ describe('an Agent turn over the Messages API', () => {
     const session = await agent.newSession();
     const events = await collect(await session.sendMessage('hi'));
 
-    expect(types(events)).toEqual(['text_delta', 'text_delta', 'text_delta', 'turn_complete']);
+    expect(types(events)).toEqual(['text_delta', 'text_delta', 'text_delta', 'usage', 'turn_complete']);
     expect(session.messages().at(-1)).toEqual({
       type: 'assistant',
       content: [{ type: 'text', text: 'Hello!' }],
@@ -75,7 +75,13 @@ describe('an Agent turn over the Messages API', () => {
     });
     const session = await agent.newSession();
     const first = await collect(await session.sendMessage('why?'));
-    expect(types(first)).toEqual(['reasoning_delta', 'reasoning_delta', 'text_delta', 'turn_complete']);
+    expect(types(first)).toEqual([
+      'reasoning_delta',
+      'reasoning_delta',
+      'text_delta',
+      'usage',
+      'turn_complete',
+    ]);
     expect(session.messages().at(-1)).toEqual({
       type: 'assistant',
       content: [
@@ -125,11 +131,13 @@ describe('an Agent turn over the Messages API', () => {
 
     expect(types(events)).toEqual([
       'text_delta',
+      'usage',
       'tool_call_start',
       'tool_call_start',
       'tool_call_end',
       'tool_call_end',
       'text_delta',
+      'usage',
       'turn_complete',
     ]);
     expect(calls).toEqual([{ q: 'apple' }, { q: 'pear' }]);
@@ -180,7 +188,7 @@ describe('an Agent turn over the Messages API', () => {
         ],
       }),
     );
-    expect(types(events)).toEqual(['text_delta', 'turn_complete']);
+    expect(types(events)).toEqual(['text_delta', 'usage', 'turn_complete']);
     const body = bodyOf(server, 0);
     expect(messagesApiViolations(body)).toEqual([]);
     expect(body.messages).toEqual([

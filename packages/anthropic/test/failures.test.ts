@@ -83,7 +83,7 @@ describe('failures through an Agent turn', () => {
     const agent = await agentFor({ server });
     const session = await agent.newSession();
     const events = await collect(await session.sendMessage('hi'));
-    expect(types(events)).toEqual(['text_delta', 'turn_complete']);
+    expect(types(events)).toEqual(['text_delta', 'usage', 'turn_complete']);
     expect(server.requests).toHaveLength(2);
     await agent.shutdown();
   });
@@ -115,7 +115,7 @@ describe('failures through an Agent turn', () => {
     await collect(await session.sendMessage('first question'));
     const events = await collect(await session.sendMessage('second question'));
 
-    expect(types(events)).toEqual(['context_compacted', 'text_delta', 'turn_complete']);
+    expect(types(events)).toEqual(['usage', 'context_compacted', 'text_delta', 'usage', 'turn_complete']);
     expect(server.requests).toHaveLength(4);
     const bodies = server.requests.map((_, index) => bodyOf(server, index));
     for (const body of bodies) expect(messagesApiViolations(body)).toEqual([]);

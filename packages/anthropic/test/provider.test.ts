@@ -27,7 +27,7 @@ afterEach(async () => {
 const signal = () => new AbortController().signal;
 
 describe('the stream assembly', () => {
-  test('usage: input excludes cache reads, cache writes count as input; stop reasons map', async () => {
+  test('usage: inputTokens is the whole prompt (input_tokens + cache reads + cache writes), the cache counts its parts; stop reasons map', async () => {
     server.enqueue(
       sseReply([
         messageStart({ input_tokens: 10, cache_read_input_tokens: 900, cache_creation_input_tokens: 50 }),
@@ -46,7 +46,13 @@ describe('the stream assembly', () => {
       { type: 'text_delta', text: 'ok' },
       {
         type: 'usage',
-        usage: { inputTokens: 60, cachedInputTokens: 900, outputTokens: 42, reasoningTokens: 7 },
+        usage: {
+          inputTokens: 960,
+          cachedInputTokens: 900,
+          cacheWriteTokens: 50,
+          outputTokens: 42,
+          reasoningTokens: 7,
+        },
       },
       { type: 'done', stopReason: 'max_tokens' },
     ]);

@@ -44,7 +44,7 @@ test('MCP tools registered in an Agent run in a turn and their results reach the
         output: { content: 'it failed', isError: true },
       },
     ]);
-    expect(payloads.at(-1)).toEqual({ type: 'turn_complete' });
+    expect(payloads.at(-1)?.type).toBe('turn_complete');
 
     // The second model request carries both results, and offered the MCP tools by their prefixed names.
     const second = provider.requests[1];

@@ -20,16 +20,28 @@ interface ReasoningDelta {
   reasoning?: unknown;
 }
 
-/** Maps a Chat Completions usage report; `prompt_tokens` includes the cached tokens, ours does not. */
+/**
+ * Maps a Chat Completions usage report. `prompt_tokens` is the whole prompt and `cached_tokens` the part of it
+ * read from the cache; `completion_tokens` includes `reasoning_tokens`. The parts are kept within their totals,
+ * since the runtime refuses a report whose part exceeds its whole (a compatible server's quirk must not fail
+ * the turn).
+ */
 export function chatUsage(usage: CompletionUsage): TokenUsage {
-  const cached = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  const inputTokens = countOf(usage.prompt_tokens);
+  const outputTokens = countOf(usage.completion_tokens);
+  const cached = usage.prompt_tokens_details?.cached_tokens;
   const reasoning = usage.completion_tokens_details?.reasoning_tokens;
   return {
-    inputTokens: Math.max(0, (usage.prompt_tokens ?? 0) - cached),
-    outputTokens: usage.completion_tokens ?? 0,
-    ...(cached > 0 ? { cachedInputTokens: cached } : {}),
-    ...(reasoning === undefined || reasoning === null ? {} : { reasoningTokens: reasoning }),
+    inputTokens,
+    outputTokens,
+    ...(typeof cached === 'number' ? { cachedInputTokens: Math.min(countOf(cached), inputTokens) } : {}),
+    ...(typeof reasoning === 'number' ? { reasoningTokens: Math.min(countOf(reasoning), outputTokens) } : {}),
   };
+}
+
+/** A token count as a whole number ≥ 0 (a server may send anything). */
+export function countOf(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 }
 
 function stopReasonOf(finishReason: string, hasToolCalls: boolean): StopReason {

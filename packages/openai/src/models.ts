@@ -1,4 +1,4 @@
-import { AgentError, type ModelInfo } from '@youyou/agent';
+import { AgentError, type ModelInfo, type ModelPricing } from '@youyou/agent';
 
 /**
  * A model an OpenAI-wire provider offers. `reasoning` says whether the model reasons (gpt-5, o-series):
@@ -11,33 +11,124 @@ export interface OpenAIModelInfo extends ModelInfo {
 
 const ALL = { toolUse: true, vision: true, streaming: true } as const;
 
-function model(id: string, displayName: string, contextWindow: number, reasoning: boolean): OpenAIModelInfo {
-  return { id, displayName, contextWindow, capabilities: { ...ALL }, reasoning };
+function model(options: {
+  id: string;
+  displayName: string;
+  contextWindow: number;
+  reasoning: boolean;
+  pricing: ModelPricing | undefined;
+}): OpenAIModelInfo {
+  const info: OpenAIModelInfo = {
+    id: options.id,
+    displayName: options.displayName,
+    contextWindow: options.contextWindow,
+    capabilities: { ...ALL },
+    reasoning: options.reasoning,
+  };
+  if (options.pricing !== undefined) info.pricing = options.pricing;
+  return info;
+}
+
+/** Standard-tier prices in USD per million tokens: input, cached input, output. OpenAI bills no cache writes. */
+function price(input: number, cachedInput: number, output: number): ModelPricing {
+  return { inputPerMillion: input, outputPerMillion: output, cacheReadPerMillion: cachedInput };
 }
 
 /**
- * OpenAI models served by both Chat Completions and Responses, with their context windows (from
- * OpenAI's model pages). Pass `models: [...OPENAI_MODELS, yourModel]` to add to it.
+ * OpenAI models served by both Chat Completions and Responses, with their context windows (from OpenAI's
+ * model pages). Pass `models: [...OPENAI_MODELS, yourModel]` to add to it.
+ *
+ * Prices: OpenAI's API pricing page (standard tier, text tokens) as of November 2025, the date they were
+ * taken. GPT-5.1 is priced as GPT-5 there. GPT-5.2 has no price here: its price was not known when the
+ * table was taken, and a guessed price would be a wrong cost, so calls to it carry no `costUsd`. Set
+ * `pricing` on your own ModelInfo to add or correct one.
  */
 export const OPENAI_MODELS: readonly OpenAIModelInfo[] = Object.freeze([
-  model('gpt-5.2', 'GPT-5.2', 400_000, true),
-  model('gpt-5.1', 'GPT-5.1', 400_000, true),
-  model('gpt-5', 'GPT-5', 400_000, true),
-  model('gpt-5-mini', 'GPT-5 mini', 400_000, true),
-  model('gpt-5-nano', 'GPT-5 nano', 400_000, true),
-  model('gpt-4.1', 'GPT-4.1', 1_047_576, false),
-  model('gpt-4.1-mini', 'GPT-4.1 mini', 1_047_576, false),
-  model('gpt-4.1-nano', 'GPT-4.1 nano', 1_047_576, false),
-  model('gpt-4o', 'GPT-4o', 128_000, false),
-  model('gpt-4o-mini', 'GPT-4o mini', 128_000, false),
-  model('o3', 'o3', 200_000, true),
-  model('o4-mini', 'o4-mini', 200_000, true),
+  model({
+    id: 'gpt-5.2',
+    displayName: 'GPT-5.2',
+    contextWindow: 400_000,
+    reasoning: true,
+    pricing: undefined,
+  }),
+  model({
+    id: 'gpt-5.1',
+    displayName: 'GPT-5.1',
+    contextWindow: 400_000,
+    reasoning: true,
+    pricing: price(1.25, 0.125, 10),
+  }),
+  model({
+    id: 'gpt-5',
+    displayName: 'GPT-5',
+    contextWindow: 400_000,
+    reasoning: true,
+    pricing: price(1.25, 0.125, 10),
+  }),
+  model({
+    id: 'gpt-5-mini',
+    displayName: 'GPT-5 mini',
+    contextWindow: 400_000,
+    reasoning: true,
+    pricing: price(0.25, 0.025, 2),
+  }),
+  model({
+    id: 'gpt-5-nano',
+    displayName: 'GPT-5 nano',
+    contextWindow: 400_000,
+    reasoning: true,
+    pricing: price(0.05, 0.005, 0.4),
+  }),
+  model({
+    id: 'gpt-4.1',
+    displayName: 'GPT-4.1',
+    contextWindow: 1_047_576,
+    reasoning: false,
+    pricing: price(2, 0.5, 8),
+  }),
+  model({
+    id: 'gpt-4.1-mini',
+    displayName: 'GPT-4.1 mini',
+    contextWindow: 1_047_576,
+    reasoning: false,
+    pricing: price(0.4, 0.1, 1.6),
+  }),
+  model({
+    id: 'gpt-4.1-nano',
+    displayName: 'GPT-4.1 nano',
+    contextWindow: 1_047_576,
+    reasoning: false,
+    pricing: price(0.1, 0.025, 0.4),
+  }),
+  model({
+    id: 'gpt-4o',
+    displayName: 'GPT-4o',
+    contextWindow: 128_000,
+    reasoning: false,
+    pricing: price(2.5, 1.25, 10),
+  }),
+  model({
+    id: 'gpt-4o-mini',
+    displayName: 'GPT-4o mini',
+    contextWindow: 128_000,
+    reasoning: false,
+    pricing: price(0.15, 0.075, 0.6),
+  }),
+  model({ id: 'o3', displayName: 'o3', contextWindow: 200_000, reasoning: true, pricing: price(2, 0.5, 8) }),
+  model({
+    id: 'o4-mini',
+    displayName: 'o4-mini',
+    contextWindow: 200_000,
+    reasoning: true,
+    pricing: price(1.1, 0.275, 4.4),
+  }),
   {
     id: 'o3-mini',
     displayName: 'o3-mini',
     contextWindow: 200_000,
     capabilities: { toolUse: true, vision: false, streaming: true },
     reasoning: true,
+    pricing: price(1.1, 0.55, 4.4),
   },
 ]);
 

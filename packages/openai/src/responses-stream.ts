@@ -1,5 +1,6 @@
 import type { ChatEvent, TokenUsage } from '@youyou/agent';
 import type { Response, ResponseStreamEvent, ResponseUsage } from 'openai/resources/responses/responses';
+import { countOf } from './chat-stream.js';
 import {
   closeQuietly,
   type ErrorContext,
@@ -11,15 +12,20 @@ import { reasoningSignature } from './responses-input.js';
 
 type StopReason = Extract<ChatEvent, { type: 'done' }>['stopReason'];
 
-/** Maps a Responses usage report; `input_tokens` includes the cached tokens, ours does not. */
+/**
+ * Maps a Responses usage report: `input_tokens` is the whole prompt and `cached_tokens` the part read from the
+ * cache; `output_tokens` includes `reasoning_tokens`. Parts are kept within their totals, as in `chatUsage`.
+ */
 export function responsesUsage(usage: ResponseUsage): TokenUsage {
-  const cached = usage.input_tokens_details?.cached_tokens ?? 0;
+  const inputTokens = countOf(usage.input_tokens);
+  const outputTokens = countOf(usage.output_tokens);
+  const cached = usage.input_tokens_details?.cached_tokens;
   const reasoning = usage.output_tokens_details?.reasoning_tokens;
   return {
-    inputTokens: Math.max(0, (usage.input_tokens ?? 0) - cached),
-    outputTokens: usage.output_tokens ?? 0,
-    ...(cached > 0 ? { cachedInputTokens: cached } : {}),
-    ...(typeof reasoning === 'number' ? { reasoningTokens: reasoning } : {}),
+    inputTokens,
+    outputTokens,
+    ...(typeof cached === 'number' ? { cachedInputTokens: Math.min(countOf(cached), inputTokens) } : {}),
+    ...(typeof reasoning === 'number' ? { reasoningTokens: Math.min(countOf(reasoning), outputTokens) } : {}),
   };
 }
 

@@ -62,7 +62,7 @@ async function run(provider: ModelProvider, events: WireEvent[], modelId: string
   return output;
 }
 
-test('usage excludes cached tokens from input and reports cached and reasoning tokens', async () => {
+test('usage: inputTokens is the whole prompt, cached and reasoning tokens are reported as its parts', async () => {
   const events = await run(
     chatProvider(),
     [
@@ -74,7 +74,7 @@ test('usage excludes cached tokens from input and reports cached and reasoning t
   expect(events.slice(-2)).toEqual([
     {
       type: 'usage',
-      usage: { inputTokens: 60, outputTokens: 30, cachedInputTokens: 40, reasoningTokens: 7 },
+      usage: { inputTokens: 100, outputTokens: 30, cachedInputTokens: 40, reasoningTokens: 7 },
     },
     { type: 'done', stopReason: 'end_turn' },
   ]);

@@ -92,7 +92,7 @@ describe.each(DIALECTS)('$name failures', (dialect) => {
 
     expect(server.requests).toHaveLength(2);
     expect(errorsOf(events)).toEqual([]);
-    expect(typesOf(events)).toEqual(['text_delta', 'turn_complete']);
+    expect(typesOf(events)).toEqual(['text_delta', 'usage', 'turn_complete']);
     await agent.shutdown();
   });
 
@@ -157,7 +157,7 @@ describe.each(DIALECTS)('$name failures', (dialect) => {
     expect(server.requests[1]!.rawBody).toContain(JSON.stringify(templates.COMPACT_PROMPT).slice(1, 60));
     expect(server.requests[2]!.rawBody).toContain('The user said hi.');
     expect(errorsOf(events)).toEqual([]);
-    expect(typesOf(events)).toEqual(['context_compacted', 'text_delta', 'turn_complete']);
+    expect(typesOf(events)).toEqual(['usage', 'context_compacted', 'text_delta', 'usage', 'turn_complete']);
     expect(session.messages().at(-1)).toMatchObject({
       type: 'assistant',
       content: [{ text: 'Hello again' }],

@@ -172,7 +172,7 @@ describe.each(DIALECTS)('$name history mapping', (dialect) => {
     const session = await agent.resumeSession(sessionId);
     const events = await collect(await session.sendMessage('next'));
 
-    expect(typesOf(events)).toEqual(['text_delta', 'turn_complete']);
+    expect(typesOf(events)).toEqual(['text_delta', 'usage', 'turn_complete']);
     const body = server.requests[0]!.body as Json;
     expect(dialect.problems(body)).toEqual([]);
     const raw = server.requests[0]!.rawBody;

@@ -145,7 +145,7 @@ describe('keys and models on the wire', () => {
     });
     const { agent, session } = await startSession({ provider, modelId: 'gpt-next-preview' });
     const events = await collect(await session.sendMessage('hi'));
-    expect(typesOf(events)).toEqual(['text_delta', 'turn_complete']);
+    expect(typesOf(events)).toEqual(['text_delta', 'usage', 'turn_complete']);
     expect((server.requests[0]!.body as { model: string }).model).toBe('gpt-next-preview');
     await agent.shutdown();
   });

@@ -53,6 +53,7 @@ test('responses: reasoning summaries stream as reasoning_delta and the encrypted
     'reasoning_delta',
     'reasoning_delta',
     'text_delta',
+    'usage',
     'turn_complete',
   ]);
   const reasoningText = events.map((event) =>
@@ -180,6 +181,7 @@ test('compatible: reasoning_content deltas become reasoning, which is not sent b
     modelId: compatible.modelId,
   });
   const events = await collect(await session.sendMessage('2+2?'));
+  // The scripted reply has no usage chunk, so the turn has no usage event.
   expect(typesOf(events)).toEqual(['reasoning_delta', 'reasoning_delta', 'text_delta', 'turn_complete']);
   expect(session.messages().at(-1)).toEqual({
     type: 'assistant',

@@ -64,7 +64,7 @@ async function run(
   return { events: output, error: undefined };
 }
 
-test('usage excludes cached tokens from input and reports cached and reasoning tokens', async () => {
+test('usage: inputTokens is the whole prompt, cached and reasoning tokens are reported as its parts', async () => {
   const { events } = await run([
     ...responsesOpening(),
     ...responsesText(['Hi']),
@@ -74,7 +74,7 @@ test('usage excludes cached tokens from input and reports cached and reasoning t
     { type: 'text_delta', text: 'Hi' },
     {
       type: 'usage',
-      usage: { inputTokens: 100, outputTokens: 80, cachedInputTokens: 900, reasoningTokens: 64 },
+      usage: { inputTokens: 1000, outputTokens: 80, cachedInputTokens: 900, reasoningTokens: 64 },
     },
     { type: 'done', stopReason: 'end_turn' },
   ]);
@@ -114,7 +114,7 @@ test('a reasoning item streams its summary; its encrypted content closes the blo
     // Without encrypted content there is nothing to send back, so no signature.
     { type: 'reasoning_delta', text: 'plain' },
     { type: 'tool_call', callId: 'call_9', toolName: 'lookup', arguments: '{"q":"z"}' },
-    { type: 'usage', usage: { inputTokens: 20, outputTokens: 5, reasoningTokens: 0 } },
+    { type: 'usage', usage: { inputTokens: 20, outputTokens: 5, cachedInputTokens: 0, reasoningTokens: 0 } },
     { type: 'done', stopReason: 'tool_use' },
   ]);
 });

@@ -21,7 +21,7 @@ describe.each(DIALECTS)('$name through an Agent turn', (dialect) => {
     });
     const events = await collect(await session.sendMessage('hi'));
 
-    expect(typesOf(events)).toEqual(['text_delta', 'text_delta', 'text_delta', 'turn_complete']);
+    expect(typesOf(events)).toEqual(['text_delta', 'text_delta', 'text_delta', 'usage', 'turn_complete']);
     expect(session.messages().at(-1)).toEqual({
       type: 'assistant',
       content: [{ type: 'text', text: 'Hello, world' }],
