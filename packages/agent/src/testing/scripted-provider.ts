@@ -41,14 +41,16 @@ export interface ScriptedModelProviderOptions {
   byPurpose?: Partial<Record<ChatPurpose, readonly ScriptedResponse[]>>;
 }
 
-/** A ModelInfo for tests: `scripted-model`, 128,000 tokens of context, every capability, unless overridden. */
+/** A ModelInfo for tests: `scripted-model`, 128,000 tokens of context, every capability, no pricing, unless overridden. */
 export function scriptedModel(overrides: Partial<ModelInfo> = {}): ModelInfo {
-  return {
+  const info: ModelInfo = {
     id: overrides.id ?? 'scripted-model',
     displayName: overrides.displayName ?? 'Scripted model',
     contextWindow: overrides.contextWindow ?? 128_000,
     capabilities: { toolUse: true, vision: true, streaming: true, ...overrides.capabilities },
   };
+  if (overrides.pricing !== undefined) info.pricing = { ...overrides.pricing };
+  return info;
 }
 
 /** Resolves after `ms`, or rejects with REQUEST_CANCELLED on abort; leaves no listener or timer behind. */
