@@ -120,6 +120,7 @@ export function interactiveHelp(color: boolean): string {
     ['/sessions', 'recent sessions (* marks this one)'],
     ['/resume ID', 'switch to a saved session (an id or a unique prefix)'],
     ['/new', 'start a new session (the current one is saved and its memories extracted)'],
+    ['/usage', 'tokens and cost of this session so far'],
     ['/reasoning', 'toggle showing the model’s reasoning in full instead of one summary line'],
     ['/exit', 'leave (also Ctrl-D at an empty prompt, or Ctrl-C twice)'],
   ];

@@ -14,6 +14,7 @@ import { type CliIo, openSession } from './print-mode.js';
 import { TurnView } from './render.js';
 import { type CliRuntime, setUpRuntime } from './setup.js';
 import { isInterrupt, type Key, loadHistory, saveHistory, Terminal } from './terminal.js';
+import { sessionUsageReport } from './usage-line.js';
 
 /** A question waiting for one key. */
 interface PendingApproval {
@@ -162,6 +163,15 @@ class Chat {
       case 'new':
         await this.#closeSession();
         this.#write(this.#styles.dim('New session.\n'));
+        return 'done';
+      case 'usage':
+        this.#write(
+          sessionUsageReport({
+            totals: this.#session?.usage(),
+            modelId: this.#session?.modelId ?? runtime.provider.modelId,
+            color: this.#color,
+          }),
+        );
         return 'done';
       case 'reasoning':
         this.#showReasoning = !this.#showReasoning;

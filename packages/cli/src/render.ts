@@ -11,6 +11,7 @@ import {
   truncate,
 } from './format.js';
 import { isUnreachableError, unreachableMessage } from './provider.js';
+import { turnUsageLine } from './usage-line.js';
 
 /** Where the view writes: the answer text, and everything else (the same terminal in interactive mode). */
 export interface ViewSinks {
@@ -138,8 +139,14 @@ export class TurnView {
         this.#finish();
         this.line(this.#styles.yellow('⏹ cancelled'));
         return;
-      case 'turn_complete':
+      case 'turn_complete': {
         this.#finish();
+        const usage = turnUsageLine(payload.usage);
+        if (usage !== undefined) this.line(this.#styles.dim(usage));
+        return;
+      }
+      case 'usage':
+        // Shown summed up after the answer (turn_complete carries the turn's totals).
         return;
     }
   }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import {
@@ -12,6 +12,7 @@ import {
   toolCallReply,
   toolResult,
 } from '../../../test-support/cli-wire.js';
+import { chatFinish, chatTextChunks, sseReply } from '../../../test-support/openai-wire.js';
 import { ensureBuilt } from './support/build.js';
 import { createSandbox, jsonLines, runCli, type Sandbox, startCli } from './support/cli.js';
 
@@ -32,6 +33,14 @@ afterEach(async () => {
 
 function print(prompt: string, ...extra: string[]) {
   return runCli({ args: ['-p', prompt, '--base-url', server.baseURL, ...extra], sandbox });
+}
+
+/** A text answer whose usage chunk reports these counts (Chat Completions wire format). */
+function textWithUsage(
+  text: string,
+  usage: { prompt: number; completion: number; cached?: number; reasoning?: number },
+) {
+  return sseReply([...chatTextChunks([text]), ...chatFinish({ usage })]);
 }
 
 describe('youyou -p', () => {
@@ -78,10 +87,83 @@ describe('youyou -p', () => {
       expect(typeof event.sequence).toBe('number');
     }
     const types = events.map((event) => event.payload.type);
-    expect(types).toEqual(['tool_call_start', 'tool_call_end', 'text_delta', 'text_delta', 'turn_complete']);
+    expect(types).toEqual([
+      'usage',
+      'tool_call_start',
+      'tool_call_end',
+      'text_delta',
+      'text_delta',
+      'usage',
+      'turn_complete',
+    ]);
     expect(events.map((event) => event.sequence)).toEqual(
       [...events.map((event) => event.sequence)].sort((a, b) => a - b),
     );
+  });
+
+  test('--json emits a usage event per model call with the counts the server reported, and the turn totals', async () => {
+    server.reply(
+      toolCallReply({ id: 'call_u', name: 'read_file', arguments: { path: 'missing.txt' } }),
+      textWithUsage('Nothing there.', { prompt: 1_200, completion: 80, cached: 1_024, reasoning: 16 }),
+    );
+
+    const result = await print('read missing.txt', '--json');
+
+    expect(result.code).toBe(0);
+    const payloads = (jsonLines(result.stdout) as { payload: Record<string, unknown> }[]).map(
+      (event) => event.payload,
+    );
+    const usage = payloads.filter((payload) => payload.type === 'usage');
+    // The tool-call reply carries the wire helpers' default usage chunk (20 prompt, 5 completion tokens).
+    expect(usage).toEqual([
+      {
+        type: 'usage',
+        purpose: 'turn',
+        providerId: 'openai-compatible',
+        modelId: 'llama3.2',
+        usage: { inputTokens: 20, outputTokens: 5, cachedInputTokens: 0, reasoningTokens: 0 },
+      },
+      {
+        type: 'usage',
+        purpose: 'turn',
+        providerId: 'openai-compatible',
+        modelId: 'llama3.2',
+        usage: { inputTokens: 1_200, outputTokens: 80, cachedInputTokens: 1_024, reasoningTokens: 16 },
+      },
+    ]);
+    expect(payloads.at(-1)).toEqual({
+      type: 'turn_complete',
+      usage: {
+        inputTokens: 1_220,
+        outputTokens: 85,
+        cachedInputTokens: 1_024,
+        cacheWriteTokens: 0,
+        reasoningTokens: 16,
+        modelCalls: 2,
+      },
+    });
+  });
+
+  test('without --json the turn’s tokens follow the answer on stderr; a priced model adds the cost', async () => {
+    server.reply(textWithUsage('Hi.', { prompt: 2_000, completion: 100, cached: 1_000 }));
+    const plain = await print('hello');
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toBe('Hi.\n');
+    expect(plain.stderr).toContain('2,000 in (1,000 cached) · 100 out');
+    expect(plain.stderr).not.toContain('$');
+
+    // gpt-4o-mini is in the OpenAI catalogue: $0.15 input, $0.075 cached, $0.60 output per million tokens.
+    await mkdir(sandbox.home, { recursive: true });
+    await writeFile(path.join(sandbox.home, 'config.json'), JSON.stringify({ openaiApi: 'chat' }));
+    server.reply(textWithUsage('Hi.', { prompt: 2_000, completion: 100, cached: 1_000 }));
+    const priced = await runCli({
+      args: ['-p', 'hello', '--provider', 'openai', '--model', 'gpt-4o-mini', '--base-url', server.baseURL],
+      sandbox,
+      env: { OPENAI_API_KEY: 'sk-test-usage' },
+    });
+    expect(priced.code).toBe(0);
+    // (1,000 × 0.15 + 1,000 × 0.075 + 100 × 0.6) / 1,000,000 = $0.000285
+    expect(priced.stderr).toContain('2,000 in (1,000 cached) · 100 out · $0.0003');
   });
 
   test('a path outside the workspace is refused, the model is told, and the answer is still printed', async () => {

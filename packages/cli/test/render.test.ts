@@ -1,4 +1,4 @@
-import type { AgentEvent, AgentEventPayload } from '@youyou/agent';
+import type { AgentEvent, AgentEventPayload, UsageTotals } from '@youyou/agent';
 import { AgentError } from '@youyou/agent';
 import { describe, expect, test } from 'vitest';
 import { describeOutput, displayWidth, rowsOf, summarizeArguments, truncate } from '../src/format.js';
@@ -44,6 +44,16 @@ function view(options: { live: boolean; showReasoning?: boolean; columns?: numbe
   };
 }
 
+/** The totals of a turn whose server reported no usage. */
+const NO_USAGE: UsageTotals = {
+  inputTokens: 0,
+  outputTokens: 0,
+  cachedInputTokens: 0,
+  cacheWriteTokens: 0,
+  reasoningTokens: 0,
+  modelCalls: 0,
+};
+
 const toolStart = (callId: string): AgentEventPayload => ({
   type: 'tool_call_start',
   callId,
@@ -70,7 +80,7 @@ describe('TurnView without a live terminal (print mode)', () => {
       toolStart('b'),
       toolEnd('b', true),
       { type: 'text_delta', text: 'Done.' },
-      { type: 'turn_complete' },
+      { type: 'turn_complete', usage: NO_USAGE },
     ] satisfies AgentEventPayload[]) {
       turnView.handle(event(payload));
     }
@@ -86,6 +96,31 @@ describe('TurnView without a live terminal (print mode)', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  test('after the answer, one line gives the turn’s tokens and cost; a turn without usage gives none', () => {
+    const { turnView, answer, activity } = view({ live: false });
+    turnView.handle(event({ type: 'text_delta', text: 'Done.' }));
+    const usage: UsageTotals = {
+      inputTokens: 12_345,
+      outputTokens: 678,
+      cachedInputTokens: 10_000,
+      cacheWriteTokens: 0,
+      reasoningTokens: 90,
+      modelCalls: 2,
+      costUsd: 0.01234,
+    };
+    turnView.handle(event({ type: 'usage', purpose: 'turn', providerId: 'p', modelId: 'm', usage }));
+    turnView.handle(event({ type: 'turn_complete', usage }));
+    turnView.close();
+    expect(answer()).toBe('Done.\n');
+    expect(activity()).toBe('12,345 in (10,000 cached) · 678 out (90 reasoning) · $0.0123\n');
+
+    const quiet = view({ live: false });
+    quiet.turnView.handle(event({ type: 'text_delta', text: 'Done.' }));
+    quiet.turnView.handle(event({ type: 'turn_complete', usage: NO_USAGE }));
+    quiet.turnView.close();
+    expect(quiet.activity()).toBe('');
   });
 
   test('an unreachable server is said in one sentence', () => {
@@ -107,7 +142,7 @@ describe('TurnView on a live terminal', () => {
     turnView.handle(event({ type: 'reasoning_delta', text: 'abcdefghijkl\n' }));
     turnView.handle(event({ type: 'reasoning_delta', text: 'xyz' }));
     turnView.handle(event({ type: 'text_delta', text: 'Answer.' }));
-    turnView.handle(event({ type: 'turn_complete' }));
+    turnView.handle(event({ type: 'turn_complete', usage: NO_USAGE }));
     turnView.close();
     // 12 characters on 10 columns take two rows, then a third row: the cursor goes up two and clears.
     expect(screen()).toBe('abcdefghijkl\nxyz\r\x1b[2A\x1b[J∴ thought for 2 words\nAnswer.\n');
@@ -127,7 +162,7 @@ describe('TurnView on a live terminal', () => {
     turnView.handle(event(toolStart('b')));
     turnView.handle(event(toolEnd('b')));
     turnView.handle(event(toolEnd('a')));
-    turnView.handle(event({ type: 'turn_complete' }));
+    turnView.handle(event({ type: 'turn_complete', usage: NO_USAGE }));
     turnView.close();
     const finalScreen = screen();
     expect(finalScreen).toContain('⠋ read_file a.txt\n⠋ read_file b.txt');
