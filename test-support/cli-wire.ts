@@ -1,7 +1,8 @@
 /**
  * A scripted OpenAI-compatible model server for tests that run the `youyou` binary: the turn requests get
  * the replies queued with `reply`, in order; the memory extraction and consolidation requests the CLI makes
- * when a session closes are answered by themselves with an empty memory list.
+ * when a session closes are answered by themselves with an empty memory list. Replies carry no usage chunk
+ * (so the screen shows no usage line) unless made with `usageReply`.
  */
 import {
   chatFinish,
@@ -9,6 +10,7 @@ import {
   chatTextChunks,
   chatToolCallChunks,
   sseReply,
+  type WireUsage,
 } from './openai-wire.js';
 import { startWireServer, type WireReply, type WireRequest, type WireServer } from './wire-server.js';
 
@@ -71,12 +73,21 @@ export function isMemoryRequest(request: WireRequest): boolean {
 
 /** A complete streamed text answer. */
 export function textReply(...parts: string[]): WireReply {
-  return sseReply([...chatTextChunks(parts), ...chatFinish()]);
+  return sseReply([...chatTextChunks(parts), ...chatFinish({ usage: null })]);
+}
+
+/** A complete streamed text answer whose last chunk reports this usage. */
+export function usageReply(usage: WireUsage, ...parts: string[]): WireReply {
+  return sseReply([...chatTextChunks(parts), ...chatFinish({ usage })]);
 }
 
 /** A streamed answer with reasoning first, then text. */
 export function reasoningReply(reasoning: string[], text: string[]): WireReply {
-  return sseReply([...chatReasoningChunks(reasoning), ...chatTextChunks(text), ...chatFinish()]);
+  return sseReply([
+    ...chatReasoningChunks(reasoning),
+    ...chatTextChunks(text),
+    ...chatFinish({ usage: null }),
+  ]);
 }
 
 /** An answer that calls one tool with these arguments. */
@@ -87,7 +98,7 @@ export function toolCallReply(options: { id: string; name: string; arguments: un
     ...chatToolCallChunks([
       { id: options.id, name: options.name, fragments: [text.slice(0, middle), text.slice(middle)] },
     ]),
-    ...chatFinish({ finishReason: 'tool_calls' }),
+    ...chatFinish({ finishReason: 'tool_calls', usage: null }),
   ]);
 }
 

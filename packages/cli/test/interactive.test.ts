@@ -12,6 +12,7 @@ import {
   textReply,
   toolCallReply,
   toolResult,
+  usageReply,
 } from '../../../test-support/cli-wire.js';
 import { BIN, ensureBuilt } from './support/build.js';
 import { childEnv, createSandbox, runCli, type Sandbox } from './support/cli.js';
@@ -67,6 +68,40 @@ describe('youyou in a terminal', () => {
     expect(screen).toContain('› hi there');
     const sent = messagesOf(server.turnRequests()[0]!).at(-1);
     expect(sent && contentText(sent)).toBe('hi there');
+  });
+
+  test('a dim line after each answer gives its tokens; /usage sums the session, also when it is resumed with --continue', async () => {
+    server.reply(
+      usageReply({ prompt: 1_500, completion: 40, cached: 1_024 }, 'First.'),
+      usageReply({ prompt: 2_500, completion: 60, reasoning: 12 }, 'Second.'),
+    );
+    const chat = await startChat();
+
+    await send(chat, 'one');
+    await chat.waitFor(/First\.\n1,500 in \(1,024 cached\) · 40 out\n› *\n*$/);
+    await send(chat, 'two');
+    await chat.waitFor(/Second\.\n2,500 in · 60 out \(12 reasoning\)\n› *\n*$/);
+    await send(chat, '/usage');
+    let screen = await chat.waitFor(/reasoning +12\n.*cost.*\n› *\n*$/);
+    expect(screen).toMatch(/model calls +2\n/);
+    expect(screen).toMatch(/input tokens +4,000\n/);
+    expect(screen).toMatch(/cached +1,024\n/);
+    expect(screen).toMatch(/output tokens +100\n/);
+    // llama3.2 has no price: the cost is unknown, not $0.
+    expect(screen).toMatch(/cost +unknown/);
+
+    // The totals come back with the session.
+    await send(chat, '/new');
+    await chat.waitFor(/New session\.\n› *\n*$/);
+    await send(chat, '/usage');
+    await chat.waitFor(/No model usage in this session yet\.\n› *\n*$/);
+    await chat.keys('C-d');
+    await chat.waitForExit();
+    await chat.kill();
+    const resumed = await startChat('--continue');
+    await send(resumed, '/usage');
+    screen = await resumed.waitFor(/reasoning +12\n.*cost.*\n› *\n*$/);
+    expect(screen).toMatch(/input tokens +4,000\n/);
   });
 
   test('asks before a mutating tool runs; y lets it run', async () => {

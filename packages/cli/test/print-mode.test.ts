@@ -11,8 +11,8 @@ import {
   textReply,
   toolCallReply,
   toolResult,
+  usageReply,
 } from '../../../test-support/cli-wire.js';
-import { chatFinish, chatTextChunks, sseReply } from '../../../test-support/openai-wire.js';
 import { ensureBuilt } from './support/build.js';
 import { createSandbox, jsonLines, runCli, type Sandbox, startCli } from './support/cli.js';
 
@@ -33,14 +33,6 @@ afterEach(async () => {
 
 function print(prompt: string, ...extra: string[]) {
   return runCli({ args: ['-p', prompt, '--base-url', server.baseURL, ...extra], sandbox });
-}
-
-/** A text answer whose usage chunk reports these counts (Chat Completions wire format). */
-function textWithUsage(
-  text: string,
-  usage: { prompt: number; completion: number; cached?: number; reasoning?: number },
-) {
-  return sseReply([...chatTextChunks([text]), ...chatFinish({ usage })]);
 }
 
 describe('youyou -p', () => {
@@ -87,15 +79,7 @@ describe('youyou -p', () => {
       expect(typeof event.sequence).toBe('number');
     }
     const types = events.map((event) => event.payload.type);
-    expect(types).toEqual([
-      'usage',
-      'tool_call_start',
-      'tool_call_end',
-      'text_delta',
-      'text_delta',
-      'usage',
-      'turn_complete',
-    ]);
+    expect(types).toEqual(['tool_call_start', 'tool_call_end', 'text_delta', 'text_delta', 'turn_complete']);
     expect(events.map((event) => event.sequence)).toEqual(
       [...events.map((event) => event.sequence)].sort((a, b) => a - b),
     );
@@ -103,26 +87,34 @@ describe('youyou -p', () => {
 
   test('--json emits a usage event per model call with the counts the server reported, and the turn totals', async () => {
     server.reply(
-      toolCallReply({ id: 'call_u', name: 'read_file', arguments: { path: 'missing.txt' } }),
-      textWithUsage('Nothing there.', { prompt: 1_200, completion: 80, cached: 1_024, reasoning: 16 }),
+      usageReply({ prompt: 300, completion: 20 }, 'Let me look.'),
+      usageReply({ prompt: 1_200, completion: 80, cached: 1_024, reasoning: 16 }, 'Nothing there.'),
     );
 
-    const result = await print('read missing.txt', '--json');
+    const first = await print('hello', '--json');
+    expect(first.code).toBe(0);
+    expect(
+      (jsonLines(first.stdout) as { payload: Record<string, unknown> }[]).map((event) => event.payload),
+    ).toEqual([
+      { type: 'text_delta', text: 'Let me look.' },
+      {
+        type: 'usage',
+        purpose: 'turn',
+        providerId: 'openai-compatible',
+        modelId: 'llama3.2',
+        usage: { inputTokens: 300, outputTokens: 20, cachedInputTokens: 0, reasoningTokens: 0 },
+      },
+      expect.objectContaining({ type: 'turn_complete' }),
+    ]);
+
+    const result = await print('and now?', '--json', '--continue');
 
     expect(result.code).toBe(0);
     const payloads = (jsonLines(result.stdout) as { payload: Record<string, unknown> }[]).map(
       (event) => event.payload,
     );
     const usage = payloads.filter((payload) => payload.type === 'usage');
-    // The tool-call reply carries the wire helpers' default usage chunk (20 prompt, 5 completion tokens).
     expect(usage).toEqual([
-      {
-        type: 'usage',
-        purpose: 'turn',
-        providerId: 'openai-compatible',
-        modelId: 'llama3.2',
-        usage: { inputTokens: 20, outputTokens: 5, cachedInputTokens: 0, reasoningTokens: 0 },
-      },
       {
         type: 'usage',
         purpose: 'turn',
@@ -134,18 +126,18 @@ describe('youyou -p', () => {
     expect(payloads.at(-1)).toEqual({
       type: 'turn_complete',
       usage: {
-        inputTokens: 1_220,
-        outputTokens: 85,
+        inputTokens: 1_200,
+        outputTokens: 80,
         cachedInputTokens: 1_024,
         cacheWriteTokens: 0,
         reasoningTokens: 16,
-        modelCalls: 2,
+        modelCalls: 1,
       },
     });
   });
 
   test('without --json the turn’s tokens follow the answer on stderr; a priced model adds the cost', async () => {
-    server.reply(textWithUsage('Hi.', { prompt: 2_000, completion: 100, cached: 1_000 }));
+    server.reply(usageReply({ prompt: 2_000, completion: 100, cached: 1_000 }, 'Hi.'));
     const plain = await print('hello');
     expect(plain.code).toBe(0);
     expect(plain.stdout).toBe('Hi.\n');
@@ -155,7 +147,7 @@ describe('youyou -p', () => {
     // gpt-4o-mini is in the OpenAI catalogue: $0.15 input, $0.075 cached, $0.60 output per million tokens.
     await mkdir(sandbox.home, { recursive: true });
     await writeFile(path.join(sandbox.home, 'config.json'), JSON.stringify({ openaiApi: 'chat' }));
-    server.reply(textWithUsage('Hi.', { prompt: 2_000, completion: 100, cached: 1_000 }));
+    server.reply(usageReply({ prompt: 2_000, completion: 100, cached: 1_000 }, 'Hi.'));
     const priced = await runCli({
       args: ['-p', 'hello', '--provider', 'openai', '--model', 'gpt-4o-mini', '--base-url', server.baseURL],
       sandbox,
