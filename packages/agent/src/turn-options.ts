@@ -12,8 +12,11 @@ export interface TurnOptions {
   /** The turn's cancellation: handed to its provider calls and tools, and checked between its steps. */
   signal: AbortSignal;
   emit: (payload: AgentEventPayload) => void;
-  /** Takes the usage of each model call the turn makes (its own, compaction, memory). */
-  recordUsage: UsageSink;
-  /** The turn's usage so far, added to by `recordUsage`. */
-  usageTotals: UsageTotals;
+  /**
+   * Takes the usage of each model call the turn makes (its own, compaction, memory). Absent (a step run
+   * outside a turn), the steps make a sink that emits on `emit` and adds to the session's totals only.
+   */
+  recordUsage?: UsageSink;
+  /** The turn's usage so far, added to by `recordUsage`; `turn_complete` carries it. */
+  usageTotals?: UsageTotals;
 }

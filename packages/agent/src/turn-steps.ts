@@ -9,6 +9,7 @@ import type { TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import type { TurnOptions } from './turn-options.js';
 import type { ContentBlock, TokenUsage } from './types.js';
+import type { UsageSink } from './usage.js';
 
 /** What one streamed model answer produced. */
 export interface ModelAnswer {
@@ -97,7 +98,7 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
   }
   if (signal.aborted) answer.cancelled = true;
   if (answer.usage !== undefined) {
-    options.recordUsage({
+    usageSink(options)({
       purpose: request.purpose,
       providerId: session.model.provider.id,
       modelId: request.modelId,
@@ -147,7 +148,7 @@ export async function compact(
       model: route.info,
       prompt: runtime.config.compactPrompt,
       signal,
-      onUsage: options.recordUsage,
+      onUsage: usageSink(options),
     });
     context.applyCompaction(result);
     await session.log.append({
@@ -188,7 +189,7 @@ export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | '
       modelId: route.info.id,
       sessionId: session.id,
       signal,
-      onUsage: options.recordUsage,
+      onUsage: usageSink(options),
     });
   } catch (error) {
     session.sinceCheckpoint = [...messages, ...session.sinceCheckpoint];
@@ -239,6 +240,17 @@ export function cachedStablePrompt(runtime: AgentRuntime, session: SessionState)
   });
   session.context.stablePrompt = built;
   return built;
+}
+
+/** Where a step reports the usage of its model calls: the turn's sink, or one for the session alone. */
+export function usageSink(options: TurnOptions): UsageSink {
+  if (options.recordUsage !== undefined) return options.recordUsage;
+  const { runtime, session, emit } = options;
+  return session.usage.sink({
+    log: session.log,
+    priceOf: (modelId) => runtime.models.find(modelId)?.info.pricing,
+    emit,
+  });
 }
 
 /** The text of the user's input, for skills and the TurnStart hook. */

@@ -17,7 +17,7 @@ import {
   turnEnd,
 } from './turn-steps.js';
 import type { Message } from './types.js';
-import { copyUsageTotals } from './usage.js';
+import { copyUsageTotals, emptyUsageTotals } from './usage.js';
 
 /**
  * Runs one turn to its end (0006 §9.1): TurnStart → skills → user message → [prompt → compaction →
@@ -228,7 +228,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
     emit(
       status === 'cancelled'
         ? { type: 'turn_cancelled' }
-        : { type: 'turn_complete', usage: copyUsageTotals(options.usageTotals) },
+        : { type: 'turn_complete', usage: copyUsageTotals(options.usageTotals ?? emptyUsageTotals()) },
     );
   }
   return status;
