@@ -4,6 +4,7 @@
  */
 import type { UsageTotals } from '@youyou/agent';
 import { createStyles } from './format.js';
+import { neutralizeLine } from './terminal-text.js';
 
 const COUNT = new Intl.NumberFormat('en-US');
 
@@ -56,7 +57,9 @@ export function sessionUsageReport(options: {
     ['  reasoning', tokens(totals.reasoningTokens)],
     [
       'cost',
-      totals.costUsd === undefined ? `unknown (no price for ${options.modelId})` : formatCost(totals.costUsd),
+      totals.costUsd === undefined
+        ? `unknown (no price for ${neutralizeLine(options.modelId)})`
+        : formatCost(totals.costUsd),
     ],
   ];
   const lines = rows.map(([label, value]) => `${styles.dim(label.padEnd(15))}${value}`);
