@@ -9,7 +9,7 @@ import type { TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import type { TurnOptions } from './turn-options.js';
 import type { ContentBlock, TokenUsage } from './types.js';
-import type { UsageSink } from './usage.js';
+import { usageSink } from './usage-sink.js';
 
 /** What one streamed model answer produced. */
 export interface ModelAnswer {
@@ -240,17 +240,6 @@ export function cachedStablePrompt(runtime: AgentRuntime, session: SessionState)
   });
   session.context.stablePrompt = built;
   return built;
-}
-
-/** Where a step reports the usage of its model calls: the turn's sink, or one for the session alone. */
-export function usageSink(options: TurnOptions): UsageSink {
-  if (options.recordUsage !== undefined) return options.recordUsage;
-  const { runtime, session, emit } = options;
-  return session.usage.sink({
-    log: session.log,
-    priceOf: (modelId) => runtime.models.find(modelId)?.info.pricing,
-    emit,
-  });
 }
 
 /** The text of the user's input, for skills and the TurnStart hook. */
