@@ -221,6 +221,33 @@ export class SqliteSessionStorage implements SessionStorage {
   }
 
   /**
+   * The value of the last `metadata` event with this key of each session (sessions without one, or
+   * unknown, are left out): what an application stored about its sessions (a workspace, a label) without
+   * loading their logs.
+   */
+  async metadataOf(sessionIds: readonly string[], key: string): Promise<Map<string, unknown>> {
+    if (!Array.isArray(sessionIds)) throw invalidInput('sessionIds must be an array of session ids');
+    for (const sessionId of sessionIds) checkSessionId(sessionId);
+    if (typeof key !== 'string' || key === '') throw invalidInput('key must be a non-empty string');
+    const connection = this.#connection;
+    return connection.read('reading session metadata', () => {
+      const values = new Map<string, unknown>();
+      for (const sessionId of sessionIds) {
+        const found = connection.statement(SQL.sessionKey).raw().get(sessionId) as [number, number] | undefined;
+        if (found === undefined) continue;
+        const { first, last } = eventRange(found[0]);
+        const row = connection.statement(SQL.lastMetadata).raw().get(first, last, key) as
+          | [string, number]
+          | undefined;
+        if (row === undefined) continue;
+        const payload = decodeValue(row[0], row[1] === 1) as SessionEventPayload;
+        if (payload.type === 'metadata') values.set(sessionId, payload.value);
+      }
+      return values;
+    });
+  }
+
+  /**
    * Claims the session for this storage instance until the claim is released (the core does this for
    * every session it runs): another instance, in this process or another on the same file, is refused
    * with SESSION_BUSY. See SqliteSessionClaim for expiry, renewal and the fencing of a stale holder.
