@@ -3,8 +3,9 @@ import { parseCommandLine, UsageError, usageText } from './args.js';
 import { CommandError, packageVersion, runSessionsCommand } from './commands.js';
 import { ConfigError, resolveSettings } from './config.js';
 import { plainMessage, wantsColor } from './format.js';
-import { runInteractive } from './interactive.js';
-import { type CliIo, runPrintMode } from './print-mode.js';
+// Types only: the chat modes (and through them the agent, the SDKs, MCP and SQLite) are imported when a
+// run needs them, so that `--help` and `--version` answer without loading them.
+import type { CliIo } from './print-mode.js';
 import { UnreachableError } from './provider.js';
 
 /** What `run` needs from the process. */
@@ -76,6 +77,7 @@ export async function run(options: RunOptions): Promise<number> {
         throw new UsageError('no prompt: stdin is not a terminal and was empty; use -p "prompt"');
     }
     if (prompt !== undefined) {
+      const { runPrintMode } = await import('./print-mode.js');
       return await runPrintMode({
         settings,
         prompt,
@@ -85,6 +87,7 @@ export async function run(options: RunOptions): Promise<number> {
         io,
       });
     }
+    const { runInteractive } = await import('./interactive.js');
     return await runInteractive({
       settings,
       resume: command.resume,

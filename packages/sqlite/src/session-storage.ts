@@ -233,7 +233,9 @@ export class SqliteSessionStorage implements SessionStorage {
     return connection.read('reading session metadata', () => {
       const values = new Map<string, unknown>();
       for (const sessionId of sessionIds) {
-        const found = connection.statement(SQL.sessionKey).raw().get(sessionId) as [number, number] | undefined;
+        const found = connection.statement(SQL.sessionKey).raw().get(sessionId) as
+          | [number, number]
+          | undefined;
         if (found === undefined) continue;
         const { first, last } = eventRange(found[0]);
         const row = connection.statement(SQL.lastMetadata).raw().get(first, last, key) as
