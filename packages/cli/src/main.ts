@@ -1,4 +1,4 @@
-import { isAgentError } from '@youyou/agent';
+import type { AgentError } from '@youyou/agent';
 import { parseCommandLine, UsageError, usageText } from './args.js';
 import { CommandError, packageVersion, runSessionsCommand } from './commands.js';
 import { ConfigError, resolveSettings } from './config.js';
@@ -25,7 +25,10 @@ async function readAll(stream: NodeJS.ReadStream): Promise<string> {
 }
 
 /** The exit code and the one line to print for an error that ends the run. */
-function describeFailure(error: unknown): { code: number; text: string } {
+function describeFailure(
+  error: unknown,
+  isAgentError: (value: unknown) => value is AgentError,
+): { code: number; text: string } {
   if (error instanceof UsageError)
     return { code: 2, text: `${error.message}\nRun 'youyou --help' for usage.` };
   if (error instanceof ConfigError || error instanceof UnreachableError)
@@ -96,7 +99,9 @@ export async function run(options: RunOptions): Promise<number> {
       color: wantsColor(stdout, env),
     });
   } catch (error) {
-    const failure = describeFailure(error);
+    // The runtime is loaded here rather than up front, so that `--help` does not load it.
+    const { isAgentError } = await import('@youyou/agent');
+    const failure = describeFailure(error, isAgentError);
     stderr.write(`youyou: ${failure.text}\n`);
     return failure.code;
   }
