@@ -111,11 +111,11 @@ export class ClaimManager {
       const now = Date.now();
       const row = connection.statement(SQL.holder).raw().get(sessionId) as ClaimRow | undefined;
       if (row !== undefined) {
-        const [owner, host, pid, , expiresAt] = row;
+        const [, host, pid, , expiresAt] = row;
         const deadHolder = host === hostname() && pid !== process.pid && processIsGone(pid);
+        // One short line (a terminal shows it as is): who holds it, and what to do.
         if (expiresAt > now && !deadHolder) {
-          const who = host === hostname() ? `process ${pid}` : `process ${pid} on ${host}`;
-          return `in use by another youyou or agent (${who}, claim '${owner}') for up to ${Math.ceil((expiresAt - now) / 1000)} s more; close it there first`;
+          return `in use by another process (pid ${pid}${host === hostname() ? '' : ` on ${host}`}); close it there first`;
         }
       }
       connection

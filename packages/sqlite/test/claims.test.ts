@@ -55,7 +55,7 @@ test('a session claimed by one storage on the file is refused to another until r
 
   const refused = await rejection(second.sessions.acquireSession('shared'));
   expect(refused.code).toBe('SESSION_BUSY');
-  expect(refused.message).toContain(`process ${process.pid}`);
+  expect(refused.message).toContain(`pid ${process.pid}`);
 
   await claim.release();
   const taken = await second.sessions.acquireSession('shared');
