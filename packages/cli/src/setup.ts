@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { release } from 'node:os';
+import { homedir, release } from 'node:os';
 import path from 'node:path';
 import {
   type Agent,
@@ -200,9 +200,10 @@ export async function setUpRuntime(options: {
     const loaded = await loadSkillsFromDirectories({
       directories: [
         path.join(settings.cwd, '.youyou', 'skills'),
-        // Agent Skills' shared location, read by other agents too.
+        // Agent Skills' shared locations, read by other agents too.
         path.join(settings.cwd, '.agents', 'skills'),
         path.join(settings.home, 'skills'),
+        path.join(homedir(), '.agents', 'skills'),
       ],
     });
     for (const problem of loaded.problems) warn(`skill ${problem.path}: ${problem.message}`);
