@@ -187,7 +187,10 @@ export async function setUpRuntime(options: {
   const models = new SwitchableProvider(provider);
   mkdirSync(settings.home, { recursive: true });
   const { openSqliteStorage } = await import('@youyou/sqlite');
-  const storage: SqliteStorage = await openSqliteStorage(settings.databasePath);
+  const storage: SqliteStorage = await openSqliteStorage(settings.databasePath, {
+    // A claim on the session that could not be renewed is said on stderr, not on the console of a library.
+    onBackgroundError: options.onBackgroundError,
+  });
   let mcp: McpServerSet | undefined;
   try {
     const workspaceTools = createWorkspaceTools({ root: settings.cwd });
