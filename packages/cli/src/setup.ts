@@ -176,8 +176,8 @@ export async function setUpRuntime(options: {
   env: NodeJS.ProcessEnv;
   approval: ApprovalPolicy;
   warn: (text: string) => void;
-  /** A line saying what youyou waits for (`connecting…`), on stderr. */
-  notice: (text: string) => void;
+  /** A line saying what youyou waits for (`connecting…`), on stderr; default `warn`. */
+  notice?: (text: string) => void;
   onBackgroundError: (error: AgentError) => void;
 }): Promise<CliRuntime> {
   const { settings, warn } = options;
@@ -197,7 +197,7 @@ export async function setUpRuntime(options: {
     if (Object.keys(settings.mcpServers).length > 0) {
       const { validateServerConfig } = await import('@youyou/mcp');
       const configs = mcpConfigs({ servers: settings.mcpServers, warn, validateServerConfig });
-      if (configs.length > 0) mcp = await connectServers({ configs, notice: options.notice, warn });
+      if (configs.length > 0) mcp = await connectServers({ configs, notice: options.notice ?? warn, warn });
     }
     const tools = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn });
     const loaded = await loadSkillsFromDirectories({
