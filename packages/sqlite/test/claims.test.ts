@@ -121,18 +121,3 @@ test('bad claim options are refused with INVALID_CONFIG', async () => {
   const error = await rejection(open({ claims: { ttlMs: 100, heartbeatMs: 100 } }));
   expect(error.code).toBe('INVALID_CONFIG');
 });
-
-test('metadataOf gives the last value of a metadata key per session, without the sessions lacking it', async () => {
-  const storage = await open();
-  const metadata = (value: unknown): SessionEvent => ({
-    timestamp: new Date(),
-    payload: { type: 'metadata', key: 'workspace', value },
-  });
-  await storage.sessions.saveEvent('a', metadata('/one'));
-  await storage.sessions.saveEvent('a', userEvent('hello'));
-  await storage.sessions.saveEvent('a', metadata('/two'));
-  await storage.sessions.saveEvent('b', userEvent('no metadata'));
-
-  const values = await storage.sessions.metadataOf(['a', 'b', 'unknown'], 'workspace');
-  expect([...values]).toEqual([['a', '/two']]);
-});
