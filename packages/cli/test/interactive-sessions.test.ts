@@ -60,7 +60,7 @@ async function sessionsJson(): Promise<{ sessionId: string; messageCount: number
 }
 
 /** Polls until `check` is true, at most `timeoutMs`. */
-async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+async function until(check: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error('timed out waiting');
@@ -85,7 +85,7 @@ describe('slash commands of the session', () => {
     // Still one session: the second request carries the first exchange.
     expect(messagesOf(server.turnRequests()[1]!).map(contentText)).toContain('First answer.');
     expect(await sessionsJson()).toHaveLength(1);
-  });
+  }, 60_000);
 
   test('/clear clears the screen and starts a new session', async () => {
     server.reply(textReply('Noted the secret plan.'), textReply('Fresh start.'));
@@ -105,7 +105,7 @@ describe('slash commands of the session', () => {
     await chat.keys('C-d');
     await chat.waitForExit();
     expect(await sessionsJson()).toHaveLength(2);
-  });
+  }, 60_000);
 });
 
 describe('resume', () => {
@@ -126,7 +126,7 @@ describe('resume', () => {
     const screen = await chat.screen();
     const shown = /Resumed session \S+ · (\d+) messages/.exec(screen);
     expect(shown?.[1]).toBe(String(listed!.messageCount));
-  });
+  }, 60_000);
 
   test('resume of a session another youyou runs exits 1 with one line', async () => {
     server.reply(textReply('Saved.'), hangingReply('busy '));
@@ -155,5 +155,5 @@ describe('resume', () => {
 
     holder.child.kill('SIGINT');
     await holder.result;
-  });
+  }, 60_000);
 });

@@ -52,7 +52,7 @@ async function turn(prompt: string, answer: string, ...args: string[]): Promise<
 }
 
 /** Polls until `check` is true, at most `timeoutMs`. */
-async function until(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+async function until(check: () => boolean, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > deadline) throw new Error('timed out waiting');
@@ -90,7 +90,7 @@ describe('two processes on one session', () => {
     const after = await cli('resume', id, '-p', 'mine now?', '--base-url', server.baseURL);
     expect(after.code).toBe(0);
     expect(after.stdout).toBe('Now it is mine.\n');
-  });
+  }, 60_000);
 
   test('a session whose holder was killed is free at once', async () => {
     const id = await turn('hello', 'Hi.');
@@ -107,7 +107,7 @@ describe('two processes on one session', () => {
     const after = await cli('resume', id, '-p', 'again', '--base-url', server.baseURL);
     expect(after.stderr).toBe('');
     expect(after.code).toBe(0);
-  });
+  }, 60_000);
 });
 
 describe('sessions and workspaces', () => {
@@ -137,7 +137,7 @@ describe('sessions and workspaces', () => {
     // HOME is the sandbox's root, so the workspaces are shown under ~.
     expect(table.find((line) => line.includes(here.slice(0, 8)))).toContain('~/workspace');
     expect(table.find((line) => line.includes(there.slice(0, 8)))).toContain('~/other');
-  });
+  }, 60_000);
 
   test('--continue in a workspace without sessions fails and does not open another workspace’s', async () => {
     await turn('elsewhere', 'Elsewhere.', '--cwd', sandbox.root);
@@ -145,7 +145,7 @@ describe('sessions and workspaces', () => {
     expect(result.code).toBe(1);
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
     expect(server.turnRequests()).toHaveLength(1);
-  });
+  }, 60_000);
 });
 
 describe('a failed turn', () => {
@@ -157,7 +157,7 @@ describe('a failed turn', () => {
     expect(result.code).toBe(1);
     expect(server.wire.requests).toHaveLength(1);
     expect(result.stderr.split('xyzzy')).toHaveLength(2);
-  });
+  }, 60_000);
 
   test('a later successful turn lifts it: closing extracts memories again', async () => {
     const id = await turn('first', 'Fine.');
@@ -167,7 +167,7 @@ describe('a failed turn', () => {
     expect(server.memoryRequests()).toHaveLength(1);
     await turn('third', 'Fine again.', 'resume', id);
     expect(server.memoryRequests().length).toBeGreaterThan(1);
-  });
+  }, 60_000);
 });
 
 describe('MCP servers', () => {
@@ -192,14 +192,14 @@ describe('MCP servers', () => {
     expect(result.stderr).toMatch(/warning: .*slow.*1500/);
     // The SDK's default would have waited 60 s.
     expect(Date.now() - started).toBeLessThan(30_000);
-  });
+  }, 60_000);
 
   test('a timeoutMs that is not a positive whole number is a configuration error', async () => {
     await writeConfig({ mcpServers: { bad: { command: 'true', timeoutMs: -5 } } });
     const result = await cli('-p', 'hi', '--base-url', server.baseURL);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('mcpServers.bad.timeoutMs');
-  });
+  }, 60_000);
 });
 
 describe('project instructions and skills', () => {
@@ -221,7 +221,7 @@ describe('project instructions and skills', () => {
     expect(system).toContain('Always run npm test before committing.');
     expect(system).toContain('Indent with tabs.');
     expect(system.indexOf('npm test')).toBeLessThan(system.indexOf('Indent with tabs.'));
-  });
+  }, 60_000);
 
   test('a skill in .agents/skills is found and used', async () => {
     const folder = path.join(sandbox.workspace, '.agents', 'skills', 'limerick');
@@ -237,7 +237,7 @@ describe('project instructions and skills', () => {
     expect(result.code).toBe(0);
     const sent = messagesOf(server.turnRequests()[0]!).map(contentText).join('\n');
     expect(sent).toContain('Answer in exactly one limerick.');
-  });
+  }, 60_000);
 });
 
 describe('startup', () => {
@@ -278,7 +278,7 @@ describe('startup', () => {
     const turnModules = await modulesLoadedBy('-p', 'hi', '--base-url', server.baseURL);
     expect(turnModules.some((url) => url.includes('/packages/sqlite/'))).toBe(true);
     expect(turnModules.some((url) => url.includes('/packages/openai/'))).toBe(true);
-  });
+  }, 60_000);
 
   test('npm run youyou builds nothing when nothing changed, then runs the binary', async () => {
     expect(await buildStale()).toEqual([]);
@@ -297,5 +297,5 @@ describe('startup', () => {
     });
     expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
     expect(await stamps()).toEqual(before);
-  });
+  }, 60_000);
 });
