@@ -1,5 +1,4 @@
 import { mkdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import type { SessionStorage, SessionSummary, SkillDefinition } from '@youyou/agent';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
 import type { CliSettings } from './config.js';
@@ -35,20 +34,16 @@ function localTime(date: Date): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}`;
 }
 
-/** The columns the WORKSPACE column of the sessions table takes. */
-const WORKSPACE_COLUMNS = 24;
+/** The most columns the WORKSPACE column takes; a longer path is cut from the left. */
+const MAX_WORKSPACE_COLUMNS = 60;
 
-/** A workspace as the table shows it: `~` for the home folder, cut from the left to fit. */
-function shortWorkspace(workspace: string | undefined): string {
+/** A workspace as the table shows it: the whole path when it fits, else its end after `…`. */
+function shownWorkspace(workspace: string | undefined): string {
   if (workspace === undefined) return '-';
-  const home = homedir();
-  const shown = neutralizeLine(
-    workspace === home || workspace.startsWith(`${home}/`) ? `~${workspace.slice(home.length)}` : workspace,
-  );
-  const characters = [...shown];
-  return characters.length <= WORKSPACE_COLUMNS
-    ? shown
-    : `…${characters.slice(characters.length - WORKSPACE_COLUMNS + 1).join('')}`;
+  const characters = [...neutralizeLine(workspace)];
+  return characters.length <= MAX_WORKSPACE_COLUMNS
+    ? characters.join('')
+    : `…${characters.slice(characters.length - MAX_WORKSPACE_COLUMNS + 1).join('')}`;
 }
 
 /** A table of sessions, newest first, fitted to `columns`, with each one's workspace; `currentId` is marked. */
@@ -60,13 +55,17 @@ export function formatSessionTable(options: {
   currentId?: string | undefined;
 }): string {
   const styles = createStyles(options.color);
-  const header = `  ${'ID'.padEnd(8)}  ${'UPDATED'.padEnd(16)}  ${'MSGS'.padStart(4)}  ${'WORKSPACE'.padEnd(WORKSPACE_COLUMNS)}  TITLE`;
+  const workspaces = options.sessions.map((session) =>
+    shownWorkspace(options.workspaces.get(session.sessionId)),
+  );
+  const workspaceWidth = Math.max('WORKSPACE'.length, ...workspaces.map((text) => [...text].length));
+  const header = `  ${'ID'.padEnd(8)}  ${'UPDATED'.padEnd(16)}  ${'MSGS'.padStart(4)}  ${'WORKSPACE'.padEnd(workspaceWidth)}  TITLE`;
   const titleRoom = Math.max(10, options.columns - header.length + 5 - 1);
-  const rows = options.sessions.map((session) => {
+  const rows = options.sessions.map((session, index) => {
     const marker = session.sessionId === options.currentId ? styles.green('*') : ' ';
     const title =
       session.title.trim() === '' ? '(no message yet)' : neutralizeLine(session.title.replace(/\s+/g, ' '));
-    const workspace = shortWorkspace(options.workspaces.get(session.sessionId)).padEnd(WORKSPACE_COLUMNS);
+    const workspace = (workspaces[index] ?? '-').padEnd(workspaceWidth);
     return `${marker} ${styles.cyan(shortId(session.sessionId))}  ${localTime(session.updatedAt)}  ${String(session.messageCount).padStart(4)}  ${styles.dim(workspace)}  ${truncate(title, titleRoom)}`;
   });
   return `${styles.dim(header)}\n${rows.join('\n')}\n`;

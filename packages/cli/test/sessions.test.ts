@@ -134,9 +134,8 @@ describe('sessions and workspaces', () => {
     ]);
     const table = (await cli('sessions')).stdout.split('\n');
     expect(table[0]).toContain('WORKSPACE');
-    // HOME is the sandbox's root, so the workspaces are shown under ~.
-    expect(table.find((line) => line.includes(here.slice(0, 8)))).toContain('~/workspace');
-    expect(table.find((line) => line.includes(there.slice(0, 8)))).toContain('~/other');
+    expect(table.find((line) => line.includes(here.slice(0, 8)))).toContain(sandbox.workspace);
+    expect(table.find((line) => line.includes(there.slice(0, 8)))).toContain(other);
   }, 60_000);
 
   test('--continue in a workspace without sessions fails and does not open another workspace’s', async () => {
