@@ -149,6 +149,8 @@ class Chat {
         }
         try {
           const id = await resolveSessionId(runtime.sessions, argument);
+          // A session another youyou runs is refused (SESSION_BUSY) before this one is closed.
+          if (id !== this.#session?.id) await (await runtime.sessions.acquireSession(id)).release();
           await this.#closeSession();
           const session = await runtime.agent.resumeSession(id);
           this.#showResumed(session, await storedMessageCount(runtime.sessions, id));

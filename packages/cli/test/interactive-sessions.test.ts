@@ -156,4 +156,29 @@ describe('resume', () => {
     holder.child.kill('SIGINT');
     await holder.result;
   }, 60_000);
+
+  test('/resume of a session another youyou runs keeps the current session', async () => {
+    server.reply(textReply('Saved.'), hangingReply('busy '), textReply('Hello.'), textReply('Still here.'));
+    const first = await runCli({ args: ['-p', 'start', '--json', '--base-url', server.baseURL], sandbox });
+    const id = (jsonLines(first.stdout)[0] as { sessionId: string }).sessionId;
+    const holder = startCli({
+      args: ['resume', id, '-p', 'keep going', '--json', '--base-url', server.baseURL],
+      sandbox,
+    });
+    await until(() => holder.stdout().includes('text_delta'));
+    const chat = await startChat();
+    await send(chat, 'my own session');
+    await chat.waitFor(/Hello\.\n› *\n*$/);
+
+    await send(chat, `/resume ${id}`);
+    await chat.waitFor(new RegExp(`${id}.*\\n› *\\n*$`));
+    await send(chat, 'still mine?');
+    await chat.waitFor(/Still here\.\n› *\n*$/);
+
+    const texts = messagesOf(server.turnRequests().at(-1)!).map(contentText);
+    expect(texts).toContain('my own session');
+    expect(texts).not.toContain('start');
+    holder.child.kill('SIGINT');
+    await holder.result;
+  }, 60_000);
 });
