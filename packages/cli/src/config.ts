@@ -21,10 +21,27 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** An MCP server of the config file: a command to start (stdio) or a URL (Streamable HTTP). */
-export type McpServerSetting =
+/**
+ * An MCP server of the config file: a command to start (stdio) or a URL (Streamable HTTP); `timeoutMs`
+ * bounds connecting and each call (default 60000).
+ */
+export type McpServerSetting = (
   | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
-  | { url: string; headers?: Record<string, string> };
+  | { url: string; headers?: Record<string, string> }
+) & { timeoutMs?: number };
+
+/** The longest timer Node accepts, so the largest MCP timeout. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+function parseServerTimeout(where: string, value: unknown): { timeoutMs?: number } {
+  if (value === undefined) return {};
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
+    throw new ConfigError(
+      `${where}.timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}`,
+    );
+  }
+  return { timeoutMs: value };
+}
 
 /** `~/.youyou/config.json` after validation. */
 export interface FileConfig {
@@ -97,6 +114,7 @@ function isStringRecord(value: unknown): value is Record<string, string> {
 function parseMcpServer(file: string, name: string, value: unknown): McpServerSetting {
   const where = `${file}: mcpServers.${name}`;
   if (!isRecord(value)) throw new ConfigError(`${where} must be an object with "command" or "url"`);
+  const timeout = parseServerTimeout(where, value.timeoutMs);
   if (typeof value.url === 'string') {
     try {
       new URL(value.url);
@@ -106,7 +124,11 @@ function parseMcpServer(file: string, name: string, value: unknown): McpServerSe
     if (value.headers !== undefined && !isStringRecord(value.headers)) {
       throw new ConfigError(`${where}.headers must map header names to strings`);
     }
-    return { url: value.url, ...(value.headers === undefined ? {} : { headers: value.headers }) };
+    return {
+      url: value.url,
+      ...(value.headers === undefined ? {} : { headers: value.headers }),
+      ...timeout,
+    };
   }
   if (typeof value.command !== 'string' || value.command === '') {
     throw new ConfigError(
@@ -124,7 +146,7 @@ function parseMcpServer(file: string, name: string, value: unknown): McpServerSe
   }
   if (value.cwd !== undefined && typeof value.cwd !== 'string')
     throw new ConfigError(`${where}.cwd must be a string`);
-  const server: McpServerSetting = { command: value.command };
+  const server: McpServerSetting = { command: value.command, ...timeout };
   if (value.args !== undefined) server.args = value.args as string[];
   if (value.env !== undefined) server.env = value.env;
   if (typeof value.cwd === 'string') server.cwd = value.cwd;

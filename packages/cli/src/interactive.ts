@@ -7,13 +7,16 @@ import {
   packageVersion,
   resolveSessionId,
   shortId,
+  storedMessageCount,
+  workspacesOf,
 } from './commands.js';
 import type { CliSettings } from './config.js';
 import { createStyles, plainMessage, type Styles, summarizeArguments, truncate } from './format.js';
-import { type CliIo, openSession } from './print-mode.js';
+import { type CliIo, newWorkspaceSession, openSession } from './print-mode.js';
 import { TurnView } from './render.js';
 import { type CliRuntime, setUpRuntime } from './setup.js';
 import { isInterrupt, type Key, loadHistory, saveHistory, Terminal } from './terminal.js';
+import { neutralizeLine } from './terminal-text.js';
 
 /** A question waiting for one key. */
 interface PendingApproval {
@@ -54,8 +57,8 @@ class Chat {
     this.#terminal.output.write(text);
   }
 
-  /** Prints the banner and, for a resumed session, where the conversation stood. */
-  start(session: Session | undefined): void {
+  /** Prints the banner and, for a resumed session (with its stored message count), where it stood. */
+  start(resumed: { session: Session; messageCount: number } | undefined): void {
     const { provider } = this.#runtime;
     const where = provider.baseURL === undefined ? provider.name : provider.baseURL;
     this.#write(
@@ -68,13 +71,14 @@ class Chat {
         : this.#styles.dim(`sandbox: ${sandbox.mode} · network ${sandbox.network ? 'on' : 'off'}\n`),
     );
     this.#write(this.#styles.dim('/help for commands · Ctrl-C cancels a turn · Ctrl-D exits\n'));
-    if (session !== undefined) this.#showResumed(session);
+    if (resumed !== undefined) this.#showResumed(resumed.session, resumed.messageCount);
   }
 
-  #showResumed(session: Session): void {
+  /** `messageCount` is the stored count that `sessions` shows too (the context may hold more or fewer). */
+  #showResumed(session: Session, messageCount: number): void {
     this.#session = session;
     const messages = session.messages();
-    this.#write(this.#styles.dim(`Resumed session ${shortId(session.id)} · ${messages.length} messages\n`));
+    this.#write(this.#styles.dim(`Resumed session ${shortId(session.id)} · ${messageCount} messages\n`));
     const textOf = (message: Message): string =>
       'content' in message && Array.isArray(message.content)
         ? message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
@@ -135,6 +139,7 @@ class Chat {
           this.#write(
             formatSessionTable({
               sessions: page.sessions,
+              workspaces: await workspacesOf(runtime.sessions, page.sessions),
               columns: this.#terminal.columns,
               color: this.#color,
               currentId: this.#session?.id,
@@ -150,8 +155,11 @@ class Chat {
         }
         try {
           const id = await resolveSessionId(runtime.sessions, argument);
+          // A session another youyou runs is refused (SESSION_BUSY) before this one is closed.
+          if (id !== this.#session?.id) await (await runtime.sessions.acquireSession(id)).release();
           await this.#closeSession();
-          this.#showResumed(await runtime.agent.resumeSession(id));
+          const session = await runtime.agent.resumeSession(id);
+          this.#showResumed(session, await storedMessageCount(runtime.sessions, id));
         } catch (error) {
           this.#write(
             this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`),
@@ -160,8 +168,14 @@ class Chat {
         return 'done';
       }
       case 'new':
+      case 'clear':
         await this.#closeSession();
+        // Erase the screen and its scrollback, cursor home: the new session starts on a clean terminal.
+        if (name === 'clear') this.#write('\x1b[2J\x1b[3J\x1b[H');
         this.#write(this.#styles.dim('New session.\n'));
+        return 'done';
+      case 'model':
+        await this.#switchModel(argument);
         return 'done';
       case 'reasoning':
         this.#showReasoning = !this.#showReasoning;
@@ -181,6 +195,24 @@ class Chat {
           this.#styles.red(`unknown command /${name} — /help lists the commands, /skills the skills\n`),
         );
         return 'done';
+    }
+  }
+
+  /** `/model NAME`: the next requests go to NAME; without a name, says which model is in use. */
+  async #switchModel(name: string): Promise<void> {
+    if (name === '') {
+      this.#write(
+        `${neutralizeLine(this.#runtime.provider.modelId)} ${this.#styles.dim('(/model NAME switches)')}\n`,
+      );
+      return;
+    }
+    try {
+      const chosen = await this.#runtime.switchModel(name);
+      this.#write(this.#styles.dim(`Model: ${neutralizeLine(chosen.modelId)}\n`));
+    } catch (error) {
+      this.#write(
+        this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`),
+      );
     }
   }
 
@@ -217,7 +249,7 @@ class Chat {
   async #turn(text: string): Promise<'done' | 'exit'> {
     let turn: RunningTurn;
     try {
-      this.#session ??= await this.#runtime.agent.newSession();
+      this.#session ??= await newWorkspaceSession(this.#runtime, this.#settings.cwd);
       turn = await this.#session.sendMessage(text);
     } catch (error) {
       this.#write(
@@ -349,15 +381,22 @@ export async function runInteractive(options: {
             chat === undefined ? Promise.resolve('deny') : chat.ask(request, signal),
         },
     warn: io.warn,
+    notice: (text) => io.stderr.write(`${text}\n`),
     onBackgroundError: (error: AgentError) => io.warn(plainMessage(error.message)),
   });
   try {
     chat = new Chat({ runtime, terminal, settings, color: options.color });
-    const session =
-      options.resume !== undefined || options.latest
-        ? await openSession({ runtime, resume: options.resume, latest: options.latest })
-        : undefined;
-    chat.start(session);
+    let resumed: { session: Session; messageCount: number } | undefined;
+    if (options.resume !== undefined || options.latest) {
+      const session = await openSession({
+        runtime,
+        resume: options.resume,
+        latest: options.latest,
+        workspace: settings.cwd,
+      });
+      resumed = { session, messageCount: await storedMessageCount(runtime.sessions, session.id) };
+    }
+    chat.start(resumed);
     return await chat.loop();
   } finally {
     saveHistory(settings.historyPath, terminal.history);

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentError, isAgentError } from '@youyou/agent';
 import Database from 'better-sqlite3';
+import type { SqliteClaimOptions } from './claims.js';
 import { closedError, isBusy, storageError } from './errors.js';
 import { MIGRATIONS, type Migration, runMigrations } from './migrations.js';
 
@@ -17,6 +18,10 @@ export interface SqliteStorageOptions {
    * commits but never corrupts the file (SQLite's advice for WAL). `'full'`: each commit is fsynced.
    */
   synchronous?: 'normal' | 'full';
+  /** How session claims (`acquireSession`) expire and are renewed. */
+  claims?: SqliteClaimOptions;
+  /** Failures of background work (renewing a claim) that no call can reject with. Default: console.warn. */
+  onBackgroundError?: (error: AgentError) => void;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
@@ -43,6 +48,12 @@ function checkOptions(path: unknown, options: SqliteStorageOptions): void {
   }
   if (synchronous !== undefined && synchronous !== 'normal' && synchronous !== 'full') {
     throw invalidConfig(`synchronous must be 'normal' or 'full', got ${String(synchronous)}`);
+  }
+  if (options.claims !== undefined && (typeof options.claims !== 'object' || options.claims === null)) {
+    throw invalidConfig('claims must be an object { ttlMs?, heartbeatMs? }');
+  }
+  if (options.onBackgroundError !== undefined && typeof options.onBackgroundError !== 'function') {
+    throw invalidConfig('onBackgroundError must be a function');
   }
 }
 
