@@ -3,6 +3,7 @@ import type { SessionStorage, SessionSummary, SkillDefinition } from '@youyou/ag
 import { openSqliteStorage } from '@youyou/sqlite';
 import type { CliSettings } from './config.js';
 import { createStyles, truncate } from './format.js';
+import { neutralizeLine, terminalSafeJson } from './terminal-text.js';
 
 /** A failure of a command that is nobody's mistake in the arguments (an unknown session): exit code 1. */
 export class CommandError extends Error {
@@ -39,7 +40,8 @@ export function formatSessionTable(options: {
   const titleRoom = Math.max(10, options.columns - header.length + 5 - 1);
   const rows = options.sessions.map((session) => {
     const marker = session.sessionId === options.currentId ? styles.green('*') : ' ';
-    const title = session.title.trim() === '' ? '(no message yet)' : session.title.replace(/\s+/g, ' ');
+    const title =
+      session.title.trim() === '' ? '(no message yet)' : neutralizeLine(session.title.replace(/\s+/g, ' '));
     return `${marker} ${styles.cyan(shortId(session.sessionId))}  ${localTime(session.updatedAt)}  ${String(session.messageCount).padStart(4)}  ${truncate(title, titleRoom)}`;
   });
   return `${styles.dim(header)}\n${rows.join('\n')}\n`;
@@ -51,7 +53,7 @@ export function formatSkills(skills: readonly SkillDefinition[], color: boolean)
   if (skills.length === 0) {
     return `No skills. Put SKILL.md files in .youyou/skills/<name>/ of the workspace or in ~/.youyou/skills/<name>/.\n`;
   }
-  return `${skills.map((skill) => `${styles.cyan(`/${skill.name}`)}  ${skill.description}`).join('\n')}\n`;
+  return `${skills.map((skill) => `${styles.cyan(`/${neutralizeLine(skill.name)}`)}  ${neutralizeLine(skill.description)}`).join('\n')}\n`;
 }
 
 /** The id of the session `given` names: a whole id or a prefix matching exactly one session. */
@@ -61,10 +63,10 @@ export async function resolveSessionId(storage: SessionStorage, given: string): 
   if (exact !== undefined) return exact.sessionId;
   if (matches.length === 1 && matches[0] !== undefined) return matches[0].sessionId;
   if (matches.length === 0) {
-    throw new CommandError(`no session has the id '${given}'; 'youyou sessions' lists them`);
+    throw new CommandError(`no session has the id '${neutralizeLine(given)}'; 'youyou sessions' lists them`);
   }
   throw new CommandError(
-    `'${given}' matches ${matches.length} sessions (${matches.map((session) => shortId(session.sessionId)).join(', ')}); give more of the id`,
+    `'${neutralizeLine(given)}' matches ${matches.length} sessions (${matches.map((session) => shortId(session.sessionId)).join(', ')}); give more of the id`,
   );
 }
 
@@ -95,12 +97,14 @@ export async function runSessionsCommand(options: {
         ? (await storage.sessions.listSessions(undefined, options.limit)).sessions
         : (await storage.sessions.findSession(options.search)).slice(0, options.limit);
     if (options.json) {
-      for (const session of sessions) options.write(`${JSON.stringify(session)}\n`);
+      for (const session of sessions) options.write(`${terminalSafeJson(session)}\n`);
       return 0;
     }
     if (sessions.length === 0) {
       options.write(
-        options.search === undefined ? 'No sessions yet.\n' : `No session mentions '${options.search}'.\n`,
+        options.search === undefined
+          ? 'No sessions yet.\n'
+          : `No session mentions '${neutralizeLine(options.search)}'.\n`,
       );
       return 0;
     }

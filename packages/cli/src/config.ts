@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { type FlagSettings, PROVIDER_NAMES, type ProviderName } from './args.js';
+import { type ApprovalRule, type ApprovalRules, NO_RULES, parseRule } from './rules.js';
 
 /** Where a compatible server is looked for when nothing else is configured: a local Ollama. */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:11434/v1';
@@ -31,6 +32,7 @@ export interface FileConfig {
   systemInstructions?: string[];
   toolTimeoutMs?: number;
   mcpServers?: Record<string, McpServerSetting>;
+  approval?: ApprovalRules;
 }
 
 /** Everything the CLI runs with: flags over environment over config file over defaults. */
@@ -51,6 +53,8 @@ export interface CliSettings {
   systemInstructions: string[];
   toolTimeoutMs: number | undefined;
   mcpServers: Record<string, McpServerSetting>;
+  /** The allow and deny rules of the config file's "approval". */
+  approvalRules: ApprovalRules;
   /** The workspace root, absolute. */
   cwd: string;
   yes: boolean;
@@ -66,6 +70,7 @@ const FILE_KEYS = new Set([
   'systemInstructions',
   'toolTimeoutMs',
   'mcpServers',
+  'approval',
 ]);
 
 type Json = Record<string, unknown>;
@@ -113,6 +118,29 @@ function parseMcpServer(file: string, name: string, value: unknown): McpServerSe
   if (value.env !== undefined) server.env = value.env;
   if (typeof value.cwd === 'string') server.cwd = value.cwd;
   return server;
+}
+
+function parseRuleList(file: string, list: unknown, key: string): ApprovalRule[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list) || !list.every((item) => typeof item === 'string')) {
+    throw new ConfigError(`${file}: "approval.${key}" must be an array of rules such as "shell(git status)"`);
+  }
+  return list.map((text: string) => {
+    const rule = parseRule(text);
+    if (typeof rule === 'string') throw new ConfigError(`${file}: approval.${key}: ${rule}`);
+    return rule;
+  });
+}
+
+function parseApproval(file: string, value: unknown): ApprovalRules {
+  if (!isRecord(value))
+    throw new ConfigError(`${file}: "approval" must be an object with "allow" and "deny" lists`);
+  for (const key of Object.keys(value)) {
+    if (key !== 'allow' && key !== 'deny') {
+      throw new ConfigError(`${file}: "approval.${key}" is not a setting; use "allow" and "deny"`);
+    }
+  }
+  return { allow: parseRuleList(file, value.allow, 'allow'), deny: parseRuleList(file, value.deny, 'deny') };
 }
 
 function optionalString(file: string, data: Json, key: string): string | undefined {
@@ -186,6 +214,7 @@ export function validateFileConfig(options: {
       config.mcpServers[name] = parseMcpServer(file, name, value);
     }
   }
+  if (data.approval !== undefined) config.approval = parseApproval(file, data.approval);
   return config;
 }
 
@@ -314,6 +343,7 @@ export function resolveSettings(options: {
     systemInstructions: file.systemInstructions ?? [],
     toolTimeoutMs: file.toolTimeoutMs,
     mcpServers: file.mcpServers ?? {},
+    approvalRules: file.approval ?? NO_RULES,
     cwd: workspaceRoot(flags.cwd),
     yes: flags.yes,
   };

@@ -1,4 +1,6 @@
 import type { ToolOutput } from '@youyou/agent';
+import stringWidth from 'string-width';
+import { neutralize, neutralizeLine } from './terminal-text.js';
 
 /** ANSI styling that turns into plain text when colour is off. */
 export interface Styles {
@@ -42,32 +44,47 @@ export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv):
   return stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === '');
 }
 
-/** True for code points a terminal draws two columns wide (CJK, Hangul, full-width forms, most emoji). */
-function isWide(codePoint: number): boolean {
-  return (
-    (codePoint >= 0x1100 && codePoint <= 0x115f) ||
-    (codePoint >= 0x2e80 && codePoint <= 0xa4cf) ||
-    (codePoint >= 0xac00 && codePoint <= 0xd7a3) ||
-    (codePoint >= 0xf900 && codePoint <= 0xfaff) ||
-    (codePoint >= 0xfe30 && codePoint <= 0xfe4f) ||
-    (codePoint >= 0xff00 && codePoint <= 0xff60) ||
-    (codePoint >= 0xffe0 && codePoint <= 0xffe6) ||
-    (codePoint >= 0x1f300 && codePoint <= 0x1faff) ||
-    (codePoint >= 0x20000 && codePoint <= 0x3fffd)
-  );
-}
-
-/** The columns one line of plain text takes in a terminal (tabs to the next multiple of 8). */
+/**
+ * The columns one line of text takes in a terminal (tabs to the next multiple of 8), measured by the
+ * maintained `string-width` (East Asian Width, emoji sequences, zero-width and combining characters);
+ * styling codes take no room.
+ */
 export function displayWidth(line: string): number {
+  if (!line.includes('\t')) return stringWidth(line);
   let width = 0;
-  for (const character of line) {
-    const codePoint = character.codePointAt(0) ?? 0;
-    if (character === '\t') width += 8 - (width % 8);
-    else if (codePoint < 0x20 || (codePoint >= 0x7f && codePoint < 0xa0)) continue;
-    else if (codePoint >= 0x300 && codePoint <= 0x36f) continue;
-    else width += isWide(codePoint) ? 2 : 1;
+  for (const [index, part] of line.split('\t').entries()) {
+    if (index > 0) width += 8 - (width % 8);
+    width += stringWidth(part);
   }
   return width;
+}
+
+/** The characters of `text` as the terminal places them: a wide emoji sequence or a base with its marks is one. */
+function graphemes(text: string): string[] {
+  return Array.from(segmenter.segment(text), (segment) => segment.segment);
+}
+
+const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/** One line of plain (unstyled) text broken into rows of at most `columns` columns; never an empty list. */
+export function wrapLine(line: string, columns: number): string[] {
+  const width = Math.max(1, columns);
+  if (displayWidth(line) <= width) return [line];
+  const rows: string[] = [];
+  let row = '';
+  let used = 0;
+  for (const character of graphemes(line)) {
+    const next = displayWidth(character);
+    if (used + next > width && row !== '') {
+      rows.push(row);
+      row = '';
+      used = 0;
+    }
+    row += character;
+    used += next;
+  }
+  rows.push(row);
+  return rows;
 }
 
 /** The terminal rows text written from column 0 occupies, with the cursor left on its last row. */
@@ -84,7 +101,7 @@ export function truncate(text: string, max: number): string {
   if (displayWidth(text) <= max) return text;
   let result = '';
   let width = 0;
-  for (const character of text) {
+  for (const character of graphemes(text)) {
     const next = displayWidth(character);
     if (width + next > max - 1) break;
     result += character;
@@ -125,8 +142,12 @@ function valueText(value: unknown, bare: boolean): string {
   return truncate(oneLine(json), MAX_VALUE_LENGTH);
 }
 
-/** One line saying what a tool call was asked to do: `src/a.ts startLine=3`. */
+/** One line saying what a tool call was asked to do: `src/a.ts startLine=3`, control characters shown escaped. */
 export function summarizeArguments(args: unknown): string {
+  return neutralizeLine(summarizeRaw(args));
+}
+
+function summarizeRaw(args: unknown): string {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return args === undefined ? '' : valueText(args, true);
   }
@@ -154,8 +175,9 @@ export function describeOutput(output: ToolOutput): string {
   const content = output.content.trim();
   if (output.isError) {
     const first = content.split('\n')[0] ?? '';
-    return (
-      oneLine(first.startsWith(HOOK_ABORT_PREFIX) ? first.slice(HOOK_ABORT_PREFIX.length) : first) || 'failed'
+    return neutralizeLine(
+      oneLine(first.startsWith(HOOK_ABORT_PREFIX) ? first.slice(HOOK_ABORT_PREFIX.length) : first) ||
+        'failed',
     );
   }
   if (content === '') return 'no output';
@@ -168,7 +190,7 @@ export function countWords(text: string): number {
   return text.match(/\S+/g)?.length ?? 0;
 }
 
-/** An error message without its `[CODE] ` prefix, as the user reads it. */
+/** An error message without its `[CODE] ` prefix, as the user reads it, its control characters shown escaped. */
 export function plainMessage(message: string): string {
-  return message.replace(/^\[[A-Z_]+\] /, '');
+  return neutralize(message.replace(/^\[[A-Z_]+\] /, ''));
 }

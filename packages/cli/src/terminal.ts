@@ -80,8 +80,13 @@ export class Terminal {
     return this.output.columns ?? 80;
   }
 
-  /** Reads one line with line editing and history. */
-  readLine(prompt: string): Promise<PromptResult> {
+  /** Terminal height. */
+  get rows(): number {
+    return this.output.rows ?? 24;
+  }
+
+  /** Reads one line with line editing and history; `initial` is already typed (text kept from a turn). */
+  readLine(prompt: string, initial = ''): Promise<PromptResult> {
     this.stopKeys();
     const readline = createInterface({
       input: this.input,
@@ -114,6 +119,7 @@ export class Terminal {
         finish({ type: 'eof' });
       });
       readline.prompt();
+      if (initial !== '') readline.write(initial);
     });
   }
 
