@@ -91,10 +91,14 @@ class Chat {
       const prompt = this.#color ? '\x1b[36m›\x1b[39m ' : '› ';
       const queued = this.#queued.shift();
       if (queued !== undefined) this.#write(`${prompt}${neutralize(queued)}\n`);
-      const typed = this.#typed;
-      this.#typed = '';
-      const result: PromptResult =
-        queued !== undefined ? { type: 'line', text: queued } : await this.#terminal.readLine(prompt, typed);
+      let result: PromptResult;
+      if (queued !== undefined) result = { type: 'line', text: queued };
+      else {
+        // Text typed during the last turn without Enter is already on the new prompt line.
+        const typed = this.#typed;
+        this.#typed = '';
+        result = await this.#terminal.readLine(prompt, typed);
+      }
       if (result.type === 'eof') return this.#leave();
       if (result.type === 'interrupt') {
         if (result.hadText) continue;
