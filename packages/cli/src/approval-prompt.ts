@@ -6,10 +6,10 @@ import { isInterrupt, type Key } from './terminal.js';
 import { neutralizeLine } from './terminal-text.js';
 
 /**
- * Keys that reach the question sooner than this after it was drawn were typed before the user could read
- * it (type-ahead already in the terminal's buffer): they are dropped, never taken as an answer.
+ * Where the terminal's unread input cannot be flushed (not Linux), keys that reach the question sooner than
+ * this after it was drawn count as typed before it (type-ahead) and are dropped, never taken as an answer.
  */
-export const QUESTION_GUARD_MS = 250;
+export const QUESTION_GUARD_MS = 150;
 
 /** The longest reason the user can type. */
 const MAX_REASON_LENGTH = 500;
@@ -28,7 +28,9 @@ export class ApprovalQuestion {
   readonly #resolve: (answer: ApprovalAnswer) => void;
   readonly #lines: string[];
   readonly #pageSize: number;
-  readonly #openedAt = Date.now();
+  /** When the question was drawn; 0 once the unread input was flushed, so that no key is dropped. */
+  #openedAt = Date.now();
+  readonly #flushInput: () => boolean;
   /** The rules `a` offers, in the order of their keys (`1`, `2`). */
   readonly #offers: ApprovalRule[];
   #page = 0;
@@ -44,6 +46,8 @@ export class ApprovalQuestion {
     color: boolean;
     write: (text: string) => void;
     resolve: (answer: ApprovalAnswer) => void;
+    /** Throws away unread input; false when it cannot (then a short guard drops early keys instead). */
+    flushInput: () => boolean;
   }) {
     this.#request = options.request;
     this.#write = options.write;
@@ -57,6 +61,7 @@ export class ApprovalQuestion {
     });
     this.#pageSize = Math.max(5, options.rows - 6);
     this.#offers = offeredRules(options.request);
+    this.#flushInput = options.flushInput;
   }
 
   /** Whether the question was answered (or given up). */
@@ -67,8 +72,14 @@ export class ApprovalQuestion {
   /** Draws the question: its heading, the first page of the call and the choices. */
   open(): void {
     const name = neutralizeLine(this.#request.toolName);
-    this.#write(`${this.#styles.yellow('?')} Allow ${this.#styles.bold(name)} to run this?\n`);
+    const file = (this.#request.arguments as { path?: unknown } | null)?.path;
+    // The file a call changes is named in the heading; a command is only shown whole, below it.
+    const what = typeof file === 'string' ? ` ${neutralizeLine(file)}` : ' to run this';
+    this.#write(`${this.#styles.yellow('?')} Allow ${this.#styles.bold(name)}${what}?\n`);
     this.#drawPage();
+    // Keys typed up to now were typed before the question could be read: flushed, or dropped for a moment.
+    this.#openedAt = Date.now();
+    if (this.#flushInput()) this.#openedAt = 0;
   }
 
   /** Handles one key; `cancelTurn` is called for Ctrl-C, which refuses and cancels the turn. */

@@ -311,6 +311,7 @@ class Chat {
         rows: this.#terminal.rows,
         color: this.#color,
         write: (text) => this.#write(text),
+        flushInput: () => this.#terminal.flushInput(),
         resolve: (answer) => {
           if (this.#approval === question) this.#approval = undefined;
           signal.removeEventListener('abort', onAbort);

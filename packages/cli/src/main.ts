@@ -6,6 +6,7 @@ import { plainMessage, wantsColor } from './format.js';
 import { runInteractive } from './interactive.js';
 import { type CliIo, runPrintMode } from './print-mode.js';
 import { UnreachableError } from './provider.js';
+import { neutralize } from './terminal-text.js';
 
 /** What `run` needs from the process. */
 export interface RunOptions {
@@ -43,7 +44,10 @@ export async function run(options: RunOptions): Promise<number> {
   const { stdout, stderr, env } = options;
   const stderrColor = wantsColor(stderr, env);
   const warn = (text: string): void => {
-    stderr.write(`${stderrColor ? '\x1b[33myouyou: warning:\x1b[39m' : 'youyou: warning:'} ${text}\n`);
+    // Warnings quote file names, MCP servers and their errors: hostile text, shown escaped.
+    stderr.write(
+      `${stderrColor ? '\x1b[33myouyou: warning:\x1b[39m' : 'youyou: warning:'} ${neutralize(text)}\n`,
+    );
   };
   try {
     const { command, flags } = parseCommandLine(options.argv);
@@ -94,7 +98,7 @@ export async function run(options: RunOptions): Promise<number> {
     });
   } catch (error) {
     const failure = describeFailure(error);
-    stderr.write(`youyou: ${failure.text}\n`);
+    stderr.write(`youyou: ${neutralize(failure.text)}\n`);
     return failure.code;
   }
 }

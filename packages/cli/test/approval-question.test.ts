@@ -41,8 +41,6 @@ afterEach(async () => {
 const PROMPT_BACK = /\n› *\n*$/;
 /** The choices line of an open question. */
 const CHOICES = 'y = yes · n = no · r = no, say why · a = always';
-/** Longer than the question's guard against keys typed before it appeared. */
-const AFTER_GUARD_MS = 400;
 
 async function startChat(config?: unknown): Promise<TmuxSession> {
   if (config !== undefined) {
@@ -63,11 +61,10 @@ async function send(session: TmuxSession, text: string): Promise<void> {
   await session.keys('Enter');
 }
 
-/** Waits for the question, then past the guard, so that the next key is a deliberate answer. */
+/** Waits for the question (and its choices): the next key typed answers it. */
 async function question(session: TmuxSession, expected: string | RegExp = CHOICES): Promise<string> {
   const screen = await session.waitFor(expected);
   await session.waitFor(CHOICES);
-  await delay(AFTER_GUARD_MS);
   return screen;
 }
 
@@ -193,7 +190,6 @@ describe('the approval question in a terminal', () => {
     expect(existsSync(path.join(sandbox.workspace, 'note.txt'))).toBe(false);
     expect(await chat.screen()).not.toMatch(/›\s*yes/);
 
-    await delay(AFTER_GUARD_MS);
     await chat.type('y');
     await chat.waitFor('Answered.');
     expect(await readFile(path.join(sandbox.workspace, 'note.txt'), 'utf8')).toBe('x');
@@ -220,7 +216,6 @@ describe('the approval question in a terminal', () => {
 
     const screen = await chat.waitFor(/│ echo hello three; touch pwned[\s\S]*y = yes/);
     expect(screen.match(/Allow shell/g)).toHaveLength(2);
-    await delay(AFTER_GUARD_MS);
     await chat.type('n');
     await chat.waitFor(/Done\.\n› *\n*$/);
     const last = server.turnRequests().at(-1)!;
