@@ -1,3 +1,5 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import stringWidth from 'string-width';
 import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import {
@@ -7,7 +9,7 @@ import {
   toolCallReply,
 } from '../../../test-support/cli-wire.js';
 import { errorReply } from '../../../test-support/openai-wire.js';
-import { ensureBuilt } from './support/build.js';
+import { ensureBuilt, REPOSITORY } from './support/build.js';
 import { createSandbox, jsonLines, runCli, type Sandbox } from './support/cli.js';
 
 let server: ChatServer;
@@ -70,6 +72,31 @@ describe('hostile text in youyou -p', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).not.toMatch(INTERPRETED);
     expect(result.stderr).toContain('bad request\\e]0;owned\\a\\e[31mred');
+  });
+
+  test('MCP texts (a tool argument, the stderr of a failing server) reach stderr escaped', async () => {
+    const fixture = path.join(REPOSITORY, 'packages/mcp/test/fixtures/server.mjs');
+    await mkdir(sandbox.home, { recursive: true });
+    await writeFile(
+      path.join(sandbox.home, 'config.json'),
+      JSON.stringify({
+        mcpServers: {
+          fx: { command: process.execPath, args: [fixture] },
+          broken: { command: '/bin/sh', args: ['-c', "printf 'boom\\033]0;owned\\007\\033[2J' >&2; exit 3"] },
+        },
+      }),
+    );
+    server.reply(
+      toolCallReply({ id: 'call_1', name: 'fx__echo', arguments: { text: `hi${OSC_TITLE}` } }),
+      textReply('echoed'),
+    );
+
+    const result = await print('echo it');
+
+    expect(result.stdout).toBe('echoed\n');
+    expect(result.stderr).not.toMatch(INTERPRETED);
+    expect(result.stderr).toContain('hi\\e]0;owned\\a');
+    expect(result.stderr).toContain('boom\\e]0;owned\\a\\e[2J');
   });
 
   test('--json stays exact JSON: the same text parses back, and no control byte is written raw', async () => {
