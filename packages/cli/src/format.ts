@@ -128,7 +128,12 @@ function oneLine(text: string): string {
 
 function valueText(value: unknown, bare: boolean): string {
   if (typeof value === 'string') {
-    if (value.includes('\n')) return `(${lineCount(value)} lines)`;
+    if (value.includes('\n')) {
+      if (!bare) return `(${lineCount(value)} lines)`;
+      // A multi-line command: its first line says what it is, the count that there is more.
+      const first = value.split('\n').find((line) => line.trim() !== '') ?? '';
+      return `${truncate(first.trim(), MAX_VALUE_LENGTH)} ⏎ … (${lineCount(value)} lines)`;
+    }
     const cut = truncate(value, MAX_VALUE_LENGTH);
     return bare || !/[\s"]/.test(cut) ? cut : JSON.stringify(cut);
   }
