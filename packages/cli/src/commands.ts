@@ -128,6 +128,14 @@ export function interactiveHelp(color: boolean): string {
     ['/exit', 'leave (also Ctrl-D at an empty prompt, or Ctrl-C twice)'],
   ];
   const lines = rows.map(([command, text]) => `${styles.cyan(command.padEnd(12))}${text}`);
-  lines.push('', styles.dim('Ctrl-C cancels a running turn. ↑/↓ browse earlier prompts.'));
+  lines.push(
+    '',
+    styles.dim(
+      'Ctrl-C cancels a running turn. ↑/↓ browse earlier prompts. Enter during a turn queues a message.',
+    ),
+    styles.dim(
+      'Approvals: y yes · n no · r no, and say why · a then 1/2 always (a rule for this session) · space pages.',
+    ),
+  );
   return `${lines.join('\n')}\n`;
 }
