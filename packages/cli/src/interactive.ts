@@ -1,6 +1,6 @@
 import type { AgentError, Message, RunningTurn, Session } from '@youyou/agent';
 import type { ApprovalAnswer, ApprovalRequest } from './approval.js';
-import { ApprovalQuestion } from './approval-prompt.js';
+import type { ApprovalQuestion } from './approval-prompt.js';
 import {
   formatSessionTable,
   formatSkills,
@@ -300,7 +300,9 @@ class Chat {
   }
 
   /** The approval question for a mutating tool; called from the approval plugin during a turn. */
-  ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    // Loaded on the first question: the diff library is not needed to start.
+    const { ApprovalQuestion } = await import('./approval-prompt.js');
     this.#view?.pause();
     return new Promise<ApprovalAnswer>((resolve) => {
       const onAbort = (): void => question.abandon();

@@ -2,10 +2,10 @@ import { isAgentError } from '@youyou/agent';
 import { parseCommandLine, UsageError, usageText } from './args.js';
 import { CommandError, packageVersion, runSessionsCommand } from './commands.js';
 import { ConfigError, resolveSettings } from './config.js';
-import { plainMessage, wantsColor } from './format.js';
 import { runInteractive } from './interactive.js';
 import { type CliIo, runPrintMode } from './print-mode.js';
 import { UnreachableError } from './provider.js';
+import { plainMessage, wantsColor } from './style.js';
 import { neutralize } from './terminal-text.js';
 
 /** What `run` needs from the process. */
