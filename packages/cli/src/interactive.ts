@@ -35,6 +35,8 @@ class Chat {
   /** The last thing the user did was Ctrl-C: one more exits. */
   #interruptedOnce = false;
   #approval: ApprovalQuestion | undefined;
+  /** Settles when the last question asked so far is answered. */
+  #questions: Promise<void> = Promise.resolve();
   /** Lines typed and sent with Enter while a turn ran: each is the next message, in order. */
   readonly #queued: string[] = [];
   /** Text typed while a turn ran without Enter: it is put back at the next prompt. */
@@ -301,6 +303,22 @@ class Chat {
 
   /** The approval question for a mutating tool; called from the approval plugin during a turn. */
   async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    // Calls of one batch may ask at once: one question at a time, in order, each with the keys to itself.
+    const earlier = this.#questions;
+    let done: (() => void) | undefined;
+    this.#questions = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    try {
+      await earlier;
+      if (signal.aborted) return { type: 'deny' };
+      return await this.#askNow(request, signal);
+    } finally {
+      done?.();
+    }
+  }
+
+  async #askNow(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
     // Loaded on the first question: the diff library is not needed to start.
     const { ApprovalQuestion } = await import('./approval-prompt.js');
     this.#view?.pause();

@@ -8,6 +8,7 @@ import {
   contentText,
   hangingReply,
   messagesOf,
+  reasoningReply,
   startChatServer,
   textReply,
   toolCallReply,
@@ -82,11 +83,14 @@ function callText(screen: string): string {
 }
 
 describe('the approval question in a terminal', () => {
-  test('a command hiding itself with \\e[2K\\r is shown as it is; the OSC 0 of an answer never sets the title', async () => {
+  test('a command hiding itself with \\e[2K\\r is shown as it is; OSC 0/2 of an answer or its reasoning never set the title', async () => {
     await mkdir(path.join(sandbox.workspace, 'victim'));
     server.reply(
       shellCall('call_1', 'rm -rf victim\x1b[2K\rls -la'),
-      textReply('Fine\x1b]0;owned\x07 then\x1b]52;c;cm0gLXJmIH4=\x07.'),
+      reasoningReply(
+        ['Pondering\x1b]2;owned by reasoning\x07 it.'],
+        ['Fine\x1b]0;owned\x07 then\x1b]52;c;cm0gLXJmIH4=\x07.'],
+      ),
     );
     const chat = await startChat();
     const titleBefore = await chat.paneTitle();
