@@ -64,11 +64,6 @@ export class ApprovalQuestion {
     this.#flushInput = options.flushInput;
   }
 
-  /** Whether the question was answered (or given up). */
-  get settled(): boolean {
-    return this.#settled;
-  }
-
   /** Draws the question: its heading, the first page of the call and the choices. */
   open(): void {
     const name = neutralizeLine(this.#request.toolName);
