@@ -19,7 +19,7 @@ type Mode = 'choose' | 'always' | 'reason';
 /**
  * One approval question on the terminal: the whole call (paged when it is longer than the screen), then a
  * single-key choice. `y` runs it once, `n`/Esc refuses, `r` refuses with a typed reason, and `a` only opens
- * a second step that names the rule to keep (`1`/`2`), so one stray key can never allow a tool for good.
+ * a second step that names the rule to keep (`1`/Enter/`y` or `2`), so one stray key can never allow a tool for good.
  */
 export class ApprovalQuestion {
   readonly #request: ApprovalRequest;
@@ -92,7 +92,9 @@ export class ApprovalQuestion {
     }
     const name = key.name ?? key.sequence ?? '';
     if (this.#mode === 'always') {
-      const index = Number.parseInt(key.sequence ?? '', 10) - 1;
+      // Enter or y confirms the first (narrowest) rule offered; a digit picks one.
+      const confirm = name === 'return' || name === 'enter' || name === 'y';
+      const index = confirm ? 0 : Number.parseInt(key.sequence ?? '', 10) - 1;
       const rule = this.#offers[index];
       if (rule !== undefined) this.#finish({ type: 'always', rule }, `always ${neutralizeLine(rule.text)}`);
       else if (name === 'escape' || name === 'backspace') {
@@ -110,7 +112,9 @@ export class ApprovalQuestion {
       this.#write(`\n  ${this.#styles.dim('why not? (Enter sends it to the model, Esc goes back) ›')} `);
     } else if (name === 'a') {
       this.#mode = 'always';
-      const offers = this.#offers.map((rule, index) => `${index + 1} = ${this.#describeRule(rule)}`);
+      const offers = this.#offers.map(
+        (rule, index) => `${index === 0 ? '1 (or Enter)' : index + 1} = ${this.#describeRule(rule)}`,
+      );
       this.#write(
         `\n  ${this.#styles.dim(`always allow, for this session: ${offers.join(' · ')} · Esc = back ›`)} `,
       );

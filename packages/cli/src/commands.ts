@@ -134,7 +134,7 @@ export function interactiveHelp(color: boolean): string {
       'Ctrl-C cancels a running turn. ↑/↓ browse earlier prompts. Enter during a turn queues a message.',
     ),
     styles.dim(
-      'Approvals: y yes · n no · r no, and say why · a then 1/2 always (a rule for this session) · space pages.',
+      'Approvals: y yes · n no · r no, and say why · a then Enter/1/2 always (a rule for this session) · space pages.',
     ),
   );
   return `${lines.join('\n')}\n`;

@@ -212,7 +212,7 @@ describe('the approval question in a terminal', () => {
     await question(chat);
     await chat.type('a');
     const offer = await chat.waitFor('always allow, for this session');
-    expect(offer).toContain('1 = shell commands starting with `echo hello`');
+    expect(offer).toContain('1 (or Enter) = shell commands starting with `echo hello`');
     await delay(300);
     // One stray `a` allowed nothing yet: the first command has not run.
     expect(server.turnRequests()).toHaveLength(1);
