@@ -15,6 +15,8 @@ import { neutralizeLine } from './terminal-text.js';
 
 /** The largest file the question reads to show a diff; a bigger one is diffed as if empty, and says so. */
 const MAX_DIFF_SOURCE_BYTES = 2 * 1024 * 1024;
+/** How long the diff may take before the question shows the texts whole instead. */
+const DIFF_TIMEOUT_MS = 1000;
 /** The gutter before each line of the call. */
 const GUTTER = '  │ ';
 
@@ -46,9 +48,20 @@ function lf(text: string): string {
 
 function diffLines(options: { file: string; before: string; after: string; styles: Styles }): string[] {
   const { styles } = options;
-  const patch = structuredPatch(options.file, options.file, lf(options.before), lf(options.after), '', '', {
+  const before = lf(options.before);
+  const after = lf(options.after);
+  const patch = structuredPatch(options.file, options.file, before, after, '', '', {
     context: 3,
+    // Two big, very different texts: rather than freeze the question, show the whole old and new text.
+    timeout: DIFF_TIMEOUT_MS,
   });
+  if (patch === undefined) {
+    return [
+      styles.yellow('(too different to diff quickly: the old text, then the new one)'),
+      ...before.split('\n').map((line) => styles.red(neutralizeLine(`-${line}`))),
+      ...after.split('\n').map((line) => styles.green(neutralizeLine(`+${line}`))),
+    ];
+  }
   const lines: string[] = [];
   for (const hunk of patch.hunks) {
     lines.push(styles.cyan(`@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`));
