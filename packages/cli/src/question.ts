@@ -64,7 +64,10 @@ function diffLines(options: { file: string; before: string; after: string; style
   }
   const lines: string[] = [];
   for (const hunk of patch.hunks) {
-    lines.push(styles.cyan(`@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`));
+    // As in a unified diff, an empty side is numbered by the line before it (`@@ -0,0 +1,2 @@`).
+    const oldStart = hunk.oldLines === 0 ? hunk.oldStart - 1 : hunk.oldStart;
+    const newStart = hunk.newLines === 0 ? hunk.newStart - 1 : hunk.newStart;
+    lines.push(styles.cyan(`@@ -${oldStart},${hunk.oldLines} +${newStart},${hunk.newLines} @@`));
     for (const line of hunk.lines) {
       if (line.startsWith('\\')) lines.push(styles.dim(line));
       else if (line.startsWith('+')) lines.push(styles.green(neutralizeLine(line)));
