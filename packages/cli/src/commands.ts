@@ -3,7 +3,7 @@ import type { SessionStorage, SessionSummary, SkillDefinition } from '@youyou/ag
 import type { SqliteSessionStorage } from '@youyou/sqlite';
 import type { CliSettings } from './config.js';
 import { createStyles, truncate } from './format.js';
-import { neutralizeLine } from './terminal-text.js';
+import { neutralizeLine, terminalSafeJson } from './terminal-text.js';
 
 /** The metadata key under which a session records the workspace it was started in. */
 export const WORKSPACE_METADATA_KEY = 'youyou.workspace';
@@ -65,7 +65,7 @@ export function formatSessionTable(options: {
     const marker = session.sessionId === options.currentId ? styles.green('*') : ' ';
     const title =
       session.title.trim() === '' ? '(no message yet)' : neutralizeLine(session.title.replace(/\s+/g, ' '));
-    const workspace = (workspaces[index] ?? '-').padEnd(workspaceWidth);
+    const workspace = neutralizeLine(workspaces[index] ?? '-').padEnd(workspaceWidth);
     return `${marker} ${styles.cyan(shortId(session.sessionId))}  ${localTime(session.updatedAt)}  ${String(session.messageCount).padStart(4)}  ${styles.dim(workspace)}  ${truncate(title, titleRoom)}`;
   });
   return `${styles.dim(header)}\n${rows.join('\n')}\n`;
@@ -109,7 +109,7 @@ export function formatSkills(skills: readonly SkillDefinition[], color: boolean)
   if (skills.length === 0) {
     return `No skills. Put SKILL.md files in .youyou/skills/<name>/ or .agents/skills/<name>/ of the workspace, or in ~/.youyou/skills/<name>/.\n`;
   }
-  return `${skills.map((skill) => `${styles.cyan(`/${skill.name}`)}  ${skill.description}`).join('\n')}\n`;
+  return `${skills.map((skill) => `${styles.cyan(`/${neutralizeLine(skill.name)}`)}  ${neutralizeLine(skill.description)}`).join('\n')}\n`;
 }
 
 /** The id of the session `given` names: a whole id or a prefix matching exactly one session. */
@@ -119,10 +119,10 @@ export async function resolveSessionId(storage: SessionStorage, given: string): 
   if (exact !== undefined) return exact.sessionId;
   if (matches.length === 1 && matches[0] !== undefined) return matches[0].sessionId;
   if (matches.length === 0) {
-    throw new CommandError(`no session has the id '${given}'; 'youyou sessions' lists them`);
+    throw new CommandError(`no session has the id '${neutralizeLine(given)}'; 'youyou sessions' lists them`);
   }
   throw new CommandError(
-    `'${given}' matches ${matches.length} sessions (${matches.map((session) => shortId(session.sessionId)).join(', ')}); give more of the id`,
+    `'${neutralizeLine(given)}' matches ${matches.length} sessions (${matches.map((session) => shortId(session.sessionId)).join(', ')}); give more of the id`,
   );
 }
 
@@ -166,13 +166,15 @@ export async function runSessionsCommand(options: {
     if (options.json) {
       for (const session of sessions) {
         const workspace = workspaces.get(session.sessionId) ?? null;
-        options.write(`${JSON.stringify({ ...session, workspace })}\n`);
+        options.write(`${terminalSafeJson({ ...session, workspace })}\n`);
       }
       return 0;
     }
     if (sessions.length === 0) {
       options.write(
-        options.search === undefined ? 'No sessions yet.\n' : `No session mentions '${options.search}'.\n`,
+        options.search === undefined
+          ? 'No sessions yet.\n'
+          : `No session mentions '${neutralizeLine(options.search)}'.\n`,
       );
       return 0;
     }
@@ -200,6 +202,14 @@ export function interactiveHelp(color: boolean): string {
     ['/exit', 'leave (also Ctrl-D at an empty prompt, or Ctrl-C twice)'],
   ];
   const lines = rows.map(([command, text]) => `${styles.cyan(command.padEnd(12))}${text}`);
-  lines.push('', styles.dim('Ctrl-C cancels a running turn. ↑/↓ browse earlier prompts.'));
+  lines.push(
+    '',
+    styles.dim(
+      'Ctrl-C cancels a running turn. ↑/↓ browse earlier prompts. Enter during a turn queues a message.',
+    ),
+    styles.dim(
+      'Approvals: y yes · n no · r no, and say why · a then Enter/1/2 always (a rule for this session) · space pages.',
+    ),
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { type FlagSettings, PROVIDER_NAMES, type ProviderName } from './args.js';
+import { type ApprovalRule, type ApprovalRules, NO_RULES, parseRule } from './rules.js';
 import {
   parseSandboxConfig,
   resolveSandbox,
@@ -57,6 +58,7 @@ export interface FileConfig {
   sandbox?: SandboxFileConfig;
   /** Names of variables of this process passed to the shell and stdio MCP servers besides the allowlist. */
   passEnv?: string[];
+  approval?: ApprovalRules;
 }
 
 /** Everything the CLI runs with: flags over environment over config file over defaults. */
@@ -77,6 +79,8 @@ export interface CliSettings {
   systemInstructions: string[];
   toolTimeoutMs: number | undefined;
   mcpServers: Record<string, McpServerSetting>;
+  /** The allow and deny rules of the config file's "approval". */
+  approvalRules: ApprovalRules;
   /** The workspace root, absolute. */
   cwd: string;
   yes: boolean;
@@ -97,6 +101,7 @@ const FILE_KEYS = new Set([
   'systemInstructions',
   'toolTimeoutMs',
   'mcpServers',
+  'approval',
 ]);
 
 /** A parsed JSON object. */
@@ -151,6 +156,29 @@ function parseMcpServer(file: string, name: string, value: unknown): McpServerSe
   if (value.env !== undefined) server.env = value.env;
   if (typeof value.cwd === 'string') server.cwd = value.cwd;
   return server;
+}
+
+function parseRuleList(file: string, list: unknown, key: string): ApprovalRule[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list) || !list.every((item) => typeof item === 'string')) {
+    throw new ConfigError(`${file}: "approval.${key}" must be an array of rules such as "shell(git status)"`);
+  }
+  return list.map((text: string) => {
+    const rule = parseRule(text);
+    if (typeof rule === 'string') throw new ConfigError(`${file}: approval.${key}: ${rule}`);
+    return rule;
+  });
+}
+
+function parseApproval(file: string, value: unknown): ApprovalRules {
+  if (!isRecord(value))
+    throw new ConfigError(`${file}: "approval" must be an object with "allow" and "deny" lists`);
+  for (const key of Object.keys(value)) {
+    if (key !== 'allow' && key !== 'deny') {
+      throw new ConfigError(`${file}: "approval.${key}" is not a setting; use "allow" and "deny"`);
+    }
+  }
+  return { allow: parseRuleList(file, value.allow, 'allow'), deny: parseRuleList(file, value.deny, 'deny') };
 }
 
 /** `data[key]` when it is a non-empty string, undefined when absent; anything else is a ConfigError. */
@@ -234,6 +262,7 @@ export function validateFileConfig(options: {
     }
     config.passEnv = passEnv as string[];
   }
+  if (data.approval !== undefined) config.approval = parseApproval(file, data.approval);
   return config;
 }
 
@@ -362,6 +391,7 @@ export function resolveSettings(options: {
     systemInstructions: file.systemInstructions ?? [],
     toolTimeoutMs: file.toolTimeoutMs,
     mcpServers: file.mcpServers ?? {},
+    approvalRules: file.approval ?? NO_RULES,
     cwd: workspaceRoot(flags.cwd),
     yes: flags.yes,
     sandbox: resolveSandbox({

@@ -1,5 +1,6 @@
 import type { AgentError, Message, RunningTurn, Session } from '@youyou/agent';
 import type { ApprovalAnswer, ApprovalRequest } from './approval.js';
+import type { ApprovalQuestion } from './approval-prompt.js';
 import {
   formatSessionTable,
   formatSkills,
@@ -11,17 +12,12 @@ import {
   workspacesOf,
 } from './commands.js';
 import type { CliSettings } from './config.js';
-import { createStyles, plainMessage, type Styles, summarizeArguments, truncate } from './format.js';
+import { createStyles, plainMessage, type Styles } from './format.js';
 import { type CliIo, newWorkspaceSession, openSession } from './print-mode.js';
 import { TurnView } from './render.js';
 import { type CliRuntime, setUpRuntime } from './setup.js';
-import { isInterrupt, type Key, loadHistory, saveHistory, Terminal } from './terminal.js';
-import { neutralizeLine } from './terminal-text.js';
-
-/** A question waiting for one key. */
-interface PendingApproval {
-  answer: (value: ApprovalAnswer) => void;
-}
+import { isInterrupt, type Key, loadHistory, type PromptResult, saveHistory, Terminal } from './terminal.js';
+import { neutralize, neutralizeLine } from './terminal-text.js';
 
 const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;
 
@@ -40,7 +36,13 @@ class Chat {
   #showReasoning = false;
   /** The last thing the user did was Ctrl-C: one more exits. */
   #interruptedOnce = false;
-  #approval: PendingApproval | undefined;
+  #approval: ApprovalQuestion | undefined;
+  /** Settles when the last question asked so far is answered. */
+  #questions: Promise<void> = Promise.resolve();
+  /** Lines typed and sent with Enter while a turn ran: each is the next message, in order. */
+  readonly #queued: string[] = [];
+  /** Text typed while a turn ran without Enter: it is put back at the next prompt. */
+  #typed = '';
   #view: TurnView | undefined;
   /** Set by /exit: the loop ends after the command. */
   #leaving = false;
@@ -62,7 +64,7 @@ class Chat {
     const { provider } = this.#runtime;
     const where = provider.baseURL === undefined ? provider.name : provider.baseURL;
     this.#write(
-      `${this.#styles.bold('youyou')} ${packageVersion()} ${this.#styles.dim(`· ${provider.modelId} via ${where} · ${this.#settings.cwd}`)}\n`,
+      `${this.#styles.bold('youyou')} ${packageVersion()} ${this.#styles.dim(`· ${neutralizeLine(`${provider.modelId} via ${where} · ${this.#settings.cwd}`)}`)}\n`,
     );
     const { sandbox } = this.#runtime;
     this.#write(
@@ -88,7 +90,7 @@ class Chat {
     );
     for (const message of shown.slice(-4)) {
       const lines = textOf(message).trim().split('\n');
-      const text = lines.length > 6 ? `${lines.slice(0, 6).join('\n')}\n…` : lines.join('\n');
+      const text = neutralize(lines.length > 6 ? `${lines.slice(0, 6).join('\n')}\n…` : lines.join('\n'));
       const prefix = message.type === 'user' ? this.#styles.cyan('› ') : '';
       this.#write(`${prefix}${message.type === 'user' ? text : this.#styles.dim(text)}\n`);
     }
@@ -97,7 +99,17 @@ class Chat {
   /** Runs until the user leaves; resolves with the exit code. */
   async loop(): Promise<number> {
     for (;;) {
-      const result = await this.#terminal.readLine(this.#color ? '\x1b[36m›\x1b[39m ' : '› ');
+      const prompt = this.#color ? '\x1b[36m›\x1b[39m ' : '› ';
+      const queued = this.#queued.shift();
+      if (queued !== undefined) this.#write(`${prompt}${neutralize(queued)}\n`);
+      let result: PromptResult;
+      if (queued !== undefined) result = { type: 'line', text: queued };
+      else {
+        // Text typed during the last turn without Enter is already on the new prompt line.
+        const typed = this.#typed;
+        this.#typed = '';
+        result = await this.#terminal.readLine(prompt, typed);
+      }
       if (result.type === 'eof') return this.#leave();
       if (result.type === 'interrupt') {
         if (result.hadText) continue;
@@ -266,15 +278,19 @@ class Chat {
       stop = resolve;
     });
     this.#terminal.startKeys((key) => {
-      if (this.#approval !== undefined) {
-        this.#answerApproval(key, () => {
+      const question = this.#approval;
+      if (question !== undefined) {
+        question.key(key, () => {
           cancelled = true;
           this.#interruptedOnce = true;
           turn.cancel();
         });
         return;
       }
-      if (!isInterrupt(key)) return;
+      if (!isInterrupt(key)) {
+        this.#typeAhead(key, view);
+        return;
+      }
       if (cancelled) {
         exit = true;
         stop?.();
@@ -302,45 +318,68 @@ class Chat {
     return exit ? 'exit' : 'done';
   }
 
-  /** The approval question for a mutating tool; called from the approval plugin during a turn. */
-  ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-    const view = this.#view;
-    view?.pause();
-    const summary = truncate(
-      summarizeArguments(request.arguments),
-      Math.max(20, this.#terminal.columns - 60),
-    );
-    this.#write(
-      `${this.#styles.yellow('?')} Allow ${this.#styles.bold(request.toolName)} ${summary}?  ${this.#styles.dim('y = yes · a = always for this tool · n = no ›')} `,
-    );
-    return new Promise<ApprovalAnswer>((resolve) => {
-      const answer = (value: ApprovalAnswer): void => {
-        if (this.#approval !== pending) return;
-        this.#approval = undefined;
-        signal.removeEventListener('abort', onAbort);
-        const label = value === 'once' ? 'yes' : value === 'always' ? `always ${request.toolName}` : 'no';
-        this.#write(`${value === 'deny' ? this.#styles.red(label) : this.#styles.green(label)}\n`);
-        resolve(value);
-      };
-      const pending: PendingApproval = { answer };
-      const onAbort = (): void => answer('deny');
-      signal.addEventListener('abort', onAbort);
-      this.#approval = pending;
-    });
-  }
-
-  #answerApproval(key: Key, cancelTurn: () => void): void {
-    const pending = this.#approval;
-    if (pending === undefined) return;
-    if (isInterrupt(key)) {
-      pending.answer('deny');
-      cancelTurn();
+  /** Keeps what the user types while a turn runs: Enter queues it as the next message. */
+  #typeAhead(key: Key, view: TurnView): void {
+    if (key.name === 'return' || key.name === 'enter') {
+      const text = this.#typed;
+      this.#typed = '';
+      if (text.trim() === '') return;
+      this.#queued.push(text);
+      view.line(this.#styles.dim(`› ${neutralizeLine(text)}  (queued: sent when this turn ends)`));
       return;
     }
-    const name = key.name?.toLowerCase();
-    if (name === 'y') pending.answer('once');
-    else if (name === 'a') pending.answer('always');
-    else if (name === 'n' || name === 'escape') pending.answer('deny');
+    if (key.name === 'backspace') {
+      this.#typed = Array.from(this.#typed).slice(0, -1).join('');
+      return;
+    }
+    const text = key.sequence;
+    if (text === undefined || key.ctrl === true || key.meta === true) return;
+    // Only printable text is kept: arrows and function keys are not part of a message.
+    if (neutralizeLine(text) === text) this.#typed += text;
+  }
+
+  /** The approval question for a mutating tool; called from the approval plugin during a turn. */
+  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    // Calls of one batch may ask at once: one question at a time, in order, each with the keys to itself.
+    const earlier = this.#questions;
+    let done: (() => void) | undefined;
+    this.#questions = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    try {
+      await earlier;
+      if (signal.aborted) return { type: 'deny' };
+      return await this.#askNow(request, signal);
+    } finally {
+      done?.();
+    }
+  }
+
+  async #askNow(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    // Loaded on the first question: the diff library is not needed to start.
+    const { ApprovalQuestion } = await import('./approval-prompt.js');
+    this.#view?.pause();
+    return new Promise<ApprovalAnswer>((resolve) => {
+      const onAbort = (): void => question.abandon();
+      const question = new ApprovalQuestion({
+        request,
+        workspace: this.#settings.cwd,
+        columns: this.#terminal.columns,
+        rows: this.#terminal.rows,
+        color: this.#color,
+        write: (text) => this.#write(text),
+        flushInput: () => this.#terminal.flushInput(),
+        resolve: (answer) => {
+          if (this.#approval === question) this.#approval = undefined;
+          signal.removeEventListener('abort', onAbort);
+          resolve(answer);
+        },
+      });
+      signal.addEventListener('abort', onAbort);
+      this.#approval = question;
+      question.open();
+      if (signal.aborted) question.abandon();
+    });
   }
 
   /** Leaves: the session is closed (memories extracted), then everything else. */
@@ -378,7 +417,7 @@ export async function runInteractive(options: {
       : {
           type: 'ask',
           ask: (request, signal) =>
-            chat === undefined ? Promise.resolve('deny') : chat.ask(request, signal),
+            chat === undefined ? Promise.resolve({ type: 'deny' }) : chat.ask(request, signal),
         },
     warn: io.warn,
     notice: (text) => io.stderr.write(`${text}\n`),

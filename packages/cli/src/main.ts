@@ -2,11 +2,12 @@ import type { AgentError } from '@youyou/agent';
 import { parseCommandLine, UsageError, usageText } from './args.js';
 import { CommandError, packageVersion, runSessionsCommand } from './commands.js';
 import { ConfigError, resolveSettings } from './config.js';
-import { plainMessage, wantsColor } from './format.js';
 // Types only: the chat modes (and through them the agent, the SDKs, MCP and SQLite) are imported when a
 // run needs them, so that `--help` and `--version` answer without loading them.
 import type { CliIo } from './print-mode.js';
 import { UnreachableError } from './provider.js';
+import { plainMessage, wantsColor } from './style.js';
+import { neutralize } from './terminal-text.js';
 
 /** What `run` needs from the process. */
 export interface RunOptions {
@@ -47,7 +48,10 @@ export async function run(options: RunOptions): Promise<number> {
   const { stdout, stderr, env } = options;
   const stderrColor = wantsColor(stderr, env);
   const warn = (text: string): void => {
-    stderr.write(`${stderrColor ? '\x1b[33myouyou: warning:\x1b[39m' : 'youyou: warning:'} ${text}\n`);
+    // Warnings quote file names, MCP servers and their errors: hostile text, shown escaped.
+    stderr.write(
+      `${stderrColor ? '\x1b[33myouyou: warning:\x1b[39m' : 'youyou: warning:'} ${neutralize(text)}\n`,
+    );
   };
   try {
     const { command, flags } = parseCommandLine(options.argv);
@@ -102,7 +106,7 @@ export async function run(options: RunOptions): Promise<number> {
     // The runtime is loaded here rather than up front, so that `--help` does not load it.
     const { isAgentError } = await import('@youyou/agent');
     const failure = describeFailure(error, isAgentError);
-    stderr.write(`youyou: ${failure.text}\n`);
+    stderr.write(`youyou: ${neutralize(failure.text)}\n`);
     return failure.code;
   }
 }

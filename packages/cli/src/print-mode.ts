@@ -5,6 +5,7 @@ import { plainMessage } from './format.js';
 import { isUnreachableError, unreachableMessage } from './provider.js';
 import { TurnView } from './render.js';
 import { type CliRuntime, setUpRuntime } from './setup.js';
+import { terminalSafeJson } from './terminal-text.js';
 
 /** The streams a run writes to, and the environment it reads. */
 export interface CliIo {
@@ -114,7 +115,7 @@ export async function runPrintMode(options: {
         view.handle(event);
         continue;
       }
-      io.stdout.write(`${JSON.stringify(event)}\n`);
+      io.stdout.write(`${terminalSafeJson(event)}\n`);
       if (payload.type === 'error') {
         const text =
           isUnreachableError(payload.error) && baseURL !== undefined

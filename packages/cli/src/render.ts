@@ -11,6 +11,15 @@ import {
   truncate,
 } from './format.js';
 import { isUnreachableError, unreachableMessage } from './provider.js';
+import { neutralize, neutralizeLine } from './terminal-text.js';
+
+/**
+ * The answer text as the terminal gets it: control characters shown escaped (a model's OSC 52 must not write
+ * the clipboard). The one place answer text is turned into terminal output, for a richer renderer to replace.
+ */
+export function answerForTerminal(text: string): string {
+  return neutralize(text.replace(/\r\n/g, '\n'));
+}
 
 /** Where the view writes: the answer text, and everything else (the same terminal in interactive mode). */
 export interface ViewSinks {
@@ -113,7 +122,11 @@ export class TurnView {
       case 'tool_call_start':
         this.#clearStatus();
         this.#endReasoning();
-        this.#toolStart(payload.callId, payload.toolName, summarizeArguments(payload.arguments));
+        this.#toolStart(
+          payload.callId,
+          neutralizeLine(payload.toolName),
+          summarizeArguments(payload.arguments),
+        );
         return;
       case 'tool_call_end':
         this.#toolEnd(payload.callId, {
@@ -173,7 +186,7 @@ export class TurnView {
   #text(text: string): void {
     if (text === '') return;
     if (this.#options.live) this.#ensureRegionFlushed();
-    this.#options.sinks.answer(text);
+    this.#options.sinks.answer(answerForTerminal(text));
     this.#answerOpen = !text.endsWith('\n');
     if (this.#options.live) this.#atLineStart = text.endsWith('\n');
   }
@@ -194,8 +207,10 @@ export class TurnView {
       this.#ensureLineStart();
       this.#reasoning = '';
     }
-    this.#reasoning += text;
-    if (this.#options.live) this.#activity(this.#styles.dim(text));
+    const shown = neutralize(text);
+    // What was drawn is counted, so that collapsing erases exactly the rows the escaped text took.
+    this.#reasoning += shown;
+    if (this.#options.live) this.#activity(this.#styles.dim(shown));
   }
 
   #endReasoning(): void {

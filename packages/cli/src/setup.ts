@@ -307,6 +307,7 @@ export async function setUpRuntime(options: {
         createApprovalPlugin({
           mutating: mutatingToolNames(tools),
           policy: options.approval,
+          rules: settings.approvalRules,
           // Leave the runtime's hook bound a margin, so a slow answer is a denial and never a silent approval.
           answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
         }),

@@ -86,7 +86,7 @@ describe('youyou in a terminal', () => {
     expect(await readFile(path.join(sandbox.workspace, 'note.txt'), 'utf8')).toBe('hi\n');
   });
 
-  test('n denies the tool and the model is told; a always allows the tool for the session', async () => {
+  test('n denies the tool and the model is told; a then Enter always allows the tool for the session', async () => {
     server.reply(
       toolCallReply({ id: 'call_1', name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }),
       textReply('Not written.'),
@@ -106,6 +106,8 @@ describe('youyou in a terminal', () => {
     await send(chat, 'write b and c');
     await chat.waitFor('Allow write_file b.txt');
     await chat.type('a');
+    await chat.waitFor('1 (or Enter) = every write_file call');
+    await chat.keys('Enter');
     const screen = await chat.waitFor(/Both written\.\n› *\n*$/);
     expect(screen).not.toContain('Allow write_file c.txt');
     expect(existsSync(path.join(sandbox.workspace, 'c.txt'))).toBe(true);
