@@ -1,7 +1,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
 import { compileGlob } from './glob-pattern.js';
+import { compileLinearRegex, type LinearPattern } from './linear-pattern.js';
 import { type WalkedFile, walkFiles } from './walk.js';
 import {
   argumentsOf,
@@ -25,22 +27,29 @@ export const GREP_MAX_RESULTS = 2000;
 export const GREP_MAX_FILE_BYTES = 16 * 1024 * 1024;
 /** Matching lines are cut to this many characters. */
 const MAX_LINE_CHARACTERS = 500;
+/**
+ * How long matching may hold the event loop before it lets timers, keys and the signal in: a cancel or a
+ * time-out is heard within about this long even in a file of millions of lines.
+ */
+const MAX_BUSY_MS = 50;
 
 /** The grep tool: the lines of workspace files that match a JavaScript regular expression. */
 export function createGrepTool(workspace: Workspace): ToolHandler {
   return {
     name: 'grep',
     description:
-      'Searches file contents with a JavaScript regular expression and returns matching lines as ' +
-      '`file:line: text` (paths relative to the workspace root). `path` is a folder or a file (default: the ' +
-      'root); `glob` keeps only some files (`*.ts` matches names, `src/**/*.ts` paths below `path`). Binary ' +
-      `files, node_modules and .git are skipped. At most maxResults lines (default ${GREP_DEFAULT_MAX_RESULTS}).`,
+      'Searches file contents with a regular expression (JavaScript syntax without lookaround or ' +
+      'backreferences, matched by RE2 as in ripgrep) and returns matching lines as `file:line: text` (paths ' +
+      'relative to the workspace root). `path` is a folder or a file (default: the root); `glob` keeps only ' +
+      'some files (`*.ts` matches names, `src/**/*.ts` paths below `path`). Binary files, node_modules, .git ' +
+      'and what .gitignore files ignore are skipped. At most maxResults lines (default ' +
+      `${GREP_DEFAULT_MAX_RESULTS}).`,
     parametersSchema: {
       type: 'object',
       properties: {
         pattern: {
           type: 'string',
-          description: 'A JavaScript regular expression, without slashes or flags.',
+          description: 'A regular expression, without slashes or flags (no lookaround or backreferences).',
         },
         path: {
           type: 'string',
@@ -76,18 +85,16 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
       : GREP_DEFAULT_MAX_RESULTS,
     GREP_MAX_RESULTS,
   );
-  let regex: RegExp;
+  let regex: LinearPattern;
   try {
-    regex = new RegExp(pattern, args.caseInsensitive === true ? 'i' : '');
+    regex = compileLinearRegex(pattern, { caseInsensitive: args.caseInsensitive === true });
   } catch (error) {
-    return failure(
-      `invalid regular expression '${pattern}': ${errorText(error)}; fix the pattern (JavaScript syntax)`,
-    );
+    return failure(`invalid regular expression '${pattern}': ${errorText(error)}; fix the pattern`);
   }
   let fileFilter: ((file: WalkedFile) => boolean) | undefined;
   if (typeof args.glob === 'string' && args.glob !== '') {
     const glob = args.glob;
-    let matcher: RegExp;
+    let matcher: LinearPattern;
     try {
       matcher = compileGlob(glob);
     } catch (error) {
@@ -118,6 +125,7 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
   const results: string[] = [];
   let skippedLarge = 0;
   let truncated = false;
+  let busySince = performance.now();
   search: for await (const file of files) {
     if (input.signal.aborted) return failure('grep was cancelled');
     if (fileFilter !== undefined && !fileFilter(file)) continue;
@@ -128,6 +136,8 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
         continue;
       }
       bytes = await readFile(file.absolute);
+      // Reading waited for the disk, and the event loop ran meanwhile.
+      busySince = performance.now();
     } catch {
       continue;
     }
@@ -135,6 +145,11 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
     const lines = bytes.toString('utf8').split(/\r?\n/);
     const shown = displayPath(workspace, file.absolute);
     for (let index = 0; index < lines.length; index += 1) {
+      if (index % 256 === 0 && performance.now() - busySince > MAX_BUSY_MS) {
+        await nextTurn();
+        if (input.signal.aborted) return failure('grep was cancelled');
+        busySince = performance.now();
+      }
       const line = lines[index] as string;
       if (!regex.test(line)) continue;
       if (results.length >= maxResults) {
