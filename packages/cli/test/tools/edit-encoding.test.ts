@@ -34,7 +34,12 @@ describe('edit_file never damages a file', () => {
   });
 
   it('refuses truncated, overlong and surrogate sequences too', async () => {
-    for (const bytes of [[0x61, 0xe2, 0x82], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80]]) {
+    for (const bytes of [
+      [0x61, 0xe2, 0x82],
+      [0xc0, 0xaf],
+      [0xed, 0xa0, 0x80],
+      [0xf4, 0x90, 0x80, 0x80],
+    ]) {
       const content = Buffer.from([0x61, 0x0a, ...bytes, 0x0a]);
       await writeFile(path.join(workspace.root, 'x.txt'), content);
       const output = await workspace.call('edit_file', { path: 'x.txt', oldString: 'a', newString: 'b' });
