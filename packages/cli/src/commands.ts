@@ -1,8 +1,9 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { SessionStorage, SessionSummary, SkillDefinition } from '@youyou/agent';
 import { openSqliteStorage } from '@youyou/sqlite';
 import type { CliSettings } from './config.js';
 import { createStyles, truncate } from './format.js';
+import { preparePrivateHome } from './private-home.js';
 
 /** A failure of a command that is nobody's mistake in the arguments (an unknown session): exit code 1. */
 export class CommandError extends Error {
@@ -87,7 +88,7 @@ export async function runSessionsCommand(options: {
   columns: number;
   color: boolean;
 }): Promise<number> {
-  mkdirSync(options.settings.home, { recursive: true });
+  preparePrivateHome(options.settings.home);
   const storage = await openSqliteStorage(options.settings.databasePath);
   try {
     const sessions =

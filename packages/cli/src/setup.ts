@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { release } from 'node:os';
 import path from 'node:path';
 import {
@@ -19,7 +18,9 @@ import {
 import { openSqliteStorage, type SqliteStorage } from '@youyou/sqlite';
 import { type ApprovalPolicy, createApprovalPlugin, mutatingToolNames } from './approval.js';
 import type { CliSettings, McpServerSetting } from './config.js';
+import { preparePrivateHome } from './private-home.js';
 import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
+import { neutralizeLine } from './terminal-text.js';
 import { createWorkspaceTools } from './tools/index.js';
 
 /** The CLI's own instructions, before those of the config file. */
@@ -150,7 +151,9 @@ export async function setUpRuntime(options: {
   const provider = chooseProvider(settings);
   if (provider.name === 'compatible' && provider.baseURL !== undefined)
     await checkReachable(provider.baseURL);
-  mkdirSync(settings.home, { recursive: true });
+  const tightened = preparePrivateHome(settings.home);
+  if (tightened.length > 0)
+    warn(`others could read ${neutralizeLine(tightened.join(', '))}; made it private`);
   const storage: SqliteStorage = await openSqliteStorage(settings.databasePath);
   let mcp: McpServerSet | undefined;
   try {
