@@ -12,6 +12,8 @@ export interface TmuxSession {
   type(text: string): Promise<void>;
   /** The visible screen as text. */
   screen(): Promise<string>;
+  /** The visible screen with its colours and attributes as SGR sequences (as tmux redraws them). */
+  styledScreen(): Promise<string>;
   /** Polls the screen until `expected` matches, at most `timeoutMs`; resolves with that screen. */
   waitFor(expected: string | RegExp, timeoutMs?: number): Promise<string>;
   /** Polls until the program has exited (the tmux session is gone), at most `timeoutMs`. */
@@ -91,6 +93,7 @@ export async function startTmux(options: {
       await tmux('send-keys', '-t', 'main', '-l', text);
     },
     screen,
+    styledScreen: async () => (await tmux('capture-pane', '-p', '-e', '-t', 'main')).stdout,
     waitFor: async (expected, timeoutMs = 10_000) => {
       const deadline = Date.now() + timeoutMs;
       let last = '';
