@@ -33,6 +33,28 @@ const MAX_LINE_CHARACTERS = 500;
  */
 const MAX_BUSY_MS = 50;
 
+/** How many bytes of a file are decoded and split into lines at a time: a few milliseconds of work. */
+const DECODE_CHUNK_BYTES = 256 * 1024;
+
+/**
+ * The lines of a file (split at `\n` and `\r\n`, the last one possibly empty), decoded a chunk at a time so
+ * that a 16 MiB file does not hold the event loop while it is decoded. Chunks are cut after a line feed, so
+ * neither a line nor a UTF-8 character is ever cut in two.
+ */
+function* lineChunks(bytes: Buffer): Generator<string[]> {
+  let start = 0;
+  do {
+    const newline =
+      start + DECODE_CHUNK_BYTES >= bytes.length ? -1 : bytes.indexOf(0x0a, start + DECODE_CHUNK_BYTES);
+    const end = newline === -1 ? bytes.length : newline + 1;
+    const lines = bytes.toString('utf8', start, end).split(/\r?\n/);
+    // A chunk that ends with its line feed ends with an empty string: the next chunk's first line.
+    if (end < bytes.length) lines.pop();
+    yield lines;
+    start = end;
+  } while (start < bytes.length);
+}
+
 /** The grep tool: the lines of workspace files that match a JavaScript regular expression. */
 export function createGrepTool(workspace: Workspace): ToolHandler {
   return {
@@ -142,21 +164,24 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
       continue;
     }
     if (looksBinary(bytes.subarray(0, 8000))) continue;
-    const lines = bytes.toString('utf8').split(/\r?\n/);
     const shown = displayPath(workspace, file.absolute);
-    for (let index = 0; index < lines.length; index += 1) {
-      if (index % 256 === 0 && performance.now() - busySince > MAX_BUSY_MS) {
-        await nextTurn();
-        if (input.signal.aborted) return failure('grep was cancelled');
-        busySince = performance.now();
+    let lineNumber = 0;
+    for (const lines of lineChunks(bytes)) {
+      for (let index = 0; index < lines.length; index += 1) {
+        if (index % 256 === 0 && performance.now() - busySince > MAX_BUSY_MS) {
+          await nextTurn();
+          if (input.signal.aborted) return failure('grep was cancelled');
+          busySince = performance.now();
+        }
+        lineNumber += 1;
+        const line = lines[index] as string;
+        if (!regex.test(line)) continue;
+        if (results.length >= maxResults) {
+          truncated = true;
+          break search;
+        }
+        results.push(`${shown}:${lineNumber}: ${cutLine(line, MAX_LINE_CHARACTERS)}`);
       }
-      const line = lines[index] as string;
-      if (!regex.test(line)) continue;
-      if (results.length >= maxResults) {
-        truncated = true;
-        break search;
-      }
-      results.push(`${shown}:${index + 1}: ${cutLine(line, MAX_LINE_CHARACTERS)}`);
     }
   }
   const notes: string[] = [];

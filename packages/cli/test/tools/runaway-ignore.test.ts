@@ -48,6 +48,18 @@ describe('patterns that make a backtracking engine run away', () => {
     expect(output.isError).toBe(true);
   });
 
+  it('numbers lines right across the pieces a large file is decoded in, LF or CRLF', async () => {
+    const numbered = Array.from({ length: 60_000 }, (_, index) => `n${index + 1}`);
+    await put('lf.txt', `${numbered.join('\n')}\n`);
+    await put('crlf.txt', `${numbered.join('\r\n')}\r\n`);
+    for (const file of ['lf.txt', 'crlf.txt']) {
+      const output = await workspace.call('grep', { pattern: '^n(1|39999|40000|60000)$', path: file });
+      expect(output.content).toBe(
+        [1, 39999, 40000, 60000].map((line) => `${file}:${line}: n${line}`).join('\n'),
+      );
+    }
+  });
+
   it('refuses lookaround and backreferences with a message saying so, instead of running them', async () => {
     await put('a.txt', 'aa\n');
     for (const pattern of ['(a)\\1', 'a(?=a)', '(?<!b)a']) {
