@@ -50,6 +50,13 @@ function createRenderer(columns: number): Marked {
         const text = this.parser.parseInline(token.tokens);
         return text === token.href ? text : `${text} (${token.href})`;
       },
+      // marked-terminal writes the text of a tight list item as it stands; its inline Markdown (`*two*`,
+      // `code`) is rendered here. Other text goes on to marked-terminal (`false`).
+      text(token: Tokens.Text | Tokens.Escape): string | false {
+        return 'tokens' in token && token.tokens !== undefined
+          ? this.parser.parseInline(token.tokens)
+          : false;
+      },
     },
   });
   return marked;

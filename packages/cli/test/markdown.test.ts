@@ -58,7 +58,7 @@ function screenOf(output: string): string[] {
 describe('Markdown answers', () => {
   it('styles headings, emphasis and lists, and draws tables with borders', () => {
     const { total } = stream(
-      '# Title\n\nSome *em* and **bold** text.\n\n- one\n- two\n\n| name | value |\n|---|---|\n| a | 1 |\n',
+      '# Title\n\nSome *em* and **bold** text.\n\n- one\n- *two*\n\n| name | value |\n|---|---|\n| a | 1 |\n',
       1000,
     );
     const plain = total.replace(SGR, '');
@@ -68,6 +68,9 @@ describe('Markdown answers', () => {
     expect(plain).not.toContain('**');
     expect(plain).not.toContain('# Title');
     expect(plain).toMatch(/\* one/);
+    // Inline Markdown inside a tight list item is rendered too.
+    expect(plain).toMatch(/\* two/);
+    expect(total).toContain(`${ESC}[3mtwo`);
     expect(plain).toMatch(/┌─+┬─+┐/);
     expect(plain).toMatch(/│ name +│ value +│/);
   });
