@@ -21,6 +21,7 @@ import type { CliSettings, McpServerSetting } from './config.js';
 import { preparePrivateHome } from './private-home.js';
 import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
 import { neutralizeLine } from './terminal-text.js';
+import { answerOnAbort } from './tools/answer-on-abort.js';
 import { createWorkspaceTools } from './tools/index.js';
 
 /** The CLI's own instructions, before those of the config file. */
@@ -163,7 +164,7 @@ export async function setUpRuntime(options: {
       mcp = await connectMcpServers(configs);
       for (const failure of mcp.failures) warn(messageOf(failure.error));
     }
-    const tools = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn });
+    const tools = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn }).map(answerOnAbort);
     const loaded = await loadSkillsFromDirectories({
       directories: [path.join(settings.cwd, '.youyou', 'skills'), path.join(settings.home, 'skills')],
     });
