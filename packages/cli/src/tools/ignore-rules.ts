@@ -18,12 +18,6 @@ export interface IgnoreLayer {
 /** Files longer than this are not read as rules: a real .gitignore is a few KiB. */
 const MAX_RULES_BYTES = 1024 * 1024;
 
-/**
- * The ignore package turns each `*` into a backtracking regular expression; a line with many of them, such as
- * `*a*a*a*a*a*a*b`, would make matching a long file name take minutes. No real .gitignore line has this many.
- */
-const MAX_STARS_PER_RULE = 4;
-
 /** The layer for the ignore file `file`, whose patterns are relative to `folder`; undefined when it is unreadable. */
 export async function readIgnoreLayer(folder: string, file: string): Promise<IgnoreLayer | undefined> {
   let text: string;
@@ -34,8 +28,7 @@ export async function readIgnoreLayer(folder: string, file: string): Promise<Ign
   } catch {
     return undefined;
   }
-  const lines = text.split(/\r?\n/).filter((line) => (line.match(/\*+/g)?.length ?? 0) <= MAX_STARS_PER_RULE);
-  return { folder, rules: ignore().add(lines) };
+  return { folder, rules: ignore().add(text.split(/\r?\n/)) };
 }
 
 /**

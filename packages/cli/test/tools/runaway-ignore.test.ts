@@ -114,6 +114,16 @@ describe('.gitignore', () => {
     ]);
   });
 
+  it('matches a .gitignore rule made to backtrack without running away', async () => {
+    await put('deep/.gitignore', '*a*a*a*a*a*a*a*a*b\n*.tmp\n');
+    await put(`deep/${'a'.repeat(200)}`, '');
+    await put('deep/x.tmp', '');
+    const started = performance.now();
+    const output = await workspace.call('glob', { pattern: 'deep/*' });
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(output.content.split('\n')).toEqual(['deep/.gitignore', `deep/${'a'.repeat(200)}`]);
+  });
+
   it('searches an ignored folder when it is named on purpose', async () => {
     expect((await workspace.call('grep', { pattern: 'needle', path: 'dist' })).content).toBe(
       'dist/app.js:1: needle',
