@@ -222,9 +222,7 @@ class Chat {
       );
       return 'done';
     }
-    const view = this.#newView(
-      this.#color ? await loadMarkdownStream(() => this.#terminal.columns) : undefined,
-    );
+    const view = this.#newView(this.#color ? await loadMarkdownStream(this.#terminal.output) : undefined);
     this.#view = view;
     let cancelled = false;
     let exit = false;

@@ -96,22 +96,54 @@ function splitComplete(marked: Marked, pending: string, all: boolean): { blocks:
   return { blocks, open: pending.slice(raw.length) };
 }
 
+/** The size of the terminal the answer is written to, read at each use (a window can be resized). */
+export interface Screen {
+  readonly columns?: number | undefined;
+  readonly rows?: number | undefined;
+}
+
+/** The longest start of `text` that takes at most `maxRows` rows `columns` wide, cut at a line's end. */
+function fitRows(text: string, columns: number, maxRows: number): string {
+  let rows = 0;
+  let end = 0;
+  for (const line of text.split('\n')) {
+    rows += rowsOf(line, columns);
+    if (rows > maxRows) return text.slice(0, Math.max(0, end - 1));
+    end += line.length + 1;
+  }
+  return text;
+}
+
 /**
- * A MarkdownStream for a terminal `columns()` wide. The open block is shown raw from the start of a line as it
- * arrives; when it closes, those rows are erased (as many as `rowsOf` counts) and the rendering written there.
+ * A MarkdownStream for `screen`. The open block is shown raw from the start of a line as it arrives; when it
+ * closes, those rows are erased (as many as `rowsOf` counts) and the rendering written there. A cursor cannot
+ * move up past the top of the screen, so raw text stops growing at a screen's height less two rows: a long
+ * code block shows its first lines raw and appears whole, highlighted, at its closing fence.
  */
-export function createMarkdownStream(options: { columns: () => number }): MarkdownStream {
-  const marked = createRenderer(options.columns());
+export function createMarkdownStream(options: { screen: Screen }): MarkdownStream {
+  const columns = (): number => Math.max(1, options.screen.columns ?? 80);
+  const maxRows = (): number => Math.max(1, (options.screen.rows ?? 24) - 2);
+  const marked = createRenderer(columns());
   let pending = '';
   let blocksWritten = 0;
   /** The open block's raw text on the screen, written from column 0 after the blank line before it. */
   let shown = '';
+  /** The open block is taller than the screen: what is shown of it stays as it is until it closes. */
+  let capped = false;
 
   const erase = (): string => {
+    capped = false;
     if (shown === '') return '';
-    const rows = rowsOf(shown, options.columns());
+    const rows = rowsOf(shown, columns());
     shown = '';
     return `\r${rows > 1 ? `\x1b[${rows - 1}A` : ''}\x1b[J`;
+  };
+
+  /** What of the open block's raw text may be on the screen. */
+  const visible = (display: string): string => {
+    const fitted = fitRows(display, columns(), maxRows());
+    capped = fitted.length < display.length;
+    return fitted;
   };
 
   /** Blocks are separated by one blank line; the last one leaves its line open for the view to end. */
@@ -120,9 +152,10 @@ export function createMarkdownStream(options: { columns: () => number }): Markdo
   const update = (all: boolean): string => {
     const { blocks, open } = splitComplete(marked, pending, all);
     pending = open;
-    const display = open.replace(/^\n+/, '');
     let output = '';
     if (blocks.length === 0) {
+      if (capped) return '';
+      const display = visible(open.replace(/^\n+/, ''));
       if (display === shown) return '';
       if (shown !== '' && display.startsWith(shown)) {
         output = display.slice(shown.length);
@@ -142,6 +175,7 @@ export function createMarkdownStream(options: { columns: () => number }): Markdo
       blocksWritten += 1;
     }
     output += erase();
+    const display = visible(open.replace(/^\n+/, ''));
     if (display !== '') {
       output += separator() + display;
       shown = display;
@@ -154,7 +188,8 @@ export function createMarkdownStream(options: { columns: () => number }): Markdo
       const added = neutralize(text.replace(/\r\n/g, '\n'));
       pending += added;
       // A block can only close at the end of a line: text without one goes on the open block's raw text.
-      if (!added.includes('\n') && shown !== '') {
+      if (capped && !added.includes('\n')) return '';
+      if (!added.includes('\n') && shown !== '' && rowsOf(shown + added, columns()) <= maxRows()) {
         shown += added;
         return added;
       }

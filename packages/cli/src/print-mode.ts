@@ -79,10 +79,7 @@ export async function runPrintMode(options: {
       showReasoning: () => false,
       baseURL,
       // Markdown is rendered for a terminal only: pipes and --json get the answer exactly as it came.
-      markdown:
-        !json && wantsColor(io.stdout, io.env)
-          ? await loadMarkdownStream(() => io.stdout.columns ?? 80)
-          : undefined,
+      markdown: !json && wantsColor(io.stdout, io.env) ? await loadMarkdownStream(io.stdout) : undefined,
     });
     let unreachable = false;
     let limitReached = false;

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MarkdownStream } from '../src/markdown.js';
 
-let createMarkdownStream: (options: { columns: () => number }) => MarkdownStream;
+let createMarkdownStream: (options: { screen: { columns: number; rows: number } }) => MarkdownStream;
 
 beforeAll(async () => {
   // chalk decides on colour when it is first loaded; a test's stdout is no terminal.
@@ -16,8 +16,8 @@ const SGR = /\x1b\[[0-9;]*m/g;
 const COLUMNS = 80;
 
 /** Streams `text` in pieces of `size` characters; returns what was written after each piece and at the end. */
-function stream(text: string, size: number): { pieces: string[]; total: string } {
-  const markdown = createMarkdownStream({ columns: () => COLUMNS });
+function stream(text: string, size: number, rows = 1000): { pieces: string[]; total: string } {
+  const markdown = createMarkdownStream({ screen: { columns: COLUMNS, rows } });
   const pieces: string[] = [];
   for (let index = 0; index < text.length; index += size)
     pieces.push(markdown.push(text.slice(index, index + size)));
@@ -94,6 +94,20 @@ describe('Markdown answers', () => {
       // Only whole blocks are rendered: no piece but those holding a rendering has styling.
       const styled = pieces.filter((piece) => SGR.test(piece));
       expect(styled.length).toBeLessThanOrEqual(4);
+    }
+  });
+
+  it('never moves the cursor above the top of the screen: raw text of a tall block stops at its height', async () => {
+    const code = Array.from({ length: 30 }, (_, index) => `const line${index} = ${index};`).join('\n');
+    const text = `Intro.\n\n\`\`\`js\n${code}\n\`\`\`\n\nAfter.`;
+    const whole = screenOf(stream(text, text.length).total);
+    for (const size of [1, 9, 50]) {
+      const { total } = stream(text, size, 12);
+      expect(screenOf(total), `pieces of ${size}`).toEqual(whole);
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the erase sequence is what is looked for.
+      for (const match of total.matchAll(/\r(?:\x1b\[(\d+)A)?\x1b\[J/g)) {
+        expect(Number(match[1] ?? 0) + 1).toBeLessThanOrEqual(10);
+      }
     }
   });
 
