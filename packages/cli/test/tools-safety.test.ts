@@ -53,6 +53,29 @@ describe('nothing the model sends freezes the CLI', () => {
     expect(toolResult(third!, 'call_glob')).toMatch(/^no files match/);
   }, 30_000);
 
+  test('-p: Ctrl-C (SIGINT) during a long grep ends the turn and exits 130 promptly', async () => {
+    const line = `${'ab'.repeat(40)}\n`;
+    const content = line.repeat(Math.floor((16 * 1024 * 1024) / line.length) - 1);
+    for (let index = 0; index < 3; index += 1) {
+      await writeFile(path.join(sandbox.workspace, `big${index}.txt`), content);
+    }
+    server.reply(
+      toolCallReply({ id: 'call_grep', name: 'grep', arguments: { pattern: '[ab]*a[ab]{60}x' } }),
+      textReply('never asked for'),
+    );
+    const running = startCli({ args: ['-p', 'search', '--base-url', server.baseURL, '--json'], sandbox });
+    await vi.waitFor(() => expect(running.stdout()).toContain('"tool_call_start"'), { timeout: 15_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const interrupted = performance.now();
+    running.child.kill('SIGINT');
+    const result = await running.result;
+    // Closing the session (memory extraction over loopback) is part of the exit.
+    expect(performance.now() - interrupted).toBeLessThan(1_500);
+    expect(result.code).toBe(130);
+    expect(result.stdout).toContain('"turn_cancelled"');
+    expect(server.turnRequests()).toHaveLength(1);
+  }, 60_000);
+
   test('glob and grep leave out what .gitignore ignores', async () => {
     await writeFile(path.join(sandbox.workspace, '.gitignore'), 'build/\n');
     await mkdir(path.join(sandbox.workspace, 'build'));
