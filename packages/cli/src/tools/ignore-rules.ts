@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 
@@ -47,29 +47,58 @@ export function isIgnored(layers: readonly IgnoreLayer[], absolute: string, isFo
   return ignored;
 }
 
+/** The nearest folder at or above `folder` that holds `.git` (a folder, or a file for a worktree), if any. */
+async function repositoryRoot(folder: string): Promise<string | undefined> {
+  let current = folder;
+  for (;;) {
+    if (
+      await stat(path.join(current, '.git')).then(
+        () => true,
+        () => false,
+      )
+    )
+      return current;
+    const parent = path.dirname(current);
+    if (parent === current) return undefined;
+    current = parent;
+  }
+}
+
+/** `top`, the folders between it and `bottom`, and `bottom` (which lies at or below `top`). */
+function foldersDown(top: string, bottom: string): string[] {
+  const folders = [top];
+  const relative = path.relative(top, bottom);
+  if (relative === '' || relative.startsWith('..')) return folders;
+  let current = top;
+  for (const part of relative.split(path.sep)) {
+    current = path.join(current, part);
+    folders.push(current);
+  }
+  return folders;
+}
+
 /**
- * The layers that apply at `start` from the folders above it, from the workspace root down: `.git/info/exclude`
- * and the `.gitignore` of the root and of every folder down to `start` itself. A start folder that these rules
- * ignore was named on purpose, so its ancestors' rules are dropped and only its own (and deeper) ones apply.
+ * The layers that apply at `start` from the folders above it, as git reads them: `.git/info/exclude` and the
+ * `.gitignore` of every folder from the repository's top (the workspace root when it is in no repository) down
+ * to `start` itself. A start folder that these rules ignore was named on purpose, so its ancestors' rules are
+ * dropped and only its own (and deeper) ones apply.
  */
 export async function layersAbove(root: string, start: string): Promise<IgnoreLayer[]> {
-  const folders = [root];
-  const relative = path.relative(root, start);
-  if (relative !== '' && !relative.startsWith('..')) {
-    let current = root;
-    for (const part of relative.split(path.sep)) {
-      current = path.join(current, part);
-      folders.push(current);
-    }
-  }
-  const layers: IgnoreLayer[] = [];
-  const exclude = await readIgnoreLayer(root, path.join(root, '.git', 'info', 'exclude'));
+  const top = (await repositoryRoot(root)) ?? root;
+  let layers: IgnoreLayer[] = [];
+  const exclude = await readIgnoreLayer(top, path.join(top, '.git', 'info', 'exclude'));
   if (exclude !== undefined) layers.push(exclude);
-  for (const folder of folders.slice(0, -1)) {
-    const layer = await readIgnoreLayer(folder, path.join(folder, '.gitignore'));
-    if (layer !== undefined) layers.push(layer);
-  }
-  const kept = start !== root && isIgnored(layers, start, true) ? [] : layers;
-  const own = await readIgnoreLayer(start, path.join(start, '.gitignore'));
-  return own === undefined ? kept : [...kept, own];
+  const add = async (folders: string[]): Promise<void> => {
+    for (const folder of folders) {
+      const layer = await readIgnoreLayer(folder, path.join(folder, '.gitignore'));
+      if (layer !== undefined) layers.push(layer);
+    }
+  };
+  await add(foldersDown(top, root).slice(0, -1));
+  // A workspace inside an ignored folder of its repository (a build output, say) is searched all the same.
+  if (root !== top && isIgnored(layers, root, true)) layers = [];
+  await add(foldersDown(root, start).slice(0, -1));
+  if (start !== root && isIgnored(layers, start, true)) layers = [];
+  await add([start]);
+  return layers;
 }

@@ -124,6 +124,21 @@ describe('.gitignore', () => {
     expect(output.content.split('\n')).toEqual(['deep/.gitignore', `deep/${'a'.repeat(200)}`]);
   });
 
+  it('reads the .gitignore files of the repository above the workspace, unless they ignore the workspace', async () => {
+    const repository = path.dirname(workspace.root);
+    await mkdir(path.join(repository, '.git', 'info'), { recursive: true });
+    await writeFile(path.join(repository, '.gitignore'), '*.ts\n');
+    await writeFile(path.join(repository, '.git', 'info', 'exclude'), 'top-only.txt\n');
+    const output = await workspace.call('grep', { pattern: 'needle' });
+    expect(output.content.split('\n').map((line) => line.split(':')[0])).toEqual([
+      'pkg/trace.log',
+      'src/keep.log',
+    ]);
+    await writeFile(path.join(repository, '.gitignore'), `${path.basename(workspace.root)}/\n`);
+    const inIgnored = await workspace.call('grep', { pattern: 'needle' });
+    expect(inIgnored.content.split('\n').map((line) => line.split(':')[0])).toEqual(visible);
+  });
+
   it('searches an ignored folder when it is named on purpose', async () => {
     expect((await workspace.call('grep', { pattern: 'needle', path: 'dist' })).content).toBe(
       'dist/app.js:1: needle',
