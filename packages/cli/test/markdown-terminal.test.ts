@@ -74,6 +74,27 @@ describe('Markdown answers', () => {
     expect(boldLine).toMatch(new RegExp(`${ESC}\\[(?:\\d+;)*1(?:;\\d+)*mbold`));
   }, 40_000);
 
+  test('-p onto a terminal renders the answer as well', async () => {
+    server.reply(textReply(...ANSWER));
+    const session = await startTmux({
+      command: [
+        '/bin/sh',
+        '-c',
+        `"$0" "$1" -p 'notes please' --base-url "$2"; echo "exit $?"; sleep 30`,
+        process.execPath,
+        BIN,
+        server.baseURL,
+      ],
+      cwd: sandbox.workspace,
+      env: childEnv(sandbox),
+    });
+    tmux = session;
+    const screen = await session.waitFor(/exit 0/, 20_000);
+    expect(screen).toContain('Release notes');
+    expect(screen).not.toContain('# Release notes');
+    expect(screen).toMatch(/│ alpha +│ 1 +│/);
+  }, 40_000);
+
   test('-p into a pipe prints the Markdown exactly as the model wrote it', async () => {
     server.reply(textReply(...ANSWER));
     const result = await runCli({ args: ['-p', 'notes please', '--base-url', server.baseURL], sandbox });
