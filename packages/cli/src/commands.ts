@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { SessionStorage, SessionSummary, SkillDefinition } from '@youyou/agent';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
 import type { CliSettings } from './config.js';
@@ -10,6 +10,8 @@ export const WORKSPACE_METADATA_KEY = 'youyou.workspace';
 
 /** How many sessions `--continue` reads at a time while it looks for the latest one of the workspace. */
 const CONTINUE_PAGE_SIZE = 50;
+
+import { preparePrivateHome } from './private-home.js';
 
 /** A failure of a command that is nobody's mistake in the arguments (an unknown session): exit code 1. */
 export class CommandError extends Error {
@@ -154,7 +156,7 @@ export async function runSessionsCommand(options: {
   columns: number;
   color: boolean;
 }): Promise<number> {
-  mkdirSync(options.settings.home, { recursive: true });
+  preparePrivateHome(options.settings.home);
   const { openSqliteStorage } = await import('@youyou/sqlite');
   const storage = await openSqliteStorage(options.settings.databasePath);
   try {

@@ -2,6 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { type FlagSettings, PROVIDER_NAMES, type ProviderName } from './args.js';
+import { ConfigError, isRecord, type Json, optionalString } from './config-values.js';
 import { type ApprovalRule, type ApprovalRules, NO_RULES, parseRule } from './rules.js';
 import {
   parseSandboxConfig,
@@ -10,17 +11,14 @@ import {
   type SandboxSettings,
 } from './sandbox-config.js';
 
+export { ConfigError, isRecord, type Json, optionalString } from './config-values.js';
+
 /** Where a compatible server is looked for when nothing else is configured: a local Ollama. */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:11434/v1';
 /** The model asked of a compatible server when none is configured. */
 export const DEFAULT_COMPATIBLE_MODEL = 'llama3.2';
 /** The context window assumed for a compatible server's model when the config does not say. */
 export const DEFAULT_COMPATIBLE_CONTEXT_WINDOW = 32_768;
-
-/** A bad configuration file or setting: shown as one line, exit code 2. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
 
 /**
  * An MCP server of the config file: a command to start (stdio) or a URL (Streamable HTTP); `timeoutMs`
@@ -104,14 +102,6 @@ const FILE_KEYS = new Set([
   'approval',
 ]);
 
-/** A parsed JSON object. */
-export type Json = Record<string, unknown>;
-
-/** True for a JSON object (not an array, not null). */
-export function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 function isStringRecord(value: unknown): value is Record<string, string> {
   return isRecord(value) && Object.values(value).every((item) => typeof item === 'string');
 }
@@ -179,15 +169,6 @@ function parseApproval(file: string, value: unknown): ApprovalRules {
     }
   }
   return { allow: parseRuleList(file, value.allow, 'allow'), deny: parseRuleList(file, value.deny, 'deny') };
-}
-
-/** `data[key]` when it is a non-empty string, undefined when absent; anything else is a ConfigError. */
-export function optionalString(file: string, data: Json, key: string): string | undefined {
-  const value = data[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '')
-    throw new ConfigError(`${file}: "${key}" must be a non-empty string`);
-  return value;
 }
 
 function optionalInteger(file: string, data: Json, key: string, min: number): number | undefined {

@@ -13,6 +13,8 @@ import {
 } from './commands.js';
 import type { CliSettings } from './config.js';
 import { createStyles, plainMessage, type Styles } from './format.js';
+import type { MarkdownStream } from './markdown.js';
+import { loadMarkdownStream } from './markdown-load.js';
 import { type CliIo, newWorkspaceSession, openSession } from './print-mode.js';
 import { TurnView } from './render.js';
 import { type CliRuntime, setUpRuntime } from './setup.js';
@@ -246,7 +248,7 @@ class Chat {
     }
   }
 
-  #newView(): TurnView {
+  #newView(markdown?: MarkdownStream): TurnView {
     return new TurnView({
       sinks: { answer: (text) => this.#write(text), activity: (text) => this.#write(text) },
       live: true,
@@ -254,6 +256,7 @@ class Chat {
       columns: () => this.#terminal.columns,
       showReasoning: () => this.#showReasoning,
       baseURL: this.#runtime.provider.baseURL,
+      markdown,
     });
   }
 
@@ -269,7 +272,7 @@ class Chat {
       );
       return 'done';
     }
-    const view = this.#newView();
+    const view = this.#newView(this.#color ? await loadMarkdownStream(this.#terminal.output) : undefined);
     this.#view = view;
     let cancelled = false;
     let exit = false;

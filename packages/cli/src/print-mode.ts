@@ -1,7 +1,8 @@
 import type { AgentError, Session } from '@youyou/agent';
 import { latestSessionId, recordWorkspace, resolveSessionId } from './commands.js';
 import type { CliSettings } from './config.js';
-import { plainMessage } from './format.js';
+import { plainMessage, wantsColor } from './format.js';
+import { loadMarkdownStream } from './markdown-load.js';
 import { isUnreachableError, unreachableMessage } from './provider.js';
 import { TurnView } from './render.js';
 import { type CliRuntime, setUpRuntime } from './setup.js';
@@ -102,6 +103,8 @@ export async function runPrintMode(options: {
       columns: () => io.stderr.columns ?? 100,
       showReasoning: () => false,
       baseURL,
+      // Markdown is rendered for a terminal only: pipes and --json get the answer exactly as it came.
+      markdown: !json && wantsColor(io.stdout, io.env) ? await loadMarkdownStream(io.stdout) : undefined,
     });
     let unreachable = false;
     let limitReached = false;

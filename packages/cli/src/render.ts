@@ -10,6 +10,7 @@ import {
   summarizeArguments,
   truncate,
 } from './format.js';
+import type { MarkdownStream } from './markdown.js';
 import { isUnreachableError, unreachableMessage } from './provider.js';
 import { neutralize, neutralizeLine } from './terminal-text.js';
 
@@ -38,6 +39,8 @@ export interface ViewOptions {
   showReasoning: () => boolean;
   /** The model server's URL, for the unreachable sentence. */
   baseURL?: string | undefined;
+  /** Renders the answer as Markdown (a terminal); without it the answer is written as the model sent it. */
+  markdown?: MarkdownStream | undefined;
 }
 
 interface ToolEntry {
@@ -84,6 +87,7 @@ export class TurnView {
   /** Shows a spinning status line (live mode only), e.g. while waiting for the model. */
   status(text: string): void {
     if (!this.#options.live) return;
+    this.#settleMarkdown();
     // Streamed reasoning is collapsed first: its erasure counts only its own rows.
     this.#endReasoning();
     this.#region = this.#region.filter((entry) => entry.kind !== 'status');
@@ -93,6 +97,7 @@ export class TurnView {
 
   /** Removes the status line and the live region from the screen, so a question can be asked below them. */
   pause(): void {
+    this.#settleMarkdown();
     this.#clearStatus();
     this.#endReasoning();
     this.#eraseRegion();
@@ -183,22 +188,35 @@ export class TurnView {
     if (this.#options.live && !this.#atLineStart) this.#activity('\n');
   }
 
-  #text(text: string): void {
+  #text(received: string): void {
+    // The Markdown renderer neutralizes the model's text itself, before adding its own styling.
+    const { markdown } = this.#options;
+    const text = markdown === undefined ? answerForTerminal(received) : markdown.push(received);
     if (text === '') return;
     if (this.#options.live) this.#ensureRegionFlushed();
-    this.#options.sinks.answer(answerForTerminal(text));
+    this.#options.sinks.answer(text);
     this.#answerOpen = !text.endsWith('\n');
     if (this.#options.live) this.#atLineStart = text.endsWith('\n');
   }
 
   /** Answer text that resumes after tool calls starts on its own line, in both sinks. */
   #closeAnswerLine(): void {
+    this.#settleMarkdown();
     if (!this.#answerOpen) return;
     this.#answerOpen = false;
     // On a shared terminal a status line may already have moved the cursor to a new line.
     if (this.#options.live && this.#atLineStart) return;
     this.#options.sinks.answer('\n');
     if (this.#options.live) this.#atLineStart = true;
+  }
+
+  /** Renders the open Markdown block in place of its raw text: nothing else may be drawn below it. */
+  #settleMarkdown(): void {
+    const rest = this.#options.markdown?.flush();
+    if (rest === undefined || rest === '') return;
+    this.#options.sinks.answer(rest);
+    this.#answerOpen = !rest.endsWith('\n');
+    if (this.#options.live) this.#atLineStart = rest.endsWith('\n');
   }
 
   #reason(text: string): void {

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { homedir, release } from 'node:os';
 import path from 'node:path';
 import {
@@ -16,6 +15,7 @@ import { type ApprovalPolicy, createApprovalPlugin, mutatingToolNames } from './
 import { type CliSettings, ConfigError, type McpServerSetting } from './config.js';
 import { refusedNames, toolEnvironment } from './env.js';
 import { projectInstructions } from './instructions.js';
+import { preparePrivateHome } from './private-home.js';
 import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
 import {
   findExecutable,
@@ -26,6 +26,8 @@ import {
   sandboxUnavailableText,
 } from './sandbox.js';
 import { SwitchableProvider } from './switchable-provider.js';
+import { neutralizeLine } from './terminal-text.js';
+import { answerOnAbort } from './tools/answer-on-abort.js';
 import { createWorkspaceTools } from './tools/index.js';
 
 /** The CLI's own instructions, before those of the config file. */
@@ -249,7 +251,9 @@ export async function setUpRuntime(options: {
   if (provider.name === 'compatible' && provider.baseURL !== undefined)
     await checkReachable(provider.baseURL);
   const models = new SwitchableProvider(provider);
-  mkdirSync(settings.home, { recursive: true });
+  const tightened = preparePrivateHome(settings.home);
+  if (tightened.length > 0)
+    warn(`others could read ${neutralizeLine(tightened.join(', '))}; made it private`);
   const { openSqliteStorage } = await import('@youyou/sqlite');
   const storage: SqliteStorage = await openSqliteStorage(settings.databasePath, {
     // A claim on the session that could not be renewed is said on stderr, not on the console of a library.
@@ -268,7 +272,7 @@ export async function setUpRuntime(options: {
       const configs = mcpConfigs({ servers: settings.mcpServers, toolEnv, warn, validateServerConfig });
       if (configs.length > 0) mcp = await connectServers({ configs, notice: options.notice ?? warn, warn });
     }
-    const tools = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn });
+    const tools = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn }).map(answerOnAbort);
     const loaded = await loadSkillsFromDirectories({
       directories: [
         path.join(settings.cwd, '.youyou', 'skills'),

@@ -1,15 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { AgentError, checkSessionId, type SessionClaim } from '@youyou/agent';
-import type { SqliteConnection } from './connection.js';
+import type { SqliteClaimOptions, SqliteConnection } from './connection.js';
 
-/** Claim settings of a storage (`openSqliteStorage(path, { claims })`). */
-export interface SqliteClaimOptions {
-  /** How long a claim outlives its last renewal, when its process cannot be seen to have died. Default 30000. */
-  ttlMs?: number;
-  /** How often a held claim is renewed. Default a third of the ttl. */
-  heartbeatMs?: number;
-}
+export type { SqliteClaimOptions } from './connection.js';
 
 /**
  * A claim on a session (`acquireSession`): while it is held, every other storage instance — in this
