@@ -235,7 +235,7 @@ describe('sessions', () => {
     const resumed = await cli('resume', first.slice(0, 8), '-p', 'and now?', '--base-url', server.baseURL);
     expect(resumed.stdout).toBe('Still apples.\n');
     expect(messagesOf(server.turnRequests().at(-1)!).map(contentText)).toContain('about apples');
-  });
+  }, 90_000);
 
   test('resume of an unknown id fails with a clear message', async () => {
     const result = await cli('resume', 'deadbeef', '-p', 'hi', '--base-url', server.baseURL);

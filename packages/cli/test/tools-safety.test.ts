@@ -69,10 +69,13 @@ describe('nothing the model sends freezes the CLI', () => {
     const interrupted = performance.now();
     running.child.kill('SIGINT');
     const result = await running.result;
-    // Closing the session (memory extraction over loopback) is part of the exit.
-    expect(performance.now() - interrupted).toBeLessThan(1_500);
+    // The search of 48 MiB takes several seconds; the bound is generous for a loaded machine and still far
+    // below what waiting for the tool would take. Closing the session is part of the exit.
+    expect(performance.now() - interrupted).toBeLessThan(5_000);
     expect(result.code).toBe(130);
     expect(result.stdout).toContain('"turn_cancelled"');
+    // The grep was stopped, not waited for: it never reported a search result.
+    expect(result.stdout).not.toContain('no lines match');
     expect(server.turnRequests()).toHaveLength(1);
   }, 60_000);
 
