@@ -119,11 +119,12 @@ export function interactiveHelp(color: boolean): string {
     ['/skills', 'the skills loaded from .youyou/skills and ~/.youyou/skills; /NAME uses one'],
     ['/sessions', 'recent sessions (* marks this one)'],
     ['/resume ID', 'switch to a saved session (an id or a unique prefix)'],
+    ['/compact [TEXT]', 'summarise the conversation so far now (TEXT: what the summary must keep)'],
     ['/new', 'start a new session (the current one is saved and its memories extracted)'],
     ['/reasoning', 'toggle showing the model’s reasoning in full instead of one summary line'],
     ['/exit', 'leave (also Ctrl-D at an empty prompt, or Ctrl-C twice)'],
   ];
-  const lines = rows.map(([command, text]) => `${styles.cyan(command.padEnd(12))}${text}`);
+  const lines = rows.map(([command, text]) => `${styles.cyan(command.padEnd(16))}${text}`);
   lines.push('', styles.dim('Ctrl-C cancels a running turn. ↑/↓ browse earlier prompts.'));
   return `${lines.join('\n')}\n`;
 }
