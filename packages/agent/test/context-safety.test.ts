@@ -121,6 +121,43 @@ describe('the wedge: one giant tool result', () => {
     expect((await agent.resumeSession('old')).messages()).toEqual(live);
   });
 
+  test('a result kept by a compaction is cut to half the window; the marker says so and resume cuts the same', async () => {
+    const storage = new InMemorySessionStorage();
+    const output = giantOutput();
+    const provider = strictProvider({
+      responses: [[{ type: 'tool_call', toolName: 'dump', callId: 'dump-1' }], text('seen'), text('next')],
+    });
+    const dump = defineTool({ name: 'dump', execute: () => ({ content: output, isError: false }) });
+    const { agent } = await buildAgent({
+      provider,
+      tools: [dump],
+      sessionStorage: storage,
+      // The whole window for one result: only the compaction can bring it down.
+      config: { maxToolResultShare: 1 },
+    });
+    const session = await agent.newSession();
+    const turn = await runTurn(session, 'dump everything');
+    expect(turn.errors).toEqual([]);
+    expect(turn.types).toContain('context_compacted');
+    expect((await runTurn(session, 'next')).errors).toEqual([]);
+    const [result] = resultsOf(session.messages());
+    expect(result?.content.length).toBeLessThanOrEqual(WINDOW * 4 * 0.5 + 1_000);
+    expect(result?.content).toMatch(/characters were cut/);
+    for (const request of provider.requests) {
+      expect(requestTokens(request)).toBeLessThanOrEqual(WINDOW);
+      expect(requestText(request)).not.toContain(output);
+    }
+    const marker = (await storedPayloads(storage, session.id)).find(
+      (payload) => payload.type === 'metadata' && payload.key === 'compaction',
+    );
+    expect(marker?.type === 'metadata' && marker.value).toMatchObject({
+      messageLimitChars: WINDOW * 4 * 0.5,
+    });
+    const live = session.messages();
+    await session.close();
+    expect((await agent.resumeSession(session.id)).messages()).toEqual(live);
+  });
+
   test('a user message larger than the window enters cut, with a notice, and is saved as it entered', async () => {
     const storage = new InMemorySessionStorage();
     const provider = strictProvider({ window: 8_000, responses: [text('got it'), text('again')] });
