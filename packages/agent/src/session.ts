@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { compactOnDemand } from './compact-step.js';
 import type { ResolvedConfig } from './config.js';
 import { AgentError, toAgentError } from './error.js';
-import type { AgentEventPayload } from './event.js';
+import type { AgentEvent, AgentEventPayload } from './event.js';
 import { normaliseUserInput } from './input.js';
 import type { SessionClaim } from './ports/storage.js';
 import { EventChannel, RunningTurn, type TurnStatus } from './running-turn.js';
@@ -9,6 +10,7 @@ import type { AgentRuntime, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
 import { runTurn } from './turn.js';
 import type { Message, UserInput } from './types.js';
+import { describeKind } from './value-kind.js';
 
 /** The agent's side of the one-active-session slot. */
 export interface SessionSlot {
@@ -50,15 +52,7 @@ export class SessionController {
 
   /** Starts a turn in the background and returns its handle (0006 §8 send_message). */
   startTurn(input: UserInput | string): RunningTurn {
-    if (this.closing !== undefined || this.slot.isShutDown) {
-      throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
-    }
-    if (this.activeTurn !== undefined) {
-      throw new AgentError({
-        code: 'TURN_BUSY',
-        message: `a turn is already running in session '${this.state.id}'; wait for it or cancel it first`,
-      });
-    }
+    this.checkIdle();
     const content = normaliseUserInput(input, this.state.model.info);
     const turnId = randomUUID();
     const controller = new AbortController();
@@ -96,6 +90,65 @@ export class SessionController {
       });
     this.activeTurn = { controller, done };
     return new RunningTurn({ turnId, channel, controller, done });
+  }
+
+  /**
+   * Compacts the context now (prune, then summarise), as a turn would; holds the turn slot meanwhile, so a
+   * turn cannot start during it. Resolves with the events it emitted once the compacted context is saved.
+   */
+  async compact(instructions: string | undefined): Promise<AgentEvent[]> {
+    if (instructions !== undefined && typeof instructions !== 'string') {
+      throw new AgentError({
+        code: 'INVALID_INPUT',
+        message: `compact(instructions) takes a string or nothing, got ${describeKind(instructions)}`,
+      });
+    }
+    this.checkIdle();
+    const controller = new AbortController();
+    const state = this.state;
+    const turnId = randomUUID();
+    const events: AgentEvent[] = [];
+    const emit = (payload: AgentEventPayload): void => {
+      events.push({
+        sessionId: state.id,
+        turnId,
+        timestamp: new Date(),
+        sequence: state.nextSequence++,
+        payload,
+      });
+    };
+    const run = compactOnDemand({
+      runtime: this.runtime,
+      session: state,
+      turnId,
+      signal: controller.signal,
+      emit,
+      instructions,
+    });
+    const done = run.then(
+      (): TurnStatus => 'completed',
+      (): TurnStatus => 'failed',
+    );
+    this.activeTurn = { controller, done };
+    void done.finally(() => {
+      this.activeTurn = undefined;
+      if (this.closing !== undefined && this.abandoned) void this.release();
+    });
+    await run;
+    return events;
+  }
+
+  /** Throws SESSION_CLOSED or TURN_BUSY when the session cannot start work now. */
+  private checkIdle(): void {
+    if (this.closing !== undefined || this.slot.isShutDown) {
+      throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
+    }
+    if (this.activeTurn !== undefined) {
+      throw new AgentError({
+        code: 'TURN_BUSY',
+        message: `a turn is already running in session '${this.state.id}'; wait for it or cancel it first`,
+      });
+    }
   }
 
   /** The full close path of `close()` and `shutdown()`: SessionEnd and memory extraction run. */
@@ -265,6 +318,17 @@ export class Session implements AsyncDisposable {
   /** Starts a turn; its events come from the returned RunningTurn. A plain string is one text block. */
   async sendMessage(input: UserInput | string): Promise<RunningTurn> {
     return this.controller.startTurn(input);
+  }
+
+  /**
+   * Compacts the context now: old tool results are pruned, then the older history is summarised (with
+   * `instructions` added to the compaction prompt), as an automatic compaction would. Resolves once the
+   * compacted context is saved, with the events it emitted (`context_compacted`, and any `error` of a
+   * BeforeCompact hook). Rejects with COMPACT_ERROR when no summary can be had (the context is unchanged but
+   * for pruning), TURN_BUSY while a turn runs, SESSION_CLOSED after close, STORAGE_ERROR when saving fails.
+   */
+  async compact(instructions?: string): Promise<AgentEvent[]> {
+    return this.controller.compact(instructions);
   }
 
   /** Waits for a running turn, runs SessionEnd and memory extraction, and frees the agent for a new session. */

@@ -1,7 +1,6 @@
 /** The steps of the turn loop that are long enough to stand alone; `runTurn` calls them in order. */
 
-import { summariseHistory } from './compaction.js';
-import { type AgentError, isAgentError, toAgentError } from './error.js';
+import { type AgentError, toAgentError } from './error.js';
 import { readChatStream } from './model-call.js';
 import type { ChatRequest } from './ports/model.js';
 import { buildStablePrompt } from './prompt/index.js';
@@ -99,58 +98,6 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
   // Tool calls of an interrupted answer are neither run nor kept: the model did not finish its reply.
   if (answer.cancelled || answer.error !== undefined) answer.toolCalls = [];
   return answer;
-}
-
-/** Runs BeforeCompact and the compaction; reports COMPACT_ERROR and goes on with the full history. */
-export async function compact(
-  options: TurnOptions,
-  estimatedTokens: number,
-): Promise<'compacted' | 'skipped' | 'cancelled'> {
-  const { runtime, session, turnId, signal, emit } = options;
-  const context = session.context;
-  if (signal.aborted) return 'cancelled';
-  if (runtime.hooks.has('BeforeCompact')) {
-    const outcome = await runtime.hooks.dispatch({
-      event: 'BeforeCompact',
-      sessionId: session.id,
-      turnId,
-      data: {
-        messageCount: context.messages.length,
-        estimatedTokens,
-        contextWindow: session.model.info.contextWindow,
-      },
-      timeoutMs: runtime.config.toolTimeoutMs,
-    });
-    for (const error of outcome.errors) emit({ type: 'error', error });
-    if (outcome.abortReason !== undefined) return 'skipped';
-  }
-  // Yield point: before the compaction request.
-  if (signal.aborted) return 'cancelled';
-  const compactModel = runtime.config.compactModel;
-  const route = compactModel === undefined ? session.model : runtime.models.resolve(compactModel);
-  try {
-    const result = await summariseHistory({
-      context,
-      contextWindow: session.model.info.contextWindow,
-      provider: route.provider,
-      model: route.info,
-      prompt: runtime.config.compactPrompt,
-      signal,
-    });
-    context.applyCompaction(result);
-    await session.log.append({
-      type: 'metadata',
-      key: 'compaction',
-      value: { summary: result.summary, keptMessages: result.keptCount },
-    });
-    emit({ type: 'context_compacted' });
-    return 'compacted';
-  } catch (error) {
-    if (signal.aborted) return 'cancelled';
-    if (isAgentError(error) && error.code === 'STORAGE_ERROR') throw error;
-    emit({ type: 'error', error: toAgentError(error, 'COMPACT_ERROR') });
-    return 'skipped';
-  }
 }
 
 /**

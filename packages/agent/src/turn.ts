@@ -1,4 +1,6 @@
+import { compact } from './compact-step.js';
 import { interruptedNotice, logPayloadOf } from './context.js';
+import { capToolResult, cutBlocks, toolResultLimitChars, userMessageLimitChars } from './context-limits.js';
 import { AgentError, toAgentError } from './error.js';
 import type { ChatRequest } from './ports/model.js';
 import { buildDynamicPrompt, combinePrompt } from './prompt/index.js';
@@ -9,7 +11,6 @@ import { parseToolArguments, type ToolCallOutcome, type ToolCallRequest } from '
 import type { TurnOptions } from './turn-options.js';
 import {
   cachedStablePrompt,
-  compact,
   memoryCheckpoint,
   readDynamicSections,
   streamAnswer,
@@ -67,8 +68,14 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
       if (injection.type === 'system') await commitSystem(injection.content);
     }
 
-    // 3. The user message is saved before the model is called.
-    await commitMessage(session, { type: 'user', content: input.content });
+    // 3. The user message is saved before the model is called; one too large for the window is cut (head and
+    // tail, with a notice) as it enters, so it can never fill every later request.
+    const userLimit = userMessageLimitChars({
+      contextWindow: session.model.info.contextWindow,
+      promptChars: cachedStablePrompt(runtime, session).length,
+      toolsChars: runtime.toolsChars,
+    });
+    await commitMessage(session, { type: 'user', content: cutBlocks(input.content, userLimit).slice() });
     session.turnCount += 1;
     session.turnsSinceCheckpoint += 1;
 
@@ -84,12 +91,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
       });
 
       // 4b. Compaction, checked before every model call.
-      const estimated = context.estimateTokens({
-        promptChars: stable.length + dynamic.length,
-        toolsChars: runtime.toolsChars,
-      });
-      if (estimated > session.model.info.contextWindow * config.compactThreshold) {
-        const compacted = await compact(options, estimated);
+      const promptChars = stable.length + dynamic.length;
+      const estimated = context.estimateTokens({ promptChars, toolsChars: runtime.toolsChars });
+      if (config.autoCompact && estimated > session.model.info.contextWindow * config.compactThreshold) {
+        const compacted = await compact(options, { estimatedTokens: estimated, promptChars, force: false });
         if (compacted === 'cancelled') {
           status = 'cancelled';
           break;
@@ -112,10 +117,11 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
         tools: session.model.info.capabilities.toolUse ? runtime.tools.specs.slice() : [],
       };
       const answer = await streamAnswer(options, request);
-      if (answer.error?.contextLengthExceeded && !answer.receivedAny && !contextRetryUsed) {
-        // The provider says the request is too large: compact now and send it once more.
+      const tooLarge = answer.error?.contextLengthExceeded === true && !answer.receivedAny;
+      if (tooLarge && config.autoCompact && !contextRetryUsed) {
+        // The provider says the request is too large: compact now (a summary, not pruning alone) and send it once more.
         contextRetryUsed = true;
-        const compacted = await compact(options, estimated);
+        const compacted = await compact(options, { estimatedTokens: estimated, promptChars, force: true });
         if (compacted === 'cancelled') {
           status = 'cancelled';
           break;
@@ -170,8 +176,15 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
       }
       await Promise.all(callsWritten);
 
-      // 4h. The batch; its results are saved as they arrive, in call order, and waited for once at its end.
-      const results = batchResults(session, openCalls);
+      // 4h. The batch; its results are saved as they arrive, in call order, and waited for once at its end. Each
+      // enters the context cut to its share of the window (the tool_call_end event had it whole).
+      const resultLimit = toolResultLimitChars({
+        contextWindow: session.model.info.contextWindow,
+        promptChars,
+        toolsChars: runtime.toolsChars,
+        share: config.maxToolResultShare,
+      });
+      const results = batchResults(session, openCalls, resultLimit);
       await runtime.tools.executeBatch({
         calls,
         sessionId: session.id,
@@ -229,13 +242,14 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
  * log keeps their order); `written` waits for the writes once, at the batch's end, and rejects with the first
  * storage failure among them.
  */
-function batchResults(session: SessionState, openCalls: Set<string>) {
+function batchResults(session: SessionState, openCalls: Set<string>, resultLimit: number) {
   let last: Promise<void> = Promise.resolve();
   let failure: { error: unknown } | undefined;
   return {
     add(outcome: ToolCallOutcome): void {
       openCalls.delete(outcome.callId);
-      const { content, isError } = outcome.output;
+      const { isError } = outcome.output;
+      const content = capToolResult(outcome.output.content, resultLimit);
       last = commitMessage(session, { type: 'tool_result', callId: outcome.callId, content, isError });
       last.catch((error: unknown) => {
         failure ??= { error };

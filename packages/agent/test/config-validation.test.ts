@@ -67,6 +67,15 @@ const badConfigs: [string, unknown][] = [
   ['compactThreshold', { ...base, compactThreshold: '0.5' }],
   ['compactThreshold', { ...base, compactThreshold: null }],
   ['compactThreshold', { ...base, compactThreshold: -0.1 }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: 0 }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: 1.5 }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: -0.25 }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: Number.NaN }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: '0.25' }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: null }],
+  ['autoCompact', { ...base, autoCompact: 'no' }],
+  ['autoCompact', { ...base, autoCompact: 0 }],
+  ['autoCompact', { ...base, autoCompact: null }],
   ['memoryMaxItems', { ...base, memoryMaxItems: 'many' }],
   ['memoryCheckpointInterval', { ...base, memoryCheckpointInterval: 0.5 }],
   // strings
@@ -101,8 +110,21 @@ describe('build() checks every AgentConfig field → INVALID_CONFIG naming the f
       environmentContext: { cwd: '/work', shell: undefined },
       toolTimeoutMs: undefined,
       onBackgroundError: undefined,
+      maxToolResultShare: undefined,
+      autoCompact: undefined,
     });
     await agent.shutdown();
+  });
+
+  test('maxToolResultShare accepts (0, 1] and autoCompact a boolean', async () => {
+    for (const config of [
+      { maxToolResultShare: 1 },
+      { maxToolResultShare: 0.01 },
+      { autoCompact: false },
+      { autoCompact: true },
+    ]) {
+      await (await buildWith({ ...base, ...config })).shutdown();
+    }
   });
 });
 

@@ -197,13 +197,14 @@ export function interactiveHelp(color: boolean): string {
     ['/skills', 'the skills of .youyou/skills, .agents/skills and ~/.youyou/skills; /NAME uses one'],
     ['/sessions', 'recent sessions (* marks this one)'],
     ['/resume ID', 'switch to a saved session (an id or a unique prefix)'],
+    ['/compact [TEXT]', 'summarise the conversation so far now (TEXT: what the summary must keep)'],
     ['/new', 'start a new session (the current one is saved and its memories extracted)'],
     ['/clear', 'clear the screen and start a new session'],
     ['/model NAME', 'switch to model NAME for the rest of this session (/model shows the current one)'],
     ['/reasoning', 'toggle showing the model’s reasoning in full instead of one summary line'],
     ['/exit', 'leave (also Ctrl-D at an empty prompt, or Ctrl-C twice)'],
   ];
-  const lines = rows.map(([command, text]) => `${styles.cyan(command.padEnd(12))}${text}`);
+  const lines = rows.map(([command, text]) => `${styles.cyan(command.padEnd(16))}${text}`);
   lines.push(
     '',
     styles.dim(

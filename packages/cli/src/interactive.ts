@@ -181,6 +181,9 @@ class Chat {
         }
         return 'done';
       }
+      case 'compact':
+        await this.#compact(argument);
+        return 'done';
       case 'new':
       case 'clear':
         await this.#closeSession();
@@ -228,6 +231,31 @@ class Chat {
         this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`),
       );
     }
+  }
+
+  /** `/compact [instructions]`: summarises the session's context now, with a status line while it runs. */
+  async #compact(instructions: string): Promise<void> {
+    const session = this.#session;
+    if (session === undefined) {
+      this.#write(this.#styles.dim('Nothing to compact yet: no message was sent in this session.\n'));
+      return;
+    }
+    const view = this.#newView();
+    view.status('compacting the context');
+    this.#terminal.startKeys((key) => {
+      if (isInterrupt(key)) this.#hardExit();
+    });
+    let outcome: string;
+    try {
+      await session.compact(instructions === '' ? undefined : instructions);
+      outcome = this.#styles.dim('Context compacted: the earlier conversation is now a summary.\n');
+    } catch (error) {
+      outcome = this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`);
+    } finally {
+      this.#terminal.stopKeys();
+      view.close();
+    }
+    this.#write(outcome);
   }
 
   /** Closes the current session (SessionEnd, memory extraction) with a status line while it runs. */

@@ -196,6 +196,34 @@ describe('youyou in a terminal', () => {
     expect(texts.at(-1)).toBe('which number?');
   });
 
+  test('/compact INSTRUCTIONS summarises now: the instructions reach the compaction request, the next request holds the summary', async () => {
+    server.reply(
+      textReply('Hello, noted.'),
+      textReply('SUMMARY-7731: the user said hello.'),
+      textReply('Still here.'),
+    );
+    const chat = await startChat();
+    await send(chat, '/compact');
+    await chat.waitFor('Nothing to compact yet');
+    await send(chat, 'hello there');
+    await chat.waitFor(/Hello, noted\.\n› *\n*$/);
+
+    await send(chat, '/compact keep the word pineapple');
+    await chat.waitFor('Context compacted');
+    await send(chat, 'and now?');
+    await chat.waitFor(/Still here\.\n› *\n*$/);
+
+    const [, compaction, next] = server.turnRequests();
+    const system = messagesOf(compaction!).find(
+      (message) => message.role === 'system' || message.role === 'developer',
+    );
+    expect(contentText(system!)).toContain('keep the word pineapple');
+    expect(messagesOf(compaction!).map(contentText).join('\n')).toContain('hello there');
+    const texts = messagesOf(next!).map(contentText);
+    expect(texts.some((text) => text.includes('SUMMARY-7731'))).toBe(true);
+    expect(texts.at(-1)).toBe('and now?');
+  });
+
   test('/skills, /new, /sessions and /resume', async () => {
     const folder = path.join(sandbox.workspace, '.youyou', 'skills', 'review');
     await mkdir(folder, { recursive: true });

@@ -39,6 +39,23 @@ export interface ScriptedModelProviderOptions {
   responses?: readonly ScriptedResponse[];
   /** Answers for requests of one purpose; a request takes from its purpose's queue while it has entries. */
   byPurpose?: Partial<Record<ChatPurpose, readonly ScriptedResponse[]>>;
+  /**
+   * Reject, as a real API does, every request larger than its model's context window (by `requestTokens`):
+   * the stream throws PROVIDER_ERROR with `contextLengthExceeded` and no answer is taken from the queues.
+   */
+  enforceContextWindow?: boolean;
+}
+
+/**
+ * The size of a request in tokens, at four characters a token, counting its JSON as a provider receives it:
+ * the system prompt, the messages and the tool specs.
+ */
+export function requestTokens(request: ChatRequest): number {
+  const chars =
+    request.systemPrompt.length +
+    JSON.stringify(request.messages).length +
+    JSON.stringify(request.tools).length;
+  return Math.ceil(chars / 4);
 }
 
 /** A ModelInfo for tests: `scripted-model`, 128,000 tokens of context, every capability, unless overridden. */
@@ -104,9 +121,11 @@ export class ScriptedModelProvider implements ModelProvider {
   readonly #queue: ScriptedResponse[];
   readonly #byPurpose = new Map<ChatPurpose, ScriptedResponse[]>();
   #toolCallCount = 0;
+  readonly #enforceContextWindow: boolean;
 
   constructor(options: ScriptedModelProviderOptions = {}) {
     this.id = options.id ?? 'scripted';
+    this.#enforceContextWindow = options.enforceContextWindow ?? false;
     this.models = options.models ?? [scriptedModel()];
     this.#queue = [...(options.responses ?? [])];
     for (const [purpose, responses] of Object.entries(options.byPurpose ?? {})) {
@@ -139,10 +158,24 @@ export class ScriptedModelProvider implements ModelProvider {
   chat(request: ChatRequest, signal: AbortSignal): AsyncIterable<ChatEvent> {
     const snapshot = structuredClone(request);
     this.requests.push(snapshot);
+    const window = this.models.find((model) => model.id === request.modelId)?.contextWindow;
+    if (this.#enforceContextWindow && window !== undefined && requestTokens(request) > window) {
+      return this.#reject(requestTokens(request), window);
+    }
     const purposeQueue = this.#byPurpose.get(request.purpose);
     const response =
       purposeQueue !== undefined && purposeQueue.length > 0 ? purposeQueue.shift() : this.#queue.shift();
     return this.#play({ response, snapshot, signal });
+  }
+
+  // biome-ignore lint/correctness/useYield: the stream fails before its first event, as an API's would.
+  async *#reject(tokens: number, window: number): AsyncGenerator<ChatEvent, void, undefined> {
+    throw new AgentError({
+      code: 'PROVIDER_ERROR',
+      message: `the request has ${tokens} tokens and the model's context window is ${window}`,
+      contextLengthExceeded: true,
+      retryable: false,
+    });
   }
 
   async *#play(options: {
