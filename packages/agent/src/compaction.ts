@@ -112,6 +112,8 @@ export async function summariseHistory(options: {
   provider: ModelProvider;
   model: ModelInfo;
   prompt: string | undefined;
+  /** The session being compacted, handed to the provider for its cache routing. */
+  sessionId: string;
   signal: AbortSignal;
 }): Promise<CompactionResult> {
   const messages = options.context.messages;
@@ -131,6 +133,7 @@ export async function summariseHistory(options: {
     const request = internalRequest({
       modelId: options.model.id,
       purpose: 'compaction',
+      sessionId: options.sessionId,
       systemPrompt: options.prompt ?? COMPACT_PROMPT,
       userText: fillTemplate(COMPACT_INPUT_TEMPLATE, { transcript: renderTranscript(toSummarise) }),
     });

@@ -135,6 +135,7 @@ export async function compact(
       provider: route.provider,
       model: route.info,
       prompt: runtime.config.compactPrompt,
+      sessionId: session.id,
       signal,
     });
     context.applyCompaction(result);
