@@ -38,7 +38,7 @@ function turnBoundaries(request: ChatRequest): number[] {
 }
 
 /**
- * The request's messages with cache breakpoints: on the last block (the newest user message or tool result, so
+ * The request's messages, on `turn` requests with cache breakpoints: on the last block (the newest user message or tool result, so
  * each step of a tool loop reads everything the step before it wrote) and on the blocks that end the history
  * before the current and the previous turn. `systemBreakpoints` marks already spent on the system prompt count
  * against the API's limit of four.
@@ -49,6 +49,8 @@ export function messagesWithBreakpoints(options: {
   systemBreakpoints: number;
 }): ApiMessage[] {
   const { request, systemBreakpoints } = options;
+  // A compaction or memory request is sent once: caching its conversation would cost a cache write for nothing.
+  if (request.purpose !== 'turn') return mapHistory(request.messages, options.history).messages;
   const mapped = mapHistory(request.messages, { ...options.history, boundaries: turnBoundaries(request) });
   const lastMessage = mapped.messages.at(-1)?.content;
   const last = Array.isArray(lastMessage) ? lastMessage.at(-1) : undefined;

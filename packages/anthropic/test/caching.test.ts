@@ -7,7 +7,9 @@ import { MAX_CACHE_BREAKPOINTS } from '../src/cache.js';
 import {
   bodyOf,
   cacheMarks,
+  chatRequest,
   collect,
+  drain,
   lookupTool,
   providerFor,
   withoutCacheMarks,
@@ -173,5 +175,15 @@ describe('prompt caching over the Messages API', () => {
       expect(cacheMarks(bodyOf(server, index)).length).toBeLessThanOrEqual(MAX_CACHE_BREAKPOINTS);
     }
     await agent.shutdown();
+  });
+
+  test('a compaction or memory request, sent once, gets no conversation breakpoint', async () => {
+    server.enqueue(textReply(['Summary.']), textReply(['{"memories": []}']));
+    const provider = providerFor(server);
+    for (const purpose of ['compaction', 'memory_extraction'] as const) {
+      await drain(provider.chat(chatRequest({ purpose }), new AbortController().signal));
+    }
+    expect(cacheMarks(bodyOf(server, 0))).toEqual(['system.0']);
+    expect(cacheMarks(bodyOf(server, 1))).toEqual(['system.0']);
   });
 });
