@@ -12,6 +12,7 @@ function isCacheable(block: Block): block is CacheableBlock {
   return block.type !== 'thinking' && block.type !== 'redacted_thinking';
 }
 
+/** The index of the last user message before `end`, or -1. */
 function lastUserBefore(messages: readonly Message[], end: number): number {
   let index = end - 1;
   while (index >= 0 && messages[index]?.type !== 'user') index -= 1;
@@ -38,10 +39,10 @@ function turnBoundaries(request: ChatRequest): number[] {
 }
 
 /**
- * The request's messages, on `turn` requests with cache breakpoints: on the last block (the newest user message or tool result, so
- * each step of a tool loop reads everything the step before it wrote) and on the blocks that end the history
- * before the current and the previous turn. `systemBreakpoints` marks already spent on the system prompt count
- * against the API's limit of four.
+ * The request's messages, on `turn` requests with cache breakpoints: on the last block (the newest user message
+ * or tool result, so each step of a tool loop reads everything the step before it wrote) and on the blocks that
+ * end the history before the current and the previous turn. `systemBreakpoints` marks already spent on the
+ * system prompt count against the API's limit of four.
  */
 export function messagesWithBreakpoints(options: {
   request: ChatRequest;
