@@ -111,6 +111,26 @@ describe.each(DIALECTS)('$name: prompt caching', (dialect) => {
     await agent.shutdown();
   });
 
+  test('a tool loop of three steps: each request extends the one before byte for byte', async () => {
+    server.enqueue(
+      dialect.toolCalls([{ id: 'call_a', name: 'lookup', fragments: ['{"q":"apple"}'] }]),
+      dialect.toolCalls([{ id: 'call_b', name: 'lookup', fragments: ['{"q":"pear"}'] }]),
+      dialect.text(['Both found.']),
+    );
+    const agent = await cachingAgent(dialect.provider({ server, maxRetries: 0 }), dialect.modelId, false);
+    const session = await agent.newSession();
+    await collect(await session.sendMessage('look up two fruits'));
+    expect(server.requests).toHaveLength(3);
+    for (const index of [1, 2]) {
+      const before = conversationText(index - 1);
+      const after = conversationText(index);
+      expect(after.startsWith(before.slice(0, -1)), `step ${index + 1}`).toBe(true);
+      expect(after.length).toBeGreaterThan(before.length);
+      expect(dialect.problems(bodyAt(index))).toEqual([]);
+    }
+    await agent.shutdown();
+  });
+
   test(`prompt_cache_key is ${sendsKey ? 'sent' : 'not sent by default'}: one per session, on turn and memory calls`, async () => {
     server.enqueue(dialect.text(['One.']), dialect.text(['{"memories": []}']), dialect.text(['Other.']));
     const agent = await cachingAgent(dialect.provider({ server, maxRetries: 0 }), dialect.modelId);
