@@ -83,6 +83,7 @@ export async function compactContext(
     model: route.info,
     prompt: runtime.config.compactPrompt,
     instructions: request.instructions,
+    sessionId: session.id,
     signal,
   });
   context.applyCompaction(result);

@@ -129,6 +129,8 @@ export async function summariseHistory(options: {
   prompt: string | undefined;
   /** Extra instructions for this summary (manual compaction); undefined for none. */
   instructions?: string | undefined;
+  /** The session being compacted, handed to the provider for its cache routing. */
+  sessionId: string;
   signal: AbortSignal;
 }): Promise<CompactionResult> {
   const messages = options.context.messages;
@@ -152,6 +154,7 @@ export async function summariseHistory(options: {
     const request = internalRequest({
       modelId: options.model.id,
       purpose: 'compaction',
+      sessionId: options.sessionId,
       systemPrompt: compactionPrompt(options.prompt, options.instructions),
       userText: fillTemplate(COMPACT_INPUT_TEMPLATE, { transcript: renderTranscript(toSummarise) }),
     });

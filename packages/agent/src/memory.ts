@@ -221,6 +221,7 @@ export class MemoryManager {
     const request = internalRequest({
       modelId: options.modelId,
       purpose: 'memory_extraction',
+      sessionId: options.sessionId,
       systemPrompt: MEMORY_EXTRACTION_PROMPT,
       userText: fillTemplate(MEMORY_EXTRACTION_INPUT_TEMPLATE, {
         transcript: renderTranscript(options.messages),
@@ -256,6 +257,7 @@ export class MemoryManager {
     const request = internalRequest({
       modelId: options.modelId,
       purpose: 'memory_consolidation',
+      sessionId: options.sessionId,
       systemPrompt: fillTemplate(MEMORY_CONSOLIDATION_PROMPT, { maxItems: this.maxItems }),
       userText: fillTemplate(MEMORY_CONSOLIDATION_INPUT_TEMPLATE, { memories: memoryLines.join('\n') }),
     });

@@ -3,7 +3,7 @@ import { interruptedNotice, logPayloadOf } from './context.js';
 import { capToolResult, cutBlocks, toolResultLimitChars, userMessageLimitChars } from './context-limits.js';
 import { AgentError, toAgentError } from './error.js';
 import type { ChatRequest } from './ports/model.js';
-import { buildDynamicPrompt, combinePrompt } from './prompt/index.js';
+import { buildDynamicPrompt, placeDynamicPrompt } from './prompt/index.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from './prompt/templates.js';
 import type { TurnStatus } from './running-turn.js';
 import type { SessionState } from './session-state.js';
@@ -106,13 +106,15 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
         break;
       }
 
-      // 4c–4d. One streamed model call.
+      // 4c–4d. One streamed model call. The dynamic part goes before the latest user message, not into the
+      // system prompt, so that a change of it does not void the provider's prefix cache (docs/decisions.md).
       const request: ChatRequest = {
         modelId: session.model.info.id,
         purpose: 'turn',
-        systemPrompt: combinePrompt(stable, dynamic),
+        systemPrompt: stable,
         systemPromptParts: { stable, dynamic },
-        messages: context.messages.slice(),
+        messages: placeDynamicPrompt(context.messages, dynamic),
+        sessionId: session.id,
         // A model without tool use is offered no tools.
         tools: session.model.info.capabilities.toolUse ? runtime.tools.specs.slice() : [],
       };

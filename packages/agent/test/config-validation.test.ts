@@ -142,7 +142,12 @@ describe('a checked config reaches the prompt as given, and the host changing it
     const agent = await buildWith(config, provider);
     const session = await agent.newSession();
     expect(await (await session.sendMessage('hi')).done).toBe('completed');
-    const first = provider.requests[0]?.systemPrompt ?? '';
+    // The whole prompt: the system prompt (stable) and the dynamic part, which travels before the user message.
+    const promptOf = (index: number): string => {
+      const request = provider.requests[index];
+      return `${request?.systemPrompt}\n\n${request?.systemPromptParts.dynamic}`;
+    };
+    const first = promptOf(0);
     expect(first).toContain('<name>Ada</name>');
     expect(first).toContain('A careful helper.');
     expect(first).toContain('cwd: /work');
@@ -158,7 +163,7 @@ describe('a checked config reaches the prompt as given, and the host changing it
     for await (const event of turn) types.push(event.payload.type);
     expect(types).not.toContain('error');
     expect(types.at(-1)).toBe('turn_complete');
-    expect(provider.requests[1]?.systemPrompt).toBe(first);
+    expect(promptOf(1)).toBe(first);
     await agent.shutdown();
   });
 });

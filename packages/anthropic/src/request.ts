@@ -1,6 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { AgentError, type ChatRequest } from '@youyou/agent';
-import { toAnthropicMessages } from './messages.js';
+import { messagesWithBreakpoints } from './cache.js';
 import type { ResolvedModel } from './models.js';
 
 /** The `thinking` option of the provider: turns extended thinking on for every request. */
@@ -22,18 +22,23 @@ export function thinkingActive(model: ResolvedModel, thinking: ThinkingOption | 
 }
 
 /**
- * The `system` parameter: the stable part (cached with `cache_control`) and the dynamic part as two text
- * blocks, each left out when empty; undefined when there is no system prompt at all.
+ * The `system` parameter: the system prompt as one text block marked for caching (the runtime sends the stable
+ * part alone there and the dynamic part in the messages); undefined when there is none. A caller that still
+ * puts a dynamic part after the stable one in `systemPrompt` gets the stable part marked and the rest after it.
  */
 function systemBlocks(request: ChatRequest): Anthropic.TextBlockParam[] | undefined {
-  const { stable, dynamic } = request.systemPromptParts;
-  const blocks: Anthropic.TextBlockParam[] = [];
-  // A caller that fills only `systemPrompt` gets it cached as one stable block.
-  const stableText = stable.trim() === '' && dynamic.trim() === '' ? request.systemPrompt : stable;
-  if (stableText.trim() !== '')
-    blocks.push({ type: 'text', text: stableText, cache_control: { type: 'ephemeral' } });
-  if (dynamic.trim() !== '') blocks.push({ type: 'text', text: dynamic });
-  return blocks.length > 0 ? blocks : undefined;
+  const { stable } = request.systemPromptParts;
+  const text = request.systemPrompt === '' ? stable : request.systemPrompt;
+  if (text.trim() === '') return undefined;
+  if (stable.trim() !== '' && text.length > stable.length && text.startsWith(stable)) {
+    const rest = text.slice(stable.length).replace(/^\n\n/, '');
+    const blocks: Anthropic.TextBlockParam[] = [
+      { type: 'text', text: stable, cache_control: { type: 'ephemeral' } },
+    ];
+    if (rest.trim() !== '') blocks.push({ type: 'text', text: rest });
+    return blocks;
+  }
+  return [{ type: 'text', text, cache_control: { type: 'ephemeral' } }];
 }
 
 function maxTokensFor(options: {
@@ -74,7 +79,11 @@ export function buildParams(options: {
   const params: Anthropic.MessageCreateParamsStreaming = {
     model: model.id,
     max_tokens: maxTokensFor(options),
-    messages: toAnthropicMessages(request.messages, { replayThinking: thinkingActive(model, thinking) }),
+    messages: messagesWithBreakpoints({
+      request,
+      history: { replayThinking: thinkingActive(model, thinking) },
+      systemBreakpoints: system === undefined ? 0 : 1,
+    }),
     stream: true,
   };
   if (system !== undefined) params.system = system;

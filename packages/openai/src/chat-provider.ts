@@ -1,6 +1,7 @@
 import { AgentError, type ChatEvent, type ChatRequest, type ModelProvider } from '@youyou/agent';
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import { promptCacheKey, promptCacheKeyOption } from './cache-key.js';
 import { toChatMessages, toChatTools } from './chat-messages.js';
 import { chatEvents } from './chat-stream.js';
 import {
@@ -26,6 +27,12 @@ export interface OpenAICompatibleProviderOptions extends ConnectionOptions {
   models: readonly OpenAIModelInfo[];
   /** Default: a placeholder, as local servers need none (the environment's OpenAI key is never sent). */
   apiKey?: string;
+  /**
+   * Send `prompt_cache_key` (a hash of the session id); default false: Ollama, vLLM, llama.cpp and LM Studio
+   * cache prompt prefixes on their own and ignore the field at best. Turn it on for a gateway that passes it on
+   * to OpenAI.
+   */
+  promptCacheKey?: boolean;
 }
 
 /** How the two Chat Completions providers differ. */
@@ -37,6 +44,8 @@ interface ChatWireSettings {
   /** OpenAI wants `max_completion_tokens`; compatible servers know `max_tokens`. */
   maxTokensField: 'max_completion_tokens' | 'max_tokens';
   reasoningEffort: ReasoningEffort | undefined;
+  /** Whether requests carry `prompt_cache_key`. */
+  promptCacheKey: boolean;
 }
 
 /** What local servers get as the API key when none is given: the SDK refuses to run without one. */
@@ -53,6 +62,8 @@ function chatParams(settings: ChatWireSettings, request: ChatRequest): ChatCompl
   if (request.tools.length > 0) params.tools = toChatTools(request.tools);
   if (request.maxOutputTokens !== undefined) params[settings.maxTokensField] = request.maxOutputTokens;
   if (request.temperature !== undefined) params.temperature = request.temperature;
+  const cacheKey = settings.promptCacheKey ? promptCacheKey(request.sessionId) : undefined;
+  if (cacheKey !== undefined) params.prompt_cache_key = cacheKey;
   if (settings.reasoningEffort !== undefined && isReasoningModel(model)) {
     params.reasoning_effort = settings.reasoningEffort;
   }
@@ -102,6 +113,11 @@ export function openaiChatProvider(options: OpenAIChatProviderOptions = {}): Mod
     errorContext,
     maxTokensField: 'max_completion_tokens',
     reasoningEffort: options.reasoningEffort,
+    promptCacheKey: promptCacheKeyOption({
+      value: options.promptCacheKey,
+      fallback: true,
+      providerName: 'openaiChatProvider',
+    }),
   });
 }
 
@@ -134,5 +150,10 @@ export function openaiCompatibleProvider(options: OpenAICompatibleProviderOption
     errorContext,
     maxTokensField: 'max_tokens',
     reasoningEffort: undefined,
+    promptCacheKey: promptCacheKeyOption({
+      value: options.promptCacheKey,
+      fallback: false,
+      providerName: name,
+    }),
   });
 }

@@ -70,8 +70,13 @@ test('an Agent session on PostgreSQL is resumed by another Agent with a fresh po
     ]);
     const request = resumedProvider.requests[0];
     expect(request?.systemPrompt).toContain('Answer briefly.');
-    expect(request?.systemPrompt).toContain('The user studies leases');
-    expect(request?.messages.slice(0, -1)).toStrictEqual(messagesBefore);
+    // Memories are in the dynamic prompt part, the system message before the new user message.
+    expect(request?.systemPromptParts.dynamic).toContain('The user studies leases');
+    expect(request?.messages.slice(0, -2)).toStrictEqual(messagesBefore);
+    expect(request?.messages.at(-2)).toStrictEqual({
+      type: 'system',
+      content: request?.systemPromptParts.dynamic,
+    });
     await resumed.close();
     await resumedAgent.shutdown();
 

@@ -29,11 +29,24 @@ export type ChatPurpose = 'turn' | 'compaction' | 'memory_extraction' | 'memory_
 /** One model call. */
 export interface ChatRequest {
   modelId: string;
-  /** `systemPromptParts.stable + '\n\n' + systemPromptParts.dynamic` when both are non-empty, else the non-empty one. */
+  /**
+   * The system prompt to send first: on `turn` calls the stable part alone (a deviation from SPEC §5.8, see
+   * docs/decisions.md), so that it stays byte-identical across the turns of a session and a prefix cache holds.
+   */
   systemPrompt: string;
-  /** The stable part changes only after a compaction, so a provider may cache it; the dynamic part changes every call. */
+  /**
+   * The stable part changes only after a compaction, so a provider may cache it. The dynamic part (memories,
+   * environment, TurnStart sections) is already in `messages`, as the `system` message right before the latest
+   * user message (first when there is none); it is given here so that a provider can tell it apart, never to be
+   * sent a second time.
+   */
   systemPromptParts: { stable: string; dynamic: string };
   messages: Message[];
+  /**
+   * The session the call belongs to (turn, compaction and memory calls alike); a provider may derive a cache
+   * routing key from it (OpenAI `prompt_cache_key`). Absent on requests built outside a session.
+   */
+  sessionId?: string;
   tools: ToolSpec[];
   purpose: ChatPurpose;
   maxOutputTokens?: number;
