@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AgentError, checkSessionId } from '@youyou/agent';
+import { AgentError } from '@youyou/agent';
+import { checkSessionId } from '@youyou/agent/storage';
 import { encodeText } from './codec.js';
 import type { Database } from './database.js';
 import { invalidConfig, storageError } from './errors.js';

@@ -5,17 +5,18 @@ import type {
   SessionStorage,
   SessionSummary,
 } from '@youyou/agent';
+import { AgentError } from '@youyou/agent';
 import {
-  AgentError,
   checkPageLimit,
   checkSessionEvent,
   checkSessionId,
   decodeSessionCursor,
+  decodeStoredValue,
   encodeSessionCursor,
+  encodeStoredValue,
   messageTextOf,
   sessionTitleOf,
-} from '@youyou/agent';
-import { decodeValue, encodeValue } from './codec.js';
+} from '@youyou/agent/storage';
 import type { SqliteConnection } from './connection.js';
 import { invalidInput } from './errors.js';
 import { eventId, eventRange } from './event-keys.js';
@@ -58,7 +59,7 @@ const STATE_CACHE_SIZE = 10_000;
 
 function rowOf(event: SessionEvent): EventRow {
   const payload: SessionEventPayload = event.payload;
-  const { json, tagged } = encodeValue(payload, 'the session event');
+  const { json, tagged } = encodeStoredValue(payload, 'the session event');
   let title: string | null = null;
   let searchable: 0 | 1 = 0;
   if (payload.type === 'user_message' || payload.type === 'assistant_message') {
@@ -154,7 +155,7 @@ export class SqliteSessionStorage implements SessionStorage {
         const tagged = typeof time === 'string';
         events[index] = {
           timestamp: new Date(tagged ? Number.parseInt(time, 10) : time),
-          payload: decodeValue(payloads[index] as string, tagged) as SessionEventPayload,
+          payload: decodeStoredValue(payloads[index] as string, tagged) as SessionEventPayload,
         };
       }
       return events;
