@@ -312,7 +312,7 @@ export class PostgresSessionStorage implements SessionStorage {
     return this.#leases.acquire(sessionId, options);
   }
 
-  /** The port-shaped lease hook the core can call from newSession/resumeSession (see the README). */
+  /** The port's `acquireSession`: the Agent takes the lease with it in newSession/resumeSession (see the README). */
   acquireSession(sessionId: string): Promise<SessionLease> {
     return this.#leases.acquire(sessionId);
   }
