@@ -51,19 +51,8 @@ export {
   type SkillLoadProblem,
 } from './skill-loader.js';
 export { InMemoryMemoryStorage, InMemorySessionStorage } from './storage/in-memory.js';
-// For storage adapter authors: the checks, cursors and titles every SessionStorage/MemoryStorage shares.
-export {
-  checkMemory,
-  checkPageLimit,
-  checkSessionEvent,
-  checkSessionId,
-  decodeSessionCursor,
-  encodeSessionCursor,
-  messageTextOf,
-  type SessionCursorPosition,
-  searchWordsOf,
-  sessionTitleOf,
-} from './storage/support.js';
+// What only a storage author needs (input checks, cursors, titles, the tagged-JSON codec) is on the
+// `@youyou/agent/storage` entry.
 export { TOOL_OUTPUT_LIMIT_BYTES } from './tool-dispatch.js';
 export type {
   ContentBlock,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AgentError, checkSessionId, type SessionClaim } from '@youyou/agent';
+import { AgentError, type SessionClaim } from '@youyou/agent';
+import { checkSessionId } from '@youyou/agent/storage';
 import type { SqliteClaimOptions, SqliteConnection } from './connection.js';
 
 export type { SqliteClaimOptions } from './connection.js';

@@ -16,8 +16,8 @@ export type Migration = (database: Database.Database) => void;
  * - `events`: the id packs the session's row key and the event's sequence number (see event-keys.ts), so a
  *   session's events sit together in the table's own B-tree, in order, with no second index to update on
  *   every write; loading or deleting a session reads or removes one range of ids. The payload is JSON
- *   (`tagged` = 1 when tags must be revived, see codec.ts); `searchable` = 1 marks a user or assistant
- *   message with text.
+ *   (`tagged` = 1 when tags must be revived, see encodeStoredValue in @youyou/agent/storage);
+ *   `searchable` = 1 marks a user or assistant message with text.
  * - `search_texts` + `search_texts_fts`: the lower-cased text of those messages and a contentless FTS5
  *   index of it (trigram tokenizer, case-sensitive since the text is lower-cased already), the prefilter of
  *   substring search. It is filled off the write path, in batches (search-index.ts).

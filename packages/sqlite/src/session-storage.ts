@@ -5,18 +5,19 @@ import type {
   SessionStorage,
   SessionSummary,
 } from '@youyou/agent';
+import { AgentError } from '@youyou/agent';
 import {
-  AgentError,
   checkPageLimit,
   checkSessionEvent,
   checkSessionId,
   decodeSessionCursor,
+  decodeStoredValue,
   encodeSessionCursor,
+  encodeStoredValue,
   messageTextOf,
   sessionTitleOf,
-} from '@youyou/agent';
+} from '@youyou/agent/storage';
 import type { ClaimManager, SqliteSessionClaim } from './claims.js';
-import { decodeValue, encodeValue } from './codec.js';
 import type { SqliteConnection } from './connection.js';
 import { invalidInput } from './errors.js';
 import { eventId, eventRange } from './event-keys.js';
@@ -59,7 +60,7 @@ const STATE_CACHE_SIZE = 10_000;
 
 function rowOf(event: SessionEvent): EventRow {
   const payload: SessionEventPayload = event.payload;
-  const { json, tagged } = encodeValue(payload, 'the session event');
+  const { json, tagged } = encodeStoredValue(payload, 'the session event');
   let title: string | null = null;
   let searchable: 0 | 1 = 0;
   if (payload.type === 'user_message' || payload.type === 'assistant_message') {
@@ -159,7 +160,7 @@ export class SqliteSessionStorage implements SessionStorage {
         const tagged = typeof time === 'string';
         events[index] = {
           timestamp: new Date(tagged ? Number.parseInt(time, 10) : time),
-          payload: decodeValue(payloads[index] as string, tagged) as SessionEventPayload,
+          payload: decodeStoredValue(payloads[index] as string, tagged) as SessionEventPayload,
         };
       }
       return events;
@@ -242,7 +243,7 @@ export class SqliteSessionStorage implements SessionStorage {
           | [string, number]
           | undefined;
         if (row === undefined) continue;
-        const payload = decodeValue(row[0], row[1] === 1) as SessionEventPayload;
+        const payload = decodeStoredValue(row[0], row[1] === 1) as SessionEventPayload;
         if (payload.type === 'metadata') values.set(sessionId, payload.value);
       }
       return values;
