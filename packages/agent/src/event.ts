@@ -28,7 +28,8 @@ export type AgentEventPayload =
       success: boolean;
     }
   | { type: 'context_compacted' }
-  | { type: 'turn_complete' }
+  /** `output`: the parsed structured answer, when the turn asked for one and completed with a valid answer. */
+  | { type: 'turn_complete'; output?: unknown }
   | { type: 'turn_cancelled' }
   | { type: 'error'; error: AgentError };
 

@@ -4,9 +4,10 @@ import { AgentError, toAgentError } from './error.js';
 import type { AgentEventPayload } from './event.js';
 import { normaliseUserInput } from './input.js';
 import type { SessionClaim } from './ports/storage.js';
-import { EventChannel, RunningTurn, type TurnStatus } from './running-turn.js';
+import { EventChannel, RunningTurn, type TurnResult, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
+import { planStructuredOutput, type SendMessageOptions } from './structured-output.js';
 import { runTurn } from './turn.js';
 import type { Message, UserInput } from './types.js';
 
@@ -49,7 +50,7 @@ export class SessionController {
   }
 
   /** Starts a turn in the background and returns its handle (0006 §8 send_message). */
-  startTurn(input: UserInput | string): RunningTurn {
+  startTurn(input: UserInput | string, options?: SendMessageOptions): RunningTurn {
     if (this.closing !== undefined || this.slot.isShutDown) {
       throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
     }
@@ -60,6 +61,7 @@ export class SessionController {
       });
     }
     const content = normaliseUserInput(input, this.state.model.info);
+    const output = planStructuredOutput(options);
     const turnId = randomUUID();
     const controller = new AbortController();
     const channel = new EventChannel();
@@ -73,29 +75,31 @@ export class SessionController {
         payload,
       });
     };
-    const done = runTurn({
+    const result = runTurn({
       runtime: this.runtime,
       session: state,
       input: { content },
       turnId,
       signal: controller.signal,
       emit,
+      ...(output === undefined ? {} : { output }),
     })
-      .catch((error: unknown): TurnStatus => {
+      .catch((error: unknown): TurnResult => {
         // runTurn reports its own failures; this only guards against a bug escaping it.
         this.runtime.config.onBackgroundError(
           toAgentError(error, 'INTERNAL_ERROR', 'a turn failed unexpectedly'),
         );
         emit({ type: 'turn_complete' });
-        return 'failed';
+        return { status: 'failed' };
       })
       .finally(() => {
         channel.close();
         this.activeTurn = undefined;
         if (this.closing !== undefined && this.abandoned) void this.release();
       });
+    const done = result.then((settled): TurnStatus => settled.status);
     this.activeTurn = { controller, done };
-    return new RunningTurn({ turnId, channel, controller, done });
+    return new RunningTurn({ turnId, channel, controller, done, result });
   }
 
   /** The full close path of `close()` and `shutdown()`: SessionEnd and memory extraction run. */
@@ -262,9 +266,13 @@ export class Session implements AsyncDisposable {
     return structuredClone(this.controller.state.context.messages as Message[]);
   }
 
-  /** Starts a turn; its events come from the returned RunningTurn. A plain string is one text block. */
-  async sendMessage(input: UserInput | string): Promise<RunningTurn> {
-    return this.controller.startTurn(input);
+  /**
+   * Starts a turn; its events come from the returned RunningTurn. A plain string is one text block.
+   * With `options.output` the turn's final answer must be JSON valid against its schema: the parsed value
+   * comes in `turn_complete.output` and `RunningTurn.result`; a bad schema rejects with INVALID_INPUT.
+   */
+  async sendMessage(input: UserInput | string, options?: SendMessageOptions): Promise<RunningTurn> {
+    return this.controller.startTurn(input, options);
   }
 
   /** Waits for a running turn, runs SessionEnd and memory extraction, and frees the agent for a new session. */
