@@ -12,6 +12,7 @@ import {
 } from './client.js';
 import { type ErrorContext, toProviderError } from './errors.js';
 import { findModel, isReasoningModel, type OpenAIModelInfo, resolveModels } from './models.js';
+import { chatResponseFormat } from './response-format.js';
 
 /** A reasoning model's effort setting, as the API names it. */
 
@@ -51,6 +52,8 @@ function chatParams(settings: ChatWireSettings, request: ChatRequest): ChatCompl
     stream_options: { include_usage: true },
   };
   if (request.tools.length > 0) params.tools = toChatTools(request.tools);
+  if (request.responseFormat !== undefined)
+    params.response_format = chatResponseFormat(request.responseFormat);
   if (request.maxOutputTokens !== undefined) params[settings.maxTokensField] = request.maxOutputTokens;
   if (request.temperature !== undefined) params.temperature = request.temperature;
   if (settings.reasoningEffort !== undefined && isReasoningModel(model)) {

@@ -1,0 +1,161 @@
+import type { JsonSchema } from '@youyou/agent';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { startWireServer, type WireServer } from '../../../test-support/wire-server.js';
+import { meetsStrictRules } from '../src/index.js';
+import { collect, DIALECTS, lookupTool, startSession, typesOf } from './support/dialects.js';
+
+let server: WireServer;
+beforeEach(async () => {
+  server = await startWireServer();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+type Json = Record<string, unknown>;
+
+/** Meets OpenAI's strict rules: every object closed, every property required. */
+const STRICT: JsonSchema = {
+  type: 'object',
+  properties: {
+    title: { type: 'string' },
+    tags: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { name: { type: 'string' } },
+        required: ['name'],
+        additionalProperties: false,
+      },
+    },
+  },
+  required: ['title', 'tags'],
+  additionalProperties: false,
+};
+
+/** Breaks them: `note` is optional. */
+const LOOSE: JsonSchema = {
+  type: 'object',
+  properties: { title: { type: 'string' }, note: { type: 'string' } },
+  required: ['title'],
+  additionalProperties: false,
+};
+
+/** The format as the request body carries it, whatever the API calls the field. */
+function sentFormat(api: 'chat' | 'responses', body: Json): Json | undefined {
+  if (api === 'chat') {
+    const format = body.response_format as Json | undefined;
+    expect(format?.type).toBe('json_schema');
+    return format?.json_schema as Json | undefined;
+  }
+  const format = (body.text as Json | undefined)?.format as Json | undefined;
+  expect(format?.type).toBe('json_schema');
+  return format;
+}
+
+describe.each(DIALECTS)('$name: structured output on the wire', (dialect) => {
+  test('the request carries the json_schema format (strict) and the streamed JSON becomes the output', async () => {
+    const answer = { title: 'Plan', tags: [{ name: 'a' }] };
+    const text = JSON.stringify(answer);
+    server.enqueue(dialect.text([text.slice(0, 7), text.slice(7, 20), text.slice(20)]));
+    const { agent, session } = await startSession({
+      provider: dialect.provider({ server }),
+      modelId: dialect.modelId,
+    });
+    const turn = await session.sendMessage('make a plan', {
+      output: { schema: STRICT, name: 'plan', description: 'A plan.' },
+    });
+    const events = await collect(turn);
+    expect(events.at(-1)?.payload).toEqual({ type: 'turn_complete', output: answer });
+    expect((await turn.result).output).toEqual(answer);
+    const body = server.requests[0]?.body as Json;
+    expect(dialect.problems(body)).toEqual([]);
+    expect(sentFormat(dialect.api, body)).toEqual({
+      ...(dialect.api === 'responses' ? { type: 'json_schema' } : {}),
+      name: 'plan',
+      description: 'A plan.',
+      schema: STRICT,
+      strict: true,
+    });
+    await agent.shutdown();
+  });
+
+  test('a schema that breaks the strict rules is sent with strict false', async () => {
+    server.enqueue(dialect.text(['{"title":"x"}']));
+    const { agent, session } = await startSession({
+      provider: dialect.provider({ server }),
+      modelId: dialect.modelId,
+    });
+    const turn = await session.sendMessage('title?', { output: { schema: LOOSE } });
+    await collect(turn);
+    expect((await turn.result).output).toEqual({ title: 'x' });
+    const format = sentFormat(dialect.api, server.requests[0]?.body as Json);
+    expect(format?.strict).toBe(false);
+    expect(format?.name).toBe('output');
+    await agent.shutdown();
+  });
+
+  test('tools run first; every request of the turn carries the format; a plain turn carries none', async () => {
+    server.enqueue(
+      dialect.toolCalls([{ id: 'call_1', name: 'lookup', fragments: ['{"q":"plan"}'] }]),
+      dialect.text(['{"title":"found","tags":[]}']),
+      dialect.text(['ok']),
+    );
+    const { agent, session } = await startSession({
+      provider: dialect.provider({ server }),
+      modelId: dialect.modelId,
+      tools: [lookupTool()],
+    });
+    const turn = await session.sendMessage('look it up', { output: { schema: STRICT } });
+    const events = await collect(turn);
+    expect(typesOf(events)).toEqual(['tool_call_start', 'tool_call_end', 'text_delta', 'turn_complete']);
+    expect((await turn.result).output).toEqual({ title: 'found', tags: [] });
+    for (const request of server.requests) {
+      expect(sentFormat(dialect.api, request.body as Json)?.schema).toEqual(STRICT);
+      expect(dialect.problems(request.body)).toEqual([]);
+    }
+    await collect(await session.sendMessage('thanks'));
+    const plain = server.requests[2]?.body as Json;
+    expect(plain.response_format).toBeUndefined();
+    expect(plain.text).toBeUndefined();
+    await agent.shutdown();
+  });
+});
+
+describe('meetsStrictRules', () => {
+  test('accepts closed objects with every property required, anywhere in the schema', () => {
+    expect(meetsStrictRules(STRICT)).toBe(true);
+    expect(
+      meetsStrictRules({
+        type: 'object',
+        properties: { a: { anyOf: [{ type: 'string' }, { $ref: '#/$defs/n' }] } },
+        required: ['a'],
+        additionalProperties: false,
+        $defs: { n: { type: 'object', properties: {}, additionalProperties: false } },
+      }),
+    ).toBe(true);
+  });
+
+  test('rejects an optional property or an open object at any depth', () => {
+    expect(meetsStrictRules(LOOSE)).toBe(false);
+    expect(meetsStrictRules({ type: 'object', properties: {} })).toBe(false);
+    expect(
+      meetsStrictRules({
+        type: 'object',
+        properties: {
+          list: { type: 'array', items: { type: 'object', properties: { x: { type: 'number' } } } },
+        },
+        required: ['list'],
+        additionalProperties: false,
+      }),
+    ).toBe(false);
+    expect(
+      meetsStrictRules({
+        type: 'object',
+        properties: {},
+        additionalProperties: false,
+        $defs: { open: { type: 'object', additionalProperties: true } },
+      }),
+    ).toBe(false);
+  });
+});
