@@ -1,4 +1,4 @@
-import type { JsonSchema } from '@youyou/agent';
+import { AgentBuilder, InMemoryMemoryStorage, type JsonSchema } from '@youyou/agent';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { startWireServer, type WireServer } from '../../../test-support/wire-server.js';
 import { meetsStrictRules } from '../src/index.js';
@@ -121,6 +121,32 @@ describe.each(DIALECTS)('$name: structured output on the wire', (dialect) => {
     await agent.shutdown();
   });
 });
+
+describe.each(DIALECTS.filter((dialect) => dialect.name !== 'openai-compatible'))(
+  '$name: memory extraction',
+  (dialect) => {
+    test('asks for the memories schema, strict, and saves the JSON answer', async () => {
+      server.enqueue(
+        dialect.text(['Noted.']),
+        dialect.text(['{"memories":[{"content":"The user likes tea.","category":null}]}']),
+      );
+      const memory = new InMemoryMemoryStorage();
+      const agent = await new AgentBuilder({ defaultModel: dialect.modelId, memoryCheckpointInterval: 1 })
+        .registerModelProvider(dialect.provider({ server }))
+        .registerMemoryStorage(memory)
+        .build();
+      const session = await agent.newSession();
+      await collect(await session.sendMessage('I like tea.'));
+      const format = sentFormat(dialect.api, server.requests[1]?.body as Json);
+      expect(format?.name).toBe('memories');
+      expect(format?.strict).toBe(true);
+      expect((await memory.search('default', '', 10)).map((saved) => saved.content)).toEqual([
+        'The user likes tea.',
+      ]);
+      await agent.shutdown();
+    });
+  },
+);
 
 describe('meetsStrictRules', () => {
   test('accepts closed objects with every property required, anywhere in the schema', () => {
