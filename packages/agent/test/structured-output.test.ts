@@ -209,6 +209,22 @@ describe('structured output (sendMessage options.output)', () => {
   });
 });
 
+test('a model whose capabilities.structuredOutput is not a boolean is refused at build()', async () => {
+  const provider = new ScriptedModelProvider({
+    models: [
+      scriptedModel({
+        capabilities: {
+          toolUse: true,
+          vision: true,
+          streaming: true,
+          structuredOutput: 'yes' as unknown as boolean,
+        },
+      }),
+    ],
+  });
+  await expect(buildAgent({ provider })).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
+});
+
 describe('resume of a session whose last turn had a structured answer', () => {
   test('the resumed context equals the live one, repair round included, and the next turn sees it', async () => {
     const storage = new InMemorySessionStorage();
