@@ -163,6 +163,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
         if (!repairUsed) {
           repairUsed = true;
           await commitSystem(repairNotice(verdict.errors));
+          emit({ type: 'output_repair', errors: verdict.errors });
           continue;
         }
         reportError(new OutputInvalidError(verdict));

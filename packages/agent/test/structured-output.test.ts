@@ -112,6 +112,9 @@ describe('structured output (sendMessage options.output)', () => {
     const turn = await session.sendMessage('weather?', { output: { schema: WEATHER } });
     const record = await collectTurn(turn);
     expect(record.errors).toEqual([]);
+    expect(record.types).toEqual(['text_delta', 'output_repair', 'text_delta', 'turn_complete']);
+    const repairEvent = record.payloads[1];
+    expect(repairEvent?.type === 'output_repair' ? repairEvent.errors.join(' ') : '').toContain('/celsius');
     expect(record.payloads.at(-1)).toEqual({ type: 'turn_complete', output: { city: 'Oslo', celsius: -1 } });
     const second = turnRequests(provider)[1];
     const repair = second?.messages.at(-1);
@@ -140,7 +143,7 @@ describe('structured output (sendMessage options.output)', () => {
     const session = await agent.newSession();
     const turn = await session.sendMessage('weather?', { output: { schema: WEATHER } });
     const record = await collectTurn(turn);
-    expect(record.types.slice(-2)).toEqual(['error', 'turn_complete']);
+    expect(record.types).toEqual(['text_delta', 'output_repair', 'text_delta', 'error', 'turn_complete']);
     expect(record.payloads.at(-1)).toEqual({ type: 'turn_complete' });
     const error = record.errors[0] as AgentError & { validationErrors: string[]; rawText: string };
     expect(error.code).toBe('OUTPUT_INVALID');
