@@ -38,6 +38,11 @@ interface ChatWireSettings {
   /** OpenAI wants `max_completion_tokens`; compatible servers know `max_tokens`. */
   maxTokensField: 'max_completion_tokens' | 'max_tokens';
   reasoningEffort: ReasoningEffort | undefined;
+  /**
+   * OpenAI takes `response_format` json_schema for every chat model; a compatible server may not (older
+   * ones answer 400), so there it is sent only for models whose `capabilities.structuredOutput` says so.
+   */
+  responseFormatOnlyWhenCapable: boolean;
 }
 
 /** What local servers get as the API key when none is given: the SDK refuses to run without one. */
@@ -52,8 +57,10 @@ function chatParams(settings: ChatWireSettings, request: ChatRequest): ChatCompl
     stream_options: { include_usage: true },
   };
   if (request.tools.length > 0) params.tools = toChatTools(request.tools);
-  if (request.responseFormat !== undefined)
-    params.response_format = chatResponseFormat(request.responseFormat);
+  const format = request.responseFormat;
+  const formatWanted =
+    !settings.responseFormatOnlyWhenCapable || model.capabilities.structuredOutput === true;
+  if (format !== undefined && formatWanted) params.response_format = chatResponseFormat(format);
   if (request.maxOutputTokens !== undefined) params[settings.maxTokensField] = request.maxOutputTokens;
   if (request.temperature !== undefined) params.temperature = request.temperature;
   if (settings.reasoningEffort !== undefined && isReasoningModel(model)) {
@@ -105,6 +112,7 @@ export function openaiChatProvider(options: OpenAIChatProviderOptions = {}): Mod
     errorContext,
     maxTokensField: 'max_completion_tokens',
     reasoningEffort: options.reasoningEffort,
+    responseFormatOnlyWhenCapable: false,
   });
 }
 
@@ -137,5 +145,6 @@ export function openaiCompatibleProvider(options: OpenAICompatibleProviderOption
     errorContext,
     maxTokensField: 'max_tokens',
     reasoningEffort: undefined,
+    responseFormatOnlyWhenCapable: true,
   });
 }

@@ -1,8 +1,9 @@
 import { AgentBuilder, InMemoryMemoryStorage, type JsonSchema } from '@youyou/agent';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { chatFinish, chatTextChunks, sseReply } from '../../../test-support/openai-wire.js';
 import { startWireServer, type WireServer } from '../../../test-support/wire-server.js';
-import { meetsStrictRules } from '../src/index.js';
-import { collect, DIALECTS, lookupTool, startSession, typesOf } from './support/dialects.js';
+import { meetsStrictRules, openaiCompatibleProvider } from '../src/index.js';
+import { collect, DIALECTS, lookupTool, startSession, TEST_API_KEY, typesOf } from './support/dialects.js';
 
 let server: WireServer;
 beforeEach(async () => {
@@ -53,7 +54,10 @@ function sentFormat(api: 'chat' | 'responses', body: Json): Json | undefined {
   return format;
 }
 
-describe.each(DIALECTS)('$name: structured output on the wire', (dialect) => {
+/** OpenAI's own APIs; the compatible provider is tested on its own below, as it sends the format only to capable models. */
+const OPENAI_APIS = DIALECTS.filter((dialect) => dialect.name !== 'openai-compatible');
+
+describe.each(OPENAI_APIS)('$name: structured output on the wire', (dialect) => {
   test('the request carries the json_schema format (strict) and the streamed JSON becomes the output', async () => {
     const answer = { title: 'Plan', tags: [{ name: 'a' }] };
     const text = JSON.stringify(answer);
@@ -122,31 +126,70 @@ describe.each(DIALECTS)('$name: structured output on the wire', (dialect) => {
   });
 });
 
-describe.each(DIALECTS.filter((dialect) => dialect.name !== 'openai-compatible'))(
-  '$name: memory extraction',
-  (dialect) => {
-    test('asks for the memories schema, strict, and saves the JSON answer', async () => {
-      server.enqueue(
-        dialect.text(['Noted.']),
-        dialect.text(['{"memories":[{"content":"The user likes tea.","category":null}]}']),
-      );
-      const memory = new InMemoryMemoryStorage();
-      const agent = await new AgentBuilder({ defaultModel: dialect.modelId, memoryCheckpointInterval: 1 })
-        .registerModelProvider(dialect.provider({ server }))
-        .registerMemoryStorage(memory)
-        .build();
-      const session = await agent.newSession();
-      await collect(await session.sendMessage('I like tea.'));
-      const format = sentFormat(dialect.api, server.requests[1]?.body as Json);
-      expect(format?.name).toBe('memories');
-      expect(format?.strict).toBe(true);
-      expect((await memory.search('default', '', 10)).map((saved) => saved.content)).toEqual([
-        'The user likes tea.',
-      ]);
-      await agent.shutdown();
+describe.each(OPENAI_APIS)('$name: memory extraction', (dialect) => {
+  test('asks for the memories schema, strict, and saves the JSON answer', async () => {
+    server.enqueue(
+      dialect.text(['Noted.']),
+      dialect.text(['{"memories":[{"content":"The user likes tea.","category":null}]}']),
+    );
+    const memory = new InMemoryMemoryStorage();
+    const agent = await new AgentBuilder({ defaultModel: dialect.modelId, memoryCheckpointInterval: 1 })
+      .registerModelProvider(dialect.provider({ server }))
+      .registerMemoryStorage(memory)
+      .build();
+    const session = await agent.newSession();
+    await collect(await session.sendMessage('I like tea.'));
+    const format = sentFormat(dialect.api, server.requests[1]?.body as Json);
+    expect(format?.name).toBe('memories');
+    expect(format?.strict).toBe(true);
+    expect((await memory.search('default', '', 10)).map((saved) => saved.content)).toEqual([
+      'The user likes tea.',
+    ]);
+    await agent.shutdown();
+  });
+});
+
+describe('openai-compatible: structured output on the wire', () => {
+  function compatible(structuredOutput: boolean) {
+    return openaiCompatibleProvider({
+      baseURL: `${server.url}/v1`,
+      apiKey: TEST_API_KEY,
+      models: [
+        {
+          id: 'llama3.2',
+          displayName: 'Llama 3.2',
+          contextWindow: 131_072,
+          capabilities: { toolUse: true, vision: false, streaming: true, structuredOutput },
+        },
+      ],
     });
-  },
-);
+  }
+
+  test('a model marked structuredOutput gets response_format; the JSON answer is the output', async () => {
+    server.enqueue(sseReply([...chatTextChunks(['{"title":"t",', '"tags":[]}']), ...chatFinish()]));
+    const { agent, session } = await startSession({ provider: compatible(true), modelId: 'llama3.2' });
+    const turn = await session.sendMessage('go', { output: { schema: STRICT } });
+    await collect(turn);
+    expect((await turn.result).output).toEqual({ title: 't', tags: [] });
+    const body = server.requests[0]?.body as Json;
+    expect(sentFormat('chat', body)).toEqual({ name: 'output', schema: STRICT, strict: true });
+    await agent.shutdown();
+  });
+
+  test('a model not marked gets no response_format (older servers refuse it); the schema is in the system prompt', async () => {
+    server.enqueue(sseReply([...chatTextChunks(['{"title":"t","tags":[]}']), ...chatFinish()]));
+    const { agent, session } = await startSession({ provider: compatible(false), modelId: 'llama3.2' });
+    const turn = await session.sendMessage('go', { output: { schema: STRICT } });
+    await collect(turn);
+    expect((await turn.result).output).toEqual({ title: 't', tags: [] });
+    const body = server.requests[0]?.body as Json;
+    expect(body.response_format).toBeUndefined();
+    const system = (body.messages as Json[])[0];
+    expect(system?.role).toBe('system');
+    expect(String(system?.content)).toContain(JSON.stringify(STRICT));
+    await agent.shutdown();
+  });
+});
 
 describe('meetsStrictRules', () => {
   test('accepts closed objects with every property required, anywhere in the schema', () => {
