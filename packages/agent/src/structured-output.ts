@@ -129,6 +129,11 @@ export class OutputInvalidError extends AgentError {
     this.validationErrors = [...options.errors];
     this.rawText = options.text;
   }
+
+  /** AgentError's plain-data view plus the validation errors (the raw text stays out of logs). */
+  override toJSON(): ReturnType<AgentError['toJSON']> & { validationErrors: string[] } {
+    return { ...super.toJSON(), validationErrors: [...this.validationErrors] };
+  }
 }
 
 /**

@@ -160,6 +160,33 @@ describe('structured output (sendMessage options.output)', () => {
     ]);
   });
 
+  test('the repair round is used once per turn, even when the repaired answer calls tools first', async () => {
+    const provider = new ScriptedModelProvider({
+      responses: [
+        [{ type: 'text', text: '{}' }],
+        [{ type: 'tool_call', toolName: 'thermometer', callId: 'after-repair' }],
+        [{ type: 'text', text: '{"city":7}' }],
+      ],
+    });
+    const { agent } = await buildAgent({ provider, tools: [defineTool({ name: 'thermometer' })] });
+    const session = await agent.newSession();
+    const turn = await session.sendMessage('weather?', { output: { schema: WEATHER } });
+    const record = await collectTurn(turn);
+    expect(record.types).toEqual([
+      'text_delta',
+      'output_repair',
+      'tool_call_start',
+      'tool_call_end',
+      'text_delta',
+      'error',
+      'turn_complete',
+    ]);
+    expect(record.errors.map((error) => error.code)).toEqual(['OUTPUT_INVALID']);
+    expect(JSON.parse(JSON.stringify(record.errors[0])).validationErrors.length).toBeGreaterThan(0);
+    expect(turnRequests(provider)).toHaveLength(3);
+    expect(session.messages().filter((message) => message.type === 'system')).toHaveLength(1);
+  });
+
   test('a bad schema or bad options reject the call with INVALID_INPUT and start no turn', async () => {
     const provider = new ScriptedModelProvider();
     const { agent } = await buildAgent({ provider });
