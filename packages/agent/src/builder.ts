@@ -194,6 +194,12 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
         if (typeof model.capabilities !== 'object' || model.capabilities === null) {
           throw invalidConfig(`model '${model.id}' needs capabilities { toolUse, vision, streaming }`);
         }
+        const structured: unknown = model.capabilities.structuredOutput;
+        if (structured !== undefined && typeof structured !== 'boolean') {
+          throw invalidConfig(
+            `model '${model.id}': capabilities.structuredOutput must be a boolean when given`,
+          );
+        }
         if (modelIds.has(model.id)) throw conflict('model', model.id);
         modelIds.add(model.id);
       }

@@ -28,7 +28,13 @@ export type AgentEventPayload =
       success: boolean;
     }
   | { type: 'context_compacted' }
-  | { type: 'turn_complete' }
+  /**
+   * A structured-output answer was not valid against the schema (`errors` says why): the model is asked once
+   * more, and the text deltas that follow are a new answer, not a continuation of the last one.
+   */
+  | { type: 'output_repair'; errors: string[] }
+  /** `output`: the parsed structured answer, when the turn asked for one and completed with a valid answer. */
+  | { type: 'turn_complete'; output?: unknown }
   | { type: 'turn_cancelled' }
   | { type: 'error'; error: AgentError };
 

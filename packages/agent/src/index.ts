@@ -29,6 +29,7 @@ export type {
   ModelProvider,
   Plugin,
   PluginContext,
+  ResponseFormat,
   SessionClaim,
   SessionEvent,
   SessionEventPayload,
@@ -41,7 +42,7 @@ export type {
   ToolSpec,
 } from './ports/index.js';
 export * as templates from './prompt/templates.js';
-export { RunningTurn, type TurnStatus } from './running-turn.js';
+export { RunningTurn, type TurnResult, type TurnStatus } from './running-turn.js';
 export { Session } from './session.js';
 export { ACTIVATE_SKILL_TOOL_NAME } from './skill.js';
 export {
@@ -53,6 +54,11 @@ export {
 export { InMemoryMemoryStorage, InMemorySessionStorage } from './storage/in-memory.js';
 // What only a storage author needs (input checks, cursors, titles, the tagged-JSON codec) is on the
 // `@youyou/agent/storage` entry.
+export {
+  OutputInvalidError,
+  type OutputOptions,
+  type SendMessageOptions,
+} from './structured-output.js';
 export { TOOL_OUTPUT_LIMIT_BYTES } from './tool-dispatch.js';
 export type {
   ContentBlock,

@@ -3,6 +3,13 @@ import type { AgentEvent } from './event.js';
 /** How a turn ended. */
 export type TurnStatus = 'completed' | 'cancelled' | 'failed';
 
+/** How a turn ended and, for a completed structured-output turn, its parsed answer. */
+export interface TurnResult {
+  status: TurnStatus;
+  /** The parsed answer; present only when the turn asked for structured output and completed with a valid one. */
+  output?: unknown;
+}
+
 /**
  * An unbounded single-reader queue of events: the producer never waits for the reader (SPEC §5.17),
  * and a reader that stops early or never reads changes nothing in the turn.
@@ -67,6 +74,11 @@ export class RunningTurn implements AsyncIterable<AgentEvent> {
   readonly turnId: string;
   /** Settles when the turn has ended and everything it produced is persisted. Never rejects. */
   readonly done: Promise<TurnStatus>;
+  /**
+   * Settles with `done`, with the turn's status and, for a structured-output turn that completed, its parsed
+   * answer (`output`, as in `turn_complete`). Never rejects.
+   */
+  readonly result: Promise<TurnResult>;
   private readonly channel: EventChannel;
   private readonly controller: AbortController;
 
@@ -77,11 +89,14 @@ export class RunningTurn implements AsyncIterable<AgentEvent> {
     /** Aborted by `cancel()`: its signal is the turn's. */
     controller: AbortController;
     done: Promise<TurnStatus>;
+    /** Default: `done`'s status without an output. */
+    result?: Promise<TurnResult>;
   }) {
     this.turnId = options.turnId;
     this.channel = options.channel;
     this.controller = options.controller;
     this.done = options.done;
+    this.result = options.result ?? options.done.then((status) => ({ status }));
   }
 
   /** Asks the turn to stop; it ends with `turn_cancelled`. Harmless after the turn has ended. */

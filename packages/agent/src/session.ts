@@ -5,9 +5,10 @@ import { AgentError, toAgentError } from './error.js';
 import type { AgentEvent, AgentEventPayload } from './event.js';
 import { normaliseUserInput } from './input.js';
 import type { SessionClaim } from './ports/storage.js';
-import { EventChannel, RunningTurn, type TurnStatus } from './running-turn.js';
+import { EventChannel, RunningTurn, type TurnResult, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
+import { planStructuredOutput, type SendMessageOptions } from './structured-output.js';
 import { runTurn } from './turn.js';
 import type { Message, UserInput } from './types.js';
 import { describeKind } from './value-kind.js';
@@ -51,9 +52,10 @@ export class SessionController {
   }
 
   /** Starts a turn in the background and returns its handle (0006 §8 send_message). */
-  startTurn(input: UserInput | string): RunningTurn {
+  startTurn(input: UserInput | string, options?: SendMessageOptions): RunningTurn {
     this.checkIdle();
     const content = normaliseUserInput(input, this.state.model.info);
+    const output = planStructuredOutput(options);
     const turnId = randomUUID();
     const controller = new AbortController();
     const channel = new EventChannel();
@@ -67,29 +69,31 @@ export class SessionController {
         payload,
       });
     };
-    const done = runTurn({
+    const result = runTurn({
       runtime: this.runtime,
       session: state,
       input: { content },
       turnId,
       signal: controller.signal,
       emit,
+      ...(output === undefined ? {} : { output }),
     })
-      .catch((error: unknown): TurnStatus => {
+      .catch((error: unknown): TurnResult => {
         // runTurn reports its own failures; this only guards against a bug escaping it.
         this.runtime.config.onBackgroundError(
           toAgentError(error, 'INTERNAL_ERROR', 'a turn failed unexpectedly'),
         );
         emit({ type: 'turn_complete' });
-        return 'failed';
+        return { status: 'failed' };
       })
       .finally(() => {
         channel.close();
         this.activeTurn = undefined;
         if (this.closing !== undefined && this.abandoned) void this.release();
       });
+    const done = result.then((settled): TurnStatus => settled.status);
     this.activeTurn = { controller, done };
-    return new RunningTurn({ turnId, channel, controller, done });
+    return new RunningTurn({ turnId, channel, controller, done, result });
   }
 
   /**
@@ -315,9 +319,13 @@ export class Session implements AsyncDisposable {
     return structuredClone(this.controller.state.context.messages as Message[]);
   }
 
-  /** Starts a turn; its events come from the returned RunningTurn. A plain string is one text block. */
-  async sendMessage(input: UserInput | string): Promise<RunningTurn> {
-    return this.controller.startTurn(input);
+  /**
+   * Starts a turn; its events come from the returned RunningTurn. A plain string is one text block.
+   * With `options.output` the turn's final answer must be JSON valid against its schema: the parsed value
+   * comes in `turn_complete.output` and `RunningTurn.result`; a bad schema rejects with INVALID_INPUT.
+   */
+  async sendMessage(input: UserInput | string, options?: SendMessageOptions): Promise<RunningTurn> {
+    return this.controller.startTurn(input, options);
   }
 
   /**

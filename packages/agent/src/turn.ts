@@ -5,8 +5,9 @@ import { AgentError, toAgentError } from './error.js';
 import type { ChatRequest } from './ports/model.js';
 import { buildDynamicPrompt, placeDynamicPrompt } from './prompt/index.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from './prompt/templates.js';
-import type { TurnStatus } from './running-turn.js';
+import type { TurnResult, TurnStatus } from './running-turn.js';
 import type { SessionState } from './session-state.js';
+import { judgeAnswer, OutputInvalidError, outputPromptSection, repairNotice } from './structured-output.js';
 import { parseToolArguments, type ToolCallOutcome, type ToolCallRequest } from './tool-dispatch.js';
 import type { TurnOptions } from './turn-options.js';
 import {
@@ -24,13 +25,16 @@ import type { Message } from './types.js';
  * model → assistant message → tools]* → memory checkpoint → TurnEnd → terminal event. Every failure is
  * reported as an `error` event; the terminal event is emitted in `finally`, so it always comes, once.
  */
-export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
-  const { runtime, session, input, turnId, signal, emit } = options;
+export async function runTurn(options: TurnOptions): Promise<TurnResult> {
+  const { runtime, session, input, turnId, signal, emit, output } = options;
   const { config, hooks } = runtime;
   const context = session.context;
   const reportError = (error: AgentError): void => emit({ type: 'error', error });
   let status: TurnStatus = 'completed';
   let toolCallCount = 0;
+  // Structured output: the parsed answer once valid, and whether the one repair round was used.
+  let outputValue: { value: unknown } | undefined;
+  let repairUsed = false;
   const openCalls = new Set<string>();
   const commitSystem = (content: string): Promise<void> =>
     commitMessage(session, { type: 'system', content });
@@ -57,10 +61,12 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
           }),
         );
         status = 'cancelled';
-        return status;
+        return { status };
       }
       dynamicSections = readDynamicSections(outcome.data);
     }
+    const outputSection = output === undefined ? '' : outputPromptSection(output, session.model.info);
+    if (outputSection !== '') dynamicSections = [...dynamicSections, outputSection];
 
     // 2. Skills invoked with /name are injected before the user message.
     for (const skill of runtime.skills.detectInvocations(userText)) {
@@ -118,6 +124,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
         // A model without tool use is offered no tools.
         tools: session.model.info.capabilities.toolUse ? runtime.tools.specs.slice() : [],
       };
+      if (output !== undefined) request.responseFormat = output.format;
       const answer = await streamAnswer(options, request);
       const tooLarge = answer.error?.contextLengthExceeded === true && !answer.receivedAny;
       if (tooLarge && config.autoCompact && !contextRetryUsed) {
@@ -153,8 +160,24 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
         break;
       }
 
-      // 4f. No tool call: the turn's answer is complete.
-      if (answer.toolCalls.length === 0) break;
+      // 4f. No tool call: the turn's answer is complete; a structured one must pass its schema, with one repair.
+      if (answer.toolCalls.length === 0) {
+        if (output === undefined) break;
+        const verdict = judgeAnswer(output, answer.content);
+        if (verdict.ok) {
+          outputValue = { value: verdict.value };
+          break;
+        }
+        if (!repairUsed) {
+          repairUsed = true;
+          await commitSystem(repairNotice(verdict.errors));
+          emit({ type: 'output_repair', errors: verdict.errors });
+          continue;
+        }
+        reportError(new OutputInvalidError(verdict));
+        status = 'failed';
+        break;
+      }
 
       // 4g. Tool calls enter the context before they run, then their results in call order. The calls are
       // queued for writing together (appends made without waiting share one write pass) and the tools start
@@ -234,9 +257,14 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
   } finally {
     // 7–8. TurnEnd, then exactly one terminal event.
     await turnEnd(options, status, toolCallCount);
-    emit({ type: status === 'cancelled' ? 'turn_cancelled' : 'turn_complete' });
+    if (status === 'cancelled') emit({ type: 'turn_cancelled' });
+    else if (status === 'completed' && outputValue !== undefined) {
+      emit({ type: 'turn_complete', output: outputValue.value });
+    } else emit({ type: 'turn_complete' });
   }
-  return status;
+  return status === 'completed' && outputValue !== undefined
+    ? { status, output: outputValue.value }
+    : { status };
 }
 
 /**

@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { AgentError, type ChatRequest } from '@youyou/agent';
 import { messagesWithBreakpoints } from './cache.js';
 import type { ResolvedModel } from './models.js';
+import { applyOutputRoute, type OutputRoute } from './output-format.js';
 
 /** The `thinking` option of the provider: turns extended thinking on for every request. */
 export interface ThinkingOption {
@@ -73,6 +74,8 @@ export function buildParams(options: {
   request: ChatRequest;
   model: ResolvedModel;
   thinking: ThinkingOption | undefined;
+  /** How `request.responseFormat` is sent (see outputRoute). */
+  outputRoute?: OutputRoute | undefined;
 }): Anthropic.MessageCreateParamsStreaming {
   const { request, model, thinking } = options;
   const system = systemBlocks(request);
@@ -95,5 +98,13 @@ export function buildParams(options: {
     }));
   }
   if (thinking !== undefined) params.thinking = thinkingParam(model, thinking);
+  if (options.outputRoute !== undefined) {
+    applyOutputRoute({
+      params,
+      request,
+      route: options.outputRoute,
+      thinking: thinkingActive(model, thinking),
+    });
+  }
   return params;
 }

@@ -13,6 +13,7 @@ import {
 } from './client.js';
 import { type ErrorContext, toProviderError } from './errors.js';
 import { findModel, isReasoningModel, type OpenAIModelInfo, resolveModels } from './models.js';
+import { chatResponseFormat } from './response-format.js';
 
 /** A reasoning model's effort setting, as the API names it. */
 
@@ -46,6 +47,11 @@ interface ChatWireSettings {
   reasoningEffort: ReasoningEffort | undefined;
   /** Whether requests carry `prompt_cache_key`. */
   promptCacheKey: boolean;
+  /**
+   * OpenAI takes `response_format` json_schema for every chat model; a compatible server may not (older
+   * ones answer 400), so there it is sent only for models whose `capabilities.structuredOutput` says so.
+   */
+  responseFormatOnlyWhenCapable: boolean;
 }
 
 /** What local servers get as the API key when none is given: the SDK refuses to run without one. */
@@ -60,6 +66,10 @@ function chatParams(settings: ChatWireSettings, request: ChatRequest): ChatCompl
     stream_options: { include_usage: true },
   };
   if (request.tools.length > 0) params.tools = toChatTools(request.tools);
+  const format = request.responseFormat;
+  const formatWanted =
+    !settings.responseFormatOnlyWhenCapable || model.capabilities.structuredOutput === true;
+  if (format !== undefined && formatWanted) params.response_format = chatResponseFormat(format);
   if (request.maxOutputTokens !== undefined) params[settings.maxTokensField] = request.maxOutputTokens;
   if (request.temperature !== undefined) params.temperature = request.temperature;
   const cacheKey = settings.promptCacheKey ? promptCacheKey(request.sessionId) : undefined;
@@ -118,6 +128,7 @@ export function openaiChatProvider(options: OpenAIChatProviderOptions = {}): Mod
       fallback: true,
       providerName: 'openaiChatProvider',
     }),
+    responseFormatOnlyWhenCapable: false,
   });
 }
 
@@ -155,5 +166,6 @@ export function openaiCompatibleProvider(options: OpenAICompatibleProviderOption
       fallback: false,
       providerName: name,
     }),
+    responseFormatOnlyWhenCapable: true,
   });
 }

@@ -8,6 +8,7 @@ import { promptCacheKey, promptCacheKeyOption } from './cache-key.js';
 import { type OpenAIAccountOptions, openaiAccountClient, type ReasoningEffort } from './client.js';
 import { type ErrorContext, toProviderError } from './errors.js';
 import { findModel, isReasoningModel, type OpenAIModelInfo } from './models.js';
+import { responsesTextFormat } from './response-format.js';
 import { toResponsesInput, toResponsesTools } from './responses-input.js';
 import { responsesEvents } from './responses-stream.js';
 
@@ -50,6 +51,7 @@ function responsesParams(settings: ResponsesSettings, request: ChatRequest): Res
     };
   }
   if (request.tools.length > 0) params.tools = toResponsesTools(request.tools);
+  if (request.responseFormat !== undefined) params.text = responsesTextFormat(request.responseFormat);
   if (request.maxOutputTokens !== undefined) params.max_output_tokens = request.maxOutputTokens;
   if (request.temperature !== undefined) params.temperature = request.temperature;
   const cacheKey = settings.promptCacheKey ? promptCacheKey(request.sessionId) : undefined;

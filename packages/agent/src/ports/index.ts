@@ -5,6 +5,7 @@ export type {
   ModelCapabilities,
   ModelInfo,
   ModelProvider,
+  ResponseFormat,
   ToolSpec,
 } from './model.js';
 export type { HookEvent, HookHandler, HookPayload, HookResult, Plugin, PluginContext } from './plugin.js';

@@ -9,6 +9,11 @@ export type StopReason = Extract<ChatEvent, { type: 'done' }>['stopReason'];
 /** One step of a scripted answer; each becomes ChatEvents, a wait or a thrown error. */
 export type ScriptStep =
   | { type: 'text'; text: string }
+  /**
+   * A structured answer: `JSON.stringify(value)` streamed as `text_delta`s, as a provider streams the answer
+   * to a `responseFormat` request; `chunks` (default 1) splits the text into that many deltas.
+   */
+  | { type: 'json'; value: unknown; chunks?: number }
   /** A `reasoning_delta`, followed by a `reasoning_signature` when `signature` is given. */
   | { type: 'reasoning'; text: string; signature?: string }
   /**
@@ -58,7 +63,11 @@ export function requestTokens(request: ChatRequest): number {
   return Math.ceil(chars / 4);
 }
 
-/** A ModelInfo for tests: `scripted-model`, 128,000 tokens of context, every capability, unless overridden. */
+/**
+ * A ModelInfo for tests: `scripted-model`, 128,000 tokens of context, tool use, vision and streaming, unless
+ * overridden. `structuredOutput` is left out (false): pass `capabilities: { structuredOutput: true, ... }` for a
+ * model that honours `responseFormat`.
+ */
 export function scriptedModel(overrides: Partial<ModelInfo> = {}): ModelInfo {
   return {
     id: overrides.id ?? 'scripted-model',
@@ -96,6 +105,16 @@ function hangUntilAborted(signal: AbortSignal): Promise<never> {
     }
     signal.addEventListener('abort', () => reject(cancelledError()), { once: true });
   });
+}
+
+/** The JSON text of a value, cut into `chunks` text deltas of about equal length. */
+function* jsonDeltas(value: unknown, chunks: number): Generator<ChatEvent> {
+  const text = JSON.stringify(value) ?? 'null';
+  const count = Math.max(1, Math.min(Math.floor(chunks), text.length));
+  const size = Math.ceil(text.length / count);
+  for (let start = 0; start < text.length; start += size) {
+    yield { type: 'text_delta', text: text.slice(start, start + size) };
+  }
 }
 
 function argumentsText(value: unknown): string {
@@ -199,6 +218,9 @@ export class ScriptedModelProvider implements ModelProvider {
       switch (step.type) {
         case 'text':
           yield { type: 'text_delta', text: step.text };
+          break;
+        case 'json':
+          yield* jsonDeltas(step.value, step.chunks ?? 1);
           break;
         case 'reasoning':
           yield { type: 'reasoning_delta', text: step.text };
