@@ -64,15 +64,29 @@ export class SessionController {
     const controller = new AbortController();
     const channel = new EventChannel();
     const state = this.state;
+    const observers = this.runtime.observers;
     const emit = (payload: AgentEventPayload): void => {
-      channel.push({
+      const event = {
         sessionId: state.id,
         turnId,
         timestamp: new Date(),
         sequence: state.nextSequence++,
         payload,
-      });
+      };
+      channel.push(event);
+      if (observers.active) observers.notify({ type: 'agent_event', event });
     };
+    if (observers.active) {
+      const { provider, info } = state.model;
+      observers.notify({
+        type: 'turn_start',
+        sessionId: state.id,
+        turnId,
+        providerId: provider.id,
+        modelId: info.id,
+        input: content,
+      });
+    }
     const done = runTurn({
       runtime: this.runtime,
       session: state,
@@ -88,6 +102,10 @@ export class SessionController {
         );
         emit({ type: 'turn_complete' });
         return 'failed';
+      })
+      .then((status) => {
+        if (observers.active) observers.notify({ type: 'turn_end', sessionId: state.id, turnId, status });
+        return status;
       })
       .finally(() => {
         channel.close();
@@ -173,7 +191,7 @@ export class SessionController {
     const settled = await settleWithin(
       memory.extract({
         messages,
-        provider: route.provider,
+        provider: this.runtime.observers.observedProvider(route.provider, { sessionId: state.id }),
         modelId: route.info.id,
         sessionId: state.id,
         signal: controller.signal,

@@ -23,7 +23,7 @@ export interface ModelAnswer {
 
 /** Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects. */
 export async function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
-  const { session, signal, emit } = options;
+  const { runtime, session, turnId, signal, emit } = options;
   const reasoning: ContentBlock[] = [];
   let reasoningText = '';
   let reasoningOpen = false;
@@ -47,7 +47,7 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
   };
   try {
     await readChatStream({
-      provider: session.model.provider,
+      provider: runtime.observers.observedProvider(session.model.provider, { sessionId: session.id, turnId }),
       request,
       signal,
       onEvent: (event) => {
@@ -132,7 +132,7 @@ export async function compact(
     const result = await summariseHistory({
       context,
       contextWindow: session.model.info.contextWindow,
-      provider: route.provider,
+      provider: runtime.observers.observedProvider(route.provider, { sessionId: session.id, turnId }),
       model: route.info,
       prompt: runtime.config.compactPrompt,
       signal,
@@ -159,7 +159,7 @@ export async function compact(
  * for the next extraction (at the next checkpoint or at close).
  */
 export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | 'cancelled'> {
-  const { runtime, session, signal, emit } = options;
+  const { runtime, session, turnId, signal, emit } = options;
   const memory = runtime.memory;
   const interval = runtime.config.memoryCheckpointInterval;
   if (memory === undefined || interval === 0 || session.turnsSinceCheckpoint < interval) return 'done';
@@ -172,7 +172,7 @@ export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | '
   try {
     await memory.extract({
       messages,
-      provider: route.provider,
+      provider: runtime.observers.observedProvider(route.provider, { sessionId: session.id, turnId }),
       modelId: route.info.id,
       sessionId: session.id,
       signal,

@@ -7,7 +7,17 @@ export type {
   ModelProvider,
   ToolSpec,
 } from './model.js';
-export type { HookEvent, HookHandler, HookPayload, HookResult, Plugin, PluginContext } from './plugin.js';
+export type {
+  HookEvent,
+  HookHandler,
+  HookPayload,
+  HookResult,
+  ModelCallOutcome,
+  Observation,
+  Observer,
+  Plugin,
+  PluginContext,
+} from './plugin.js';
 export type {
   Memory,
   MemoryStorage,
