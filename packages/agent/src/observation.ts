@@ -131,7 +131,7 @@ class ObservedCall {
   #stopReason: Extract<ChatEvent, { type: 'done' }>['stopReason'] | undefined;
   #usage: TokenUsage | undefined;
   #outputText = '';
-  #toolCalls: { callId: string; toolName: string }[] = [];
+  #toolCalls: { callId: string; toolName: string; arguments: string }[] = [];
 
   constructor(options: {
     registry: ObserverRegistry;
@@ -214,7 +214,7 @@ class ObservedCall {
         this.#outputText += event.text;
         break;
       case 'tool_call':
-        this.#toolCalls.push({ callId: event.callId, toolName: event.toolName });
+        this.#toolCalls.push({ callId: event.callId, toolName: event.toolName, arguments: event.arguments });
         break;
       case 'usage':
         this.#usage = event.usage;

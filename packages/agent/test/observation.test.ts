@@ -126,7 +126,7 @@ describe('PluginContext.observe', () => {
       outcome: 'completed',
       stopReason: 'tool_use',
       usage: { inputTokens: 11, outputTokens: 3, cachedInputTokens: 4 },
-      toolCalls: [{ callId: 'c1', toolName: 'echo' }],
+      toolCalls: [{ callId: 'c1', toolName: 'echo', arguments: '{}' }],
     });
     expect(ends[1]).toMatchObject({ outcome: 'completed', stopReason: 'end_turn', outputText: 'Hello' });
     const starts = seen.filter((observation) => observation.type === 'model_call_start');

@@ -103,8 +103,8 @@ export type Observation =
       error?: AgentError;
       /** The answer's text as streamed (holds model output). */
       outputText: string;
-      /** The tool calls the answer asked for, by name and id. */
-      toolCalls: readonly { callId: string; toolName: string }[];
+      /** The tool calls the answer asked for; `arguments` is the raw JSON text the model sent. */
+      toolCalls: readonly { callId: string; toolName: string; arguments: string }[];
     };
 
 /** A plugin: initialised once at build, then `apply` taps hooks; shut down in reverse order. */
