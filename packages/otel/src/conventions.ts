@@ -85,29 +85,31 @@ function blockParts(content: Extract<Message, { type: 'user' }>['content']): Par
 
 /** The request's messages as `gen_ai.input.messages` JSON. */
 export function inputMessagesJson(messages: readonly Message[]): string {
-  const converted: ConventionMessage[] = messages.map((message): ConventionMessage => {
-    switch (message.type) {
-      case 'user':
-        return { role: 'user', parts: blockParts(message.content) };
-      case 'assistant':
-        return { role: 'assistant', parts: blockParts(message.content) };
-      case 'tool_call':
-        return {
-          role: 'assistant',
-          parts: [
-            { type: 'tool_call', id: message.callId, name: message.toolName, arguments: message.arguments },
-          ],
-        };
-      case 'tool_result':
-        return {
-          role: 'tool',
-          parts: [{ type: 'tool_call_response', id: message.callId, response: message.content }],
-        };
-      case 'system':
-        return { role: 'system', parts: [{ type: 'text', content: message.content }] };
-    }
-  });
+  const converted: ConventionMessage[] = messages.map(conventionMessage);
   return JSON.stringify(converted);
+}
+
+function conventionMessage(message: Message): ConventionMessage {
+  switch (message.type) {
+    case 'user':
+      return { role: 'user', parts: blockParts(message.content) };
+    case 'assistant':
+      return { role: 'assistant', parts: blockParts(message.content) };
+    case 'tool_call':
+      return {
+        role: 'assistant',
+        parts: [
+          { type: 'tool_call', id: message.callId, name: message.toolName, arguments: message.arguments },
+        ],
+      };
+    case 'tool_result':
+      return {
+        role: 'tool',
+        parts: [{ type: 'tool_call_response', id: message.callId, response: message.content }],
+      };
+    case 'system':
+      return { role: 'system', parts: [{ type: 'text', content: message.content }] };
+  }
 }
 
 /** The request's system prompt as `gen_ai.system_instructions` JSON. */
