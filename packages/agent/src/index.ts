@@ -29,6 +29,7 @@ export type {
   ModelInfo,
   ModelProvider,
   Observation,
+  ObserveOptions,
   Observer,
   Plugin,
   PluginContext,

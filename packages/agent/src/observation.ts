@@ -17,6 +17,7 @@ import type { TokenUsage } from './types.js';
 interface ObserverEntry {
   pluginId: string;
   observer: Observer;
+  enabled: (() => boolean) | undefined;
 }
 
 /** Where a model call happens: its session, and its turn when it is part of one. */
@@ -25,29 +26,110 @@ export interface ModelCallScope {
   turnId?: string;
 }
 
-/** The observers of one agent, and the wrapping of providers that tells them about model calls. */
+/** Hands a failure of a plugin's observer to the host; never throws. */
+function reportFailure(options: {
+  onBackgroundError: (error: AgentError) => void;
+  pluginId: string;
+  what: string;
+  error: unknown;
+}): void {
+  const failure = new AgentError({
+    code: 'PLUGIN_ERROR',
+    message: `plugin '${options.pluginId}' failed ${options.what}: ${describeError(options.error)}`,
+    sourceComponent: 'plugin',
+    cause: options.error,
+  });
+  try {
+    options.onBackgroundError(failure);
+  } catch {
+    // The host's handler failed too; the turn must go on regardless.
+  }
+}
+
+/** Every observer registered on an agent (`PluginContext.observe`). */
 export class ObserverRegistry {
-  /** Replaced, never changed in place, so a delivery in progress keeps the list it started with. */
+  /** Replaced, never changed in place, so a set taken from it keeps the list it was taken with. */
   #entries: readonly ObserverEntry[] = [];
   readonly #onBackgroundError: (error: AgentError) => void;
-  #lastCallId = 0;
+  /** Shared by every set taken from this registry, so call ids are unique within the agent. */
+  readonly #callIds = { last: 0 };
 
   constructor(onBackgroundError: (error: AgentError) => void) {
     this.#onBackgroundError = onBackgroundError;
   }
 
-  /** True when at least one observer is registered; callers skip building observations otherwise. */
+  /** True when at least one observer is registered. */
   get active(): boolean {
     return this.#entries.length > 0;
   }
 
   /** Adds an observer; the returned function removes it (a second call does nothing). */
-  add(pluginId: string, observer: Observer): () => void {
-    const own: ObserverEntry = { pluginId, observer };
+  add(options: { pluginId: string; observer: Observer; enabled?: (() => boolean) | undefined }): () => void {
+    const own: ObserverEntry = {
+      pluginId: options.pluginId,
+      observer: options.observer,
+      enabled: options.enabled,
+    };
     this.#entries = [...this.#entries, own];
     return () => {
       this.#entries = this.#entries.filter((entry) => entry !== own);
     };
+  }
+
+  /**
+   * The observers that want what starts now (a turn, or a model call outside a turn), each asked through its
+   * `enabled`; undefined when none does, so the caller does nothing more.
+   */
+  enabledNow(): Observers | undefined {
+    const entries = this.#entries;
+    if (entries.length === 0) return undefined;
+    let wanted: ObserverEntry[] | undefined;
+    for (const entry of entries) {
+      if (entry.enabled !== undefined && !this.#asks(entry)) continue;
+      wanted ??= [];
+      wanted.push(entry);
+    }
+    return wanted === undefined ? undefined : new Observers(wanted, this.#onBackgroundError, this.#callIds);
+  }
+
+  #asks(entry: ObserverEntry): boolean {
+    try {
+      return entry.enabled?.() === true;
+    } catch (error) {
+      reportFailure({
+        onBackgroundError: this.#onBackgroundError,
+        pluginId: entry.pluginId,
+        what: 'in enabled()',
+        error,
+      });
+      return false;
+    }
+  }
+}
+
+/** The provider to call: wrapped for the observers when there are any, else the provider itself. */
+export function observedProvider(
+  observers: Observers | undefined,
+  provider: ModelProvider,
+  scope: ModelCallScope,
+): ModelProvider {
+  return observers === undefined ? provider : observers.observedProvider(provider, scope);
+}
+
+/** The observers of one turn (or of one model call outside a turn). */
+export class Observers {
+  readonly #entries: readonly ObserverEntry[];
+  readonly #onBackgroundError: (error: AgentError) => void;
+  readonly #callIds: { last: number };
+
+  constructor(
+    entries: readonly ObserverEntry[],
+    onBackgroundError: (error: AgentError) => void,
+    callIds: { last: number },
+  ) {
+    this.#entries = entries;
+    this.#onBackgroundError = onBackgroundError;
+    this.#callIds = callIds;
   }
 
   /** Hands the observation to every observer in registration order; never throws. */
@@ -56,28 +138,24 @@ export class ObserverRegistry {
       try {
         const returned: unknown = entry.observer(observation);
         if (isThenable(returned)) {
-          returned.then(undefined, (error: unknown) => this.#reportFailure(entry, observation, error));
+          returned.then(undefined, (error: unknown) => this.#report(entry, observation, error));
         }
       } catch (error) {
-        this.#reportFailure(entry, observation, error);
+        this.#report(entry, observation, error);
       }
     }
   }
 
-  /**
-   * The provider to call for a model call in `scope`: the provider itself when nobody observes, else a
-   * wrapper that tells the observers when each call starts and how it ended.
-   */
+  /** A wrapper of the provider that tells the observers when each call starts and how it ended. */
   observedProvider(provider: ModelProvider, scope: ModelCallScope): ModelProvider {
-    if (!this.active) return provider;
     return {
       id: provider.id,
       models: provider.models,
       chat: (request, signal) => {
-        this.#lastCallId += 1;
+        this.#callIds.last += 1;
         const call = new ObservedCall({
-          registry: this,
-          callId: `model-call-${this.#lastCallId}`,
+          observers: this,
+          callId: `model-call-${this.#callIds.last}`,
           scope,
           providerId: provider.id,
           request,
@@ -91,6 +169,8 @@ export class ObserverRegistry {
           throw error;
         }
         if (!isThenable(answered)) return call.wrap(answered);
+        // Only a stream still to come can be left waiting by a cancel: the signal ends the call then.
+        call.endOnAbort();
         return Promise.resolve(answered).then(
           (stream) => call.wrap(stream),
           (error: unknown) => {
@@ -102,24 +182,19 @@ export class ObserverRegistry {
     };
   }
 
-  #reportFailure(entry: ObserverEntry, observation: Observation, error: unknown): void {
-    const failure = new AgentError({
-      code: 'PLUGIN_ERROR',
-      message: `plugin '${entry.pluginId}' failed observing ${observation.type}: ${describeError(error)}`,
-      sourceComponent: 'plugin',
-      cause: error,
+  #report(entry: ObserverEntry, observation: Observation, error: unknown): void {
+    reportFailure({
+      onBackgroundError: this.#onBackgroundError,
+      pluginId: entry.pluginId,
+      what: `observing ${observation.type}`,
+      error,
     });
-    try {
-      this.#onBackgroundError(failure);
-    } catch {
-      // The host's handler failed too; the turn must go on regardless.
-    }
   }
 }
 
 /** One observed model call: announces its start at once and its end exactly once. */
 class ObservedCall {
-  readonly #registry: ObserverRegistry;
+  readonly #observers: Observers;
   readonly #callId: string;
   readonly #scope: ModelCallScope;
   readonly #providerId: string;
@@ -128,35 +203,46 @@ class ObservedCall {
   readonly #checker: ChatEventChecker;
   readonly #onAbort = (): void => this.#end('cancelled', undefined);
   #ended = false;
+  #listening = false;
   #stopReason: Extract<ChatEvent, { type: 'done' }>['stopReason'] | undefined;
   #usage: TokenUsage | undefined;
   #outputText = '';
   #toolCalls: { callId: string; toolName: string; arguments: string }[] = [];
 
   constructor(options: {
-    registry: ObserverRegistry;
+    observers: Observers;
     callId: string;
     scope: ModelCallScope;
     providerId: string;
     request: ChatRequest;
     signal: AbortSignal;
   }) {
-    this.#registry = options.registry;
+    this.#observers = options.observers;
     this.#callId = options.callId;
     this.#scope = options.scope;
     this.#providerId = options.providerId;
     this.#request = options.request;
     this.#signal = options.signal;
     this.#checker = new ChatEventChecker(options.providerId);
-    this.#registry.notify({
+    this.#observers.notify({
       type: 'model_call_start',
       callId: this.#callId,
       ...this.#where(),
       request: this.#request,
     });
-    // A provider that never answers its stream still ends its call when the turn is cancelled.
+  }
+
+  /**
+   * Ends the call as cancelled when the signal fires: for a provider whose stream is still to come, which may
+   * never come. A stream in hand needs no listener: the reader closes it (or reads it to its end) in any case.
+   */
+  endOnAbort(): void {
+    if (this.#ended) return;
     if (this.#signal.aborted) this.#end('cancelled', undefined);
-    else this.#signal.addEventListener('abort', this.#onAbort, { once: true });
+    else {
+      this.#listening = true;
+      this.#signal.addEventListener('abort', this.#onAbort, { once: true });
+    }
   }
 
   /** The stream as the reader sees it: the same events, noted on their way through. */
@@ -241,8 +327,8 @@ class ObservedCall {
   #end(outcome: ModelCallOutcome, error: AgentError | undefined): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.#signal.removeEventListener('abort', this.#onAbort);
-    this.#registry.notify({
+    if (this.#listening) this.#signal.removeEventListener('abort', this.#onAbort);
+    this.#observers.notify({
       type: 'model_call_end',
       callId: this.#callId,
       ...this.#where(),

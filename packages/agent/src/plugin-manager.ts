@@ -1,7 +1,14 @@
 import { AgentError, describeError } from './error.js';
 import type { HookRegistry } from './hook.js';
 import { ObserverRegistry } from './observation.js';
-import type { HookEvent, HookHandler, Observer, Plugin, PluginContext } from './ports/plugin.js';
+import type {
+  HookEvent,
+  HookHandler,
+  ObserveOptions,
+  Observer,
+  Plugin,
+  PluginContext,
+} from './ports/plugin.js';
 import { settleWithin } from './settle.js';
 
 /** What the prompt says about a plugin. */
@@ -120,8 +127,8 @@ export class PluginManager {
         record.untaps.push(untap);
         return untap;
       },
-      observe: (observer: Observer) => {
-        const remove = this.observers.add(plugin.id, observer);
+      observe: (observer: Observer, options?: ObserveOptions) => {
+        const remove = this.observers.add({ pluginId: plugin.id, observer, enabled: options?.enabled });
         record.untaps.push(remove);
         return remove;
       },

@@ -3,6 +3,7 @@ import type { ResolvedConfig } from './config.js';
 import { AgentError, toAgentError } from './error.js';
 import type { AgentEventPayload } from './event.js';
 import { normaliseUserInput } from './input.js';
+import { observedProvider } from './observation.js';
 import type { SessionClaim } from './ports/storage.js';
 import { EventChannel, RunningTurn, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
@@ -64,7 +65,8 @@ export class SessionController {
     const controller = new AbortController();
     const channel = new EventChannel();
     const state = this.state;
-    const observers = this.runtime.observers;
+    // Asked once: a turn no observer wants pays nothing for observation.
+    const observers = this.runtime.observers.enabledNow();
     const emit = (payload: AgentEventPayload): void => {
       const event = {
         sessionId: state.id,
@@ -74,9 +76,9 @@ export class SessionController {
         payload,
       };
       channel.push(event);
-      if (observers.active) observers.notify({ type: 'agent_event', event });
+      observers?.notify({ type: 'agent_event', event });
     };
-    if (observers.active) {
+    if (observers !== undefined) {
       const { provider, info } = state.model;
       observers.notify({
         type: 'turn_start',
@@ -94,6 +96,7 @@ export class SessionController {
       turnId,
       signal: controller.signal,
       emit,
+      ...(observers === undefined ? {} : { observers }),
     })
       .catch((error: unknown): TurnStatus => {
         // runTurn reports its own failures; this only guards against a bug escaping it.
@@ -104,7 +107,7 @@ export class SessionController {
         return 'failed';
       })
       .then((status) => {
-        if (observers.active) observers.notify({ type: 'turn_end', sessionId: state.id, turnId, status });
+        observers?.notify({ type: 'turn_end', sessionId: state.id, turnId, status });
         return status;
       })
       .finally(() => {
@@ -191,7 +194,9 @@ export class SessionController {
     const settled = await settleWithin(
       memory.extract({
         messages,
-        provider: this.runtime.observers.observedProvider(route.provider, { sessionId: state.id }),
+        provider: observedProvider(this.runtime.observers.enabledNow(), route.provider, {
+          sessionId: state.id,
+        }),
         modelId: route.info.id,
         sessionId: state.id,
         signal: controller.signal,

@@ -1,4 +1,5 @@
 import type { AgentEventPayload } from './event.js';
+import type { Observers } from './observation.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import type { UserInput } from './types.js';
 
@@ -11,4 +12,6 @@ export interface TurnOptions {
   /** The turn's cancellation: handed to its provider calls and tools, and checked between its steps. */
   signal: AbortSignal;
   emit: (payload: AgentEventPayload) => void;
+  /** The observers that watch this turn (asked once at its start); unset when none does. */
+  observers?: Observers;
 }

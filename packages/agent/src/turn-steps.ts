@@ -3,6 +3,7 @@
 import { summariseHistory } from './compaction.js';
 import { type AgentError, isAgentError, toAgentError } from './error.js';
 import { readChatStream } from './model-call.js';
+import { observedProvider } from './observation.js';
 import type { ChatRequest } from './ports/model.js';
 import { buildStablePrompt } from './prompt/index.js';
 import type { TurnStatus } from './running-turn.js';
@@ -23,7 +24,7 @@ export interface ModelAnswer {
 
 /** Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects. */
 export async function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
-  const { runtime, session, turnId, signal, emit } = options;
+  const { session, turnId, signal, emit } = options;
   const reasoning: ContentBlock[] = [];
   let reasoningText = '';
   let reasoningOpen = false;
@@ -47,7 +48,10 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
   };
   try {
     await readChatStream({
-      provider: runtime.observers.observedProvider(session.model.provider, { sessionId: session.id, turnId }),
+      provider: observedProvider(options.observers, session.model.provider, {
+        sessionId: session.id,
+        turnId,
+      }),
       request,
       signal,
       onEvent: (event) => {
@@ -132,7 +136,7 @@ export async function compact(
     const result = await summariseHistory({
       context,
       contextWindow: session.model.info.contextWindow,
-      provider: runtime.observers.observedProvider(route.provider, { sessionId: session.id, turnId }),
+      provider: observedProvider(options.observers, route.provider, { sessionId: session.id, turnId }),
       model: route.info,
       prompt: runtime.config.compactPrompt,
       signal,
@@ -172,7 +176,7 @@ export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | '
   try {
     await memory.extract({
       messages,
-      provider: runtime.observers.observedProvider(route.provider, { sessionId: session.id, turnId }),
+      provider: observedProvider(options.observers, route.provider, { sessionId: session.id, turnId }),
       modelId: route.info.id,
       sessionId: session.id,
       signal,

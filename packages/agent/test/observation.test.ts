@@ -9,7 +9,7 @@ import {
   type Session,
   type ToolHandler,
 } from '../src/index.js';
-import { ObserverRegistry } from '../src/observation.js';
+import { ObserverRegistry, observedProvider } from '../src/observation.js';
 import { PluginManager } from '../src/plugin-manager.js';
 import { ScriptedModelProvider, type ScriptedResponse, scriptedModel } from '../src/testing/index.js';
 
@@ -225,10 +225,13 @@ describe('PluginContext.observe', () => {
   test('an observer removed, or of a plugin shut down, is called no more', async () => {
     const registry = new ObserverRegistry(() => {});
     const calls: string[] = [];
-    const remove = registry.add('p', (observation) => void calls.push(observation.type));
-    registry.notify({ type: 'turn_end', sessionId: 's', turnId: 't', status: 'completed' });
+    const remove = registry.add({
+      pluginId: 'p',
+      observer: (observation) => void calls.push(observation.type),
+    });
+    registry.enabledNow()?.notify({ type: 'turn_end', sessionId: 's', turnId: 't', status: 'completed' });
     remove();
-    registry.notify({ type: 'turn_end', sessionId: 's', turnId: 't', status: 'completed' });
+    expect(registry.enabledNow()).toBeUndefined();
     expect(calls).toEqual(['turn_end']);
     expect(registry.active).toBe(false);
 
@@ -249,8 +252,51 @@ describe('PluginContext.observe', () => {
   test('with no observer, the provider is used as it is: no wrapper, no cost per event', () => {
     const registry = new ObserverRegistry(() => {});
     const provider = new ScriptedModelProvider({ responses: [] });
-    expect(registry.observedProvider(provider, { sessionId: 's' })).toBe(provider);
-    registry.add('p', () => {});
-    expect(registry.observedProvider(provider, { sessionId: 's' })).not.toBe(provider);
+    expect(observedProvider(registry.enabledNow(), provider, { sessionId: 's' })).toBe(provider);
+    registry.add({ pluginId: 'p', observer: () => {} });
+    expect(observedProvider(registry.enabledNow(), provider, { sessionId: 's' })).not.toBe(provider);
+  });
+
+  test('enabled() is asked once per turn: a turn it declines is not observed; a throwing one counts as false', async () => {
+    let wanted = false;
+    let asked = 0;
+    const seen: string[] = [];
+    const errors: AgentError[] = [];
+    const plugin = (id: string, enabled: () => boolean): Plugin => ({
+      ...observingPlugin(id, (observation) => void seen.push(`${id}:${label(observation)}`)),
+      apply: (ctx) => {
+        ctx.observe((observation) => void seen.push(`${id}:${label(observation)}`), { enabled });
+      },
+    });
+    const provider = new ScriptedModelProvider({
+      responses: [[{ type: 'text', text: 'one' }], [{ type: 'text', text: 'two' }]],
+    });
+    const agent = await new AgentBuilder({
+      defaultModel: 'scripted-model',
+      onBackgroundError: (e) => errors.push(e),
+    })
+      .registerModelProvider(provider)
+      .registerPlugin(
+        plugin('gated', () => {
+          asked += 1;
+          return wanted;
+        }),
+      )
+      .registerPlugin(
+        plugin('broken', () => {
+          throw new Error('no idea');
+        }),
+      )
+      .build();
+    const session = await agent.newSession();
+    await drain(session, 'first');
+    expect(seen).toEqual([]);
+    wanted = true;
+    await drain(session, 'second');
+    expect(seen).toContain('gated:model_call_end');
+    expect(seen.every((entry) => entry.startsWith('gated:'))).toBe(true);
+    expect(asked).toBe(2);
+    expect(errors.map((error) => error.code)).toEqual(['PLUGIN_ERROR', 'PLUGIN_ERROR']);
+    await agent.shutdown();
   });
 });

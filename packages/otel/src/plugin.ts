@@ -2,9 +2,12 @@ import {
   type Attributes,
   type Context,
   context,
+  createNoopMeter,
   type Histogram,
+  type Meter,
   type MeterProvider,
   metrics,
+  ProxyTracerProvider,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -42,6 +45,10 @@ export interface OtelPluginOptions {
 /** The instrumentation scope's name and version. */
 const SCOPE = { name: '@youyou/otel', version: '0.1.0' };
 
+/** What the global tracer provider hands out while no SDK is registered (this API copy's own no-op). */
+const NO_TRACING = new ProxyTracerProvider().getDelegate();
+const NO_METRICS = createNoopMeter();
+
 /** The spans open for one turn. */
 interface TurnTrace {
   span: Span;
@@ -65,30 +72,52 @@ interface ChatTrace {
  */
 class GenAiTelemetry {
   readonly #tracer: Tracer;
-  readonly #tokenUsage: Histogram;
-  readonly #duration: Histogram;
+  /** Given by the host, else undefined: the global one is looked up, as a host may register it late. */
+  readonly #tracerProvider: TracerProvider | undefined;
+  readonly #meterProvider: MeterProvider | undefined;
+  #meter: Meter;
+  #tokenUsage: Histogram;
+  #duration: Histogram;
   readonly #captureContent: boolean;
   readonly #agentName: string;
   readonly #turns = new Map<string, TurnTrace>();
   readonly #chats = new Map<string, ChatTrace>();
 
   constructor(options: OtelPluginOptions) {
-    const tracerProvider = options.tracerProvider ?? trace.getTracerProvider();
-    const meterProvider = options.meterProvider ?? metrics.getMeterProvider();
-    this.#tracer = tracerProvider.getTracer(SCOPE.name, SCOPE.version);
-    const meter = meterProvider.getMeter(SCOPE.name, SCOPE.version);
-    this.#tokenUsage = meter.createHistogram(METRIC.tokenUsage, {
-      description: 'Number of input and output tokens used per model call',
-      unit: '{token}',
-      advice: { explicitBucketBoundaries: [...METRIC.tokenBuckets] },
-    });
-    this.#duration = meter.createHistogram(METRIC.operationDuration, {
-      description: 'Duration of each model call',
-      unit: 's',
-      advice: { explicitBucketBoundaries: [...METRIC.durationBuckets] },
-    });
+    this.#tracerProvider = options.tracerProvider;
+    this.#meterProvider = options.meterProvider;
+    // The global provider is a proxy: its tracer follows an SDK registered later.
+    this.#tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE.name, SCOPE.version);
+    const meter = this.#currentMeter();
+    this.#meter = meter;
+    this.#tokenUsage = tokenUsageHistogram(meter);
+    this.#duration = durationHistogram(meter);
     this.#captureContent = options.captureContent === true;
     this.#agentName = options.agentName ?? 'youyou';
+  }
+
+  /**
+   * Asked by the runtime once per turn: false while neither tracing nor metrics go anywhere (no SDK registered
+   * and no provider given), so such a turn costs nothing. Picks up a global meter provider registered late.
+   */
+  readonly enabled = (): boolean => {
+    const meter = this.#currentMeter();
+    if (meter !== this.#meter) this.#useMeter(meter);
+    if (meter !== NO_METRICS) return true;
+    if (this.#tracerProvider !== undefined) return true;
+    const global = trace.getTracerProvider();
+    const delegate = global instanceof ProxyTracerProvider ? global.getDelegate() : global;
+    return delegate !== NO_TRACING;
+  };
+
+  #useMeter(meter: Meter): void {
+    this.#meter = meter;
+    this.#tokenUsage = tokenUsageHistogram(meter);
+    this.#duration = durationHistogram(meter);
+  }
+
+  #currentMeter(): Meter {
+    return (this.#meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE.name, SCOPE.version);
   }
 
   /** The observer: one switch per observation; streamed deltas fall through at once. */
@@ -308,6 +337,22 @@ class GenAiTelemetry {
   }
 }
 
+function tokenUsageHistogram(meter: Meter): Histogram {
+  return meter.createHistogram(METRIC.tokenUsage, {
+    description: 'Number of input and output tokens used per model call',
+    unit: '{token}',
+    advice: { explicitBucketBoundaries: [...METRIC.tokenBuckets] },
+  });
+}
+
+function durationHistogram(meter: Meter): Histogram {
+  return meter.createHistogram(METRIC.operationDuration, {
+    description: 'Duration of each model call',
+    unit: 's',
+    advice: { explicitBucketBoundaries: [...METRIC.durationBuckets] },
+  });
+}
+
 function safeJson(value: unknown): string {
   try {
     return JSON.stringify(value) ?? 'null';
@@ -333,7 +378,7 @@ export function createOtelPlugin(options: OtelPluginOptions = {}): Plugin {
     apply: (ctx: PluginContext) => {
       const telemetry = new GenAiTelemetry(options);
       applied.add(telemetry);
-      ctx.observe(telemetry.observe);
+      ctx.observe(telemetry.observe, { enabled: telemetry.enabled });
     },
     shutdown: async () => {
       for (const telemetry of applied) telemetry.endAll();

@@ -14,6 +14,7 @@ export type {
   HookResult,
   ModelCallOutcome,
   Observation,
+  ObserveOptions,
   Observer,
   Plugin,
   PluginContext,

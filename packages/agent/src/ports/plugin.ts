@@ -43,7 +43,17 @@ export interface PluginContext {
    * it. Observers only watch: they are called synchronously, cannot change or stop anything, and one that
    * throws is reported to `onBackgroundError` (PLUGIN_ERROR) while the turn goes on.
    */
-  observe(observer: Observer): () => void;
+  observe(observer: Observer, options?: ObserveOptions): () => void;
+}
+
+/** How an observer is registered. */
+export interface ObserveOptions {
+  /**
+   * Asked once when a turn starts (and when a model call outside a turn starts): false means the observer sees
+   * nothing of that turn. A turn that no observer wants pays nothing for observation. A throw counts as false
+   * and is reported. Default: always observe.
+   */
+  enabled?: () => boolean;
 }
 
 /** Receives each observation as it happens; its return value is ignored (a rejected promise is reported). */
