@@ -1,4 +1,9 @@
 import { trace } from '@opentelemetry/api';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { AgentBuilder, type AgentError } from '@youyou/agent';
 import { ScriptedModelProvider, type ScriptedResponse } from '@youyou/agent/testing';
 import { createOtelPlugin } from '@youyou/otel';
@@ -10,27 +15,41 @@ const script: ScriptedResponse[] = [
   [{ type: 'text', text: 'done' }],
 ];
 
-async function eventsOfTurn(withPlugin: boolean): Promise<{ types: string[]; errors: AgentError[] }> {
+async function buildAgent(withPlugin: boolean) {
   const errors: AgentError[] = [];
+  const provider = new ScriptedModelProvider({ responses: [...script, ...script] });
   let builder = new AgentBuilder({
     defaultModel: 'scripted-model',
     onBackgroundError: (error) => errors.push(error),
   })
-    .registerModelProvider(new ScriptedModelProvider({ responses: script }))
+    .registerModelProvider(provider)
     .registerTool(slowTool('lookup', { ms: 1 }));
   if (withPlugin) builder = builder.registerPlugin(createOtelPlugin({ captureContent: true }));
   const agent = await builder.build();
-  const types = await runTurn(await agent.newSession(), 'go');
-  await agent.shutdown();
-  return { types, errors };
+  return { agent, session: await agent.newSession(), errors, provider };
 }
 
-test('with no SDK registered the plugin records nothing and the turn is the same as without it', async () => {
+test('with no SDK registered the plugin declines the turn; an SDK registered later is used from the next turn', async () => {
   // No SDK: the API hands out non-recording spans.
   expect(trace.getTracer('probe').startSpan('probe').isRecording()).toBe(false);
-  const without = await eventsOfTurn(false);
-  const withPlugin = await eventsOfTurn(true);
-  expect(withPlugin.types).toEqual(without.types);
-  expect(withPlugin.types).toEqual(['tool_call_start', 'tool_call_end', 'text_delta', 'turn_complete']);
+  const without = await buildAgent(false);
+  const withPlugin = await buildAgent(true);
+  const types = await runTurn(withPlugin.session, 'go');
+  expect(types).toEqual(await runTurn(without.session, 'go'));
+  expect(types).toEqual(['tool_call_start', 'tool_call_end', 'text_delta', 'turn_complete']);
   expect(withPlugin.errors).toEqual([]);
+
+  const spans = new InMemorySpanExporter();
+  trace.setGlobalTracerProvider(
+    new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }),
+  );
+  await runTurn(withPlugin.session, 'again');
+  expect(
+    spans
+      .getFinishedSpans()
+      .map((span) => span.name)
+      .sort(),
+  ).toEqual(['chat scripted-model', 'chat scripted-model', 'execute_tool lookup', 'invoke_agent youyou']);
+  await withPlugin.agent.shutdown();
+  await without.agent.shutdown();
 });
