@@ -256,19 +256,31 @@ class ObservedCall {
     return {
       [Symbol.asyncIterator]: () => {
         const iterator = open.call(stream) as AsyncIterator<unknown>;
+        const onStep = (step: unknown): IteratorResult<ChatEvent> => {
+          if (typeof step !== 'object' || step === null) {
+            // The reader fails on it too, with its own PROVIDER_ERROR.
+            this.fail(new Error(`the stream's next() answered ${typeof step}, not an iterator result`));
+          } else if ((step as IteratorResult<unknown>).done) this.#end('completed', undefined);
+          else this.#see((step as IteratorResult<unknown>).value);
+          return step as IteratorResult<ChatEvent>;
+        };
+        const onError = (error: unknown): never => {
+          this.fail(error);
+          throw error;
+        };
         return {
-          next: () =>
-            iterator.next().then(
-              (step) => {
-                if (step.done) this.#end('completed', undefined);
-                else this.#see(step.value);
-                return step as IteratorResult<ChatEvent>;
-              },
-              (error: unknown) => {
-                this.fail(error);
-                throw error;
-              },
-            ),
+          next: () => {
+            let step: unknown;
+            try {
+              step = iterator.next();
+            } catch (error) {
+              return onError(error);
+            }
+            // The reader awaits what next() answers, promise or not; so does this.
+            return isThenable(step)
+              ? Promise.resolve(step).then(onStep, onError)
+              : Promise.resolve(onStep(step));
+          },
           return: (value?: unknown) => {
             // The reader stopped before the end: only a cancellation makes it do so.
             this.#end('cancelled', undefined);

@@ -3,6 +3,8 @@ import { HookRegistry } from '../src/hook.js';
 import {
   AgentBuilder,
   type AgentError,
+  type ChatEvent,
+  type ModelProvider,
   type Observation,
   type Observer,
   type Plugin,
@@ -298,5 +300,59 @@ describe('PluginContext.observe', () => {
     expect(asked).toBe(2);
     expect(errors.map((error) => error.code)).toEqual(['PLUGIN_ERROR', 'PLUGIN_ERROR']);
     await agent.shutdown();
+  });
+
+  test('odd providers: plain next() results are observed to the end; a chat() that never answers ends as cancelled', async () => {
+    const seen: Observation[] = [];
+    const events = [
+      { type: 'text_delta', text: 'plain' },
+      { type: 'done', stopReason: 'end_turn' },
+    ];
+    const model = scriptedModel();
+    const plainIterator: ModelProvider = {
+      id: 'plain',
+      models: [model],
+      chat: () => {
+        let index = 0;
+        // An iterator whose next() answers plain results, not promises: the reader awaits either.
+        return {
+          [Symbol.asyncIterator]: () => ({
+            next: () =>
+              index < events.length
+                ? { done: false, value: events[index++] }
+                : { done: true, value: undefined },
+          }),
+        } as unknown as AsyncIterable<ChatEvent>;
+      },
+    };
+    const agent = await new AgentBuilder({ defaultModel: model.id })
+      .registerModelProvider(plainIterator)
+      .registerPlugin(observingPlugin('o', (observation) => void seen.push(observation)))
+      .build();
+    const session = await agent.newSession();
+    expect(await drain(session, 'hi')).toEqual(['text_delta', 'turn_complete']);
+    expect(seen.find((observation) => observation.type === 'model_call_end')).toMatchObject({
+      outcome: 'completed',
+      outputText: 'plain',
+      stopReason: 'end_turn',
+    });
+    await agent.shutdown();
+
+    seen.length = 0;
+    const silent: ModelProvider = { id: 'silent', models: [model], chat: () => new Promise(() => {}) };
+    const second = await new AgentBuilder({ defaultModel: model.id })
+      .registerModelProvider(silent)
+      .registerPlugin(observingPlugin('o', (observation) => void seen.push(observation)))
+      .build();
+    const turn = await (await second.newSession()).sendMessage('hi');
+    setTimeout(() => turn.cancel(), 20);
+    for await (const _event of turn) {
+      // Read to the end.
+    }
+    expect(seen.find((observation) => observation.type === 'model_call_end')).toMatchObject({
+      outcome: 'cancelled',
+    });
+    expect(seen.at(-1)).toMatchObject({ type: 'turn_end', status: 'cancelled' });
+    await second.shutdown();
   });
 });
