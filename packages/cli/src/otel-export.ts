@@ -5,9 +5,27 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { Plugin } from '@youyou/agent';
 import { createOtelPlugin } from '@youyou/otel';
 import { packageVersion } from './commands.js';
-import type { Telemetry, TelemetryTargets } from './telemetry.js';
+
+/** Where the CLI sends its traces and metrics. */
+export interface TelemetryTargets {
+  tracesUrl: string;
+  /** Unset when only a traces endpoint was given: then no metrics are sent. */
+  metricsUrl?: string;
+  /** `service.name` of the resource: `OTEL_SERVICE_NAME`, default `youyou`. */
+  serviceName: string;
+  /** Message contents are recorded only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true. */
+  captureContent: boolean;
+}
+
+/** The running telemetry: the plugin to register and the flush-and-stop to call at exit. */
+export interface Telemetry {
+  plugin: Plugin;
+  /** Sends what is buffered and stops; bounded, never rejects. */
+  shutdown(): Promise<void>;
+}
 
 /** How long the CLI waits at exit for the last spans and metrics to be sent: a dead collector must not hang it. */
 const FLUSH_WITHIN_MS = 5_000;

@@ -4,25 +4,10 @@
  * telemetry is on, so `--help` and runs without it never load them.
  */
 
-import type { Plugin } from '@youyou/agent';
+// Types only: the module itself is imported when telemetry is on.
+import type { Telemetry, TelemetryTargets } from './otel-export.js';
 
-/** Where the CLI sends its traces and metrics. */
-export interface TelemetryTargets {
-  tracesUrl: string;
-  /** Unset when only a traces endpoint was given: then no metrics are sent. */
-  metricsUrl?: string;
-  /** `service.name` of the resource: `OTEL_SERVICE_NAME`, default `youyou`. */
-  serviceName: string;
-  /** Message contents are recorded only with OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true. */
-  captureContent: boolean;
-}
-
-/** The running telemetry: the plugin to register and the flush-and-stop to call at exit. */
-export interface Telemetry {
-  plugin: Plugin;
-  /** Sends what is buffered and stops; bounded, never rejects. */
-  shutdown(): Promise<void>;
-}
+export type { Telemetry, TelemetryTargets } from './otel-export.js';
 
 /** The signal's URL: its own variable as it is, else the base endpoint with the signal's path. */
 function signalUrl(options: {
