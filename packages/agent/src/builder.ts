@@ -3,6 +3,7 @@ import { type AgentConfig, resolveConfig, type SkillDefinition } from './config.
 import { AgentError } from './error.js';
 import { HookRegistry } from './hook.js';
 import { MemoryManager } from './memory.js';
+import { ObserverRegistry } from './observation.js';
 import { PluginManager } from './plugin-manager.js';
 import type { ModelProvider } from './ports/model.js';
 import type { Plugin } from './ports/plugin.js';
@@ -140,9 +141,11 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
       timeoutMs: config.toolTimeoutMs,
     });
     const hooks = new HookRegistry();
+    const observers = new ObserverRegistry(config.onBackgroundError);
     const pluginManager = new PluginManager({
       plugins: this.plugins,
       hooks,
+      observers,
       timeoutMs: config.toolTimeoutMs,
       onBackgroundError: config.onBackgroundError,
     });
@@ -153,6 +156,7 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
       runtime: {
         config,
         hooks,
+        observers,
         tools,
         toolsChars: JSON.stringify(tools.specs).length,
         skills,

@@ -8,6 +8,7 @@
 import { summariseHistory } from './compaction.js';
 import { AgentError, describeError, isAgentError, toAgentError } from './error.js';
 import type { AgentEventPayload } from './event.js';
+import { type Observers, observedProvider } from './observation.js';
 import { prunableCallIds } from './pruning.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 
@@ -18,6 +19,8 @@ export interface CompactStepOptions {
   turnId: string;
   signal: AbortSignal;
   emit: (payload: AgentEventPayload) => void;
+  /** The observers that watch this compaction's model call; unset when none does. */
+  observers?: Observers | undefined;
 }
 
 /** Why and how a compaction runs. */
@@ -79,7 +82,7 @@ export async function compactContext(
   const result = await summariseHistory({
     context,
     contextWindow,
-    provider: route.provider,
+    provider: observedProvider(options.observers, route.provider, { sessionId: session.id, turnId }),
     model: route.info,
     prompt: runtime.config.compactPrompt,
     instructions: request.instructions,

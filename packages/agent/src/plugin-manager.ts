@@ -1,6 +1,14 @@
 import { AgentError, describeError } from './error.js';
 import type { HookRegistry } from './hook.js';
-import type { HookEvent, HookHandler, Plugin, PluginContext } from './ports/plugin.js';
+import { ObserverRegistry } from './observation.js';
+import type {
+  HookEvent,
+  HookHandler,
+  ObserveOptions,
+  Observer,
+  Plugin,
+  PluginContext,
+} from './ports/plugin.js';
 import { settleWithin } from './settle.js';
 
 /** What the prompt says about a plugin. */
@@ -14,7 +22,7 @@ export interface PluginDescriptor {
 interface PluginRecord {
   plugin: Plugin;
   config: unknown;
-  /** Removes every hook the plugin tapped. */
+  /** Removes every hook and observer the plugin registered. */
   untaps: (() => void)[];
 }
 
@@ -36,6 +44,8 @@ export class PluginManager {
   readonly descriptors: readonly PluginDescriptor[];
   readonly #records: readonly PluginRecord[];
   readonly #hooks: HookRegistry;
+  /** Where `observe` registers; the runtime reads the same registry. */
+  readonly observers: ObserverRegistry;
   readonly #timeoutMs: number;
   readonly #onBackgroundError: (error: AgentError) => void;
   /** Plugins whose `initialize` succeeded and that are not shut down yet, in registration order. */
@@ -46,6 +56,8 @@ export class PluginManager {
   constructor(options: {
     plugins: readonly { plugin: Plugin; config: unknown }[];
     hooks: HookRegistry;
+    /** Defaults to a registry of the manager's own, reporting to `onBackgroundError`. */
+    observers?: ObserverRegistry;
     timeoutMs: number;
     onBackgroundError: (error: AgentError) => void;
   }) {
@@ -58,6 +70,7 @@ export class PluginManager {
       })),
     );
     this.#hooks = options.hooks;
+    this.observers = options.observers ?? new ObserverRegistry(options.onBackgroundError);
     this.#timeoutMs = options.timeoutMs;
     this.#onBackgroundError = options.onBackgroundError;
   }
@@ -113,6 +126,11 @@ export class PluginManager {
         const untap = this.#hooks.tap(event, { pluginId: plugin.id, pluginConfig: record.config, handler });
         record.untaps.push(untap);
         return untap;
+      },
+      observe: (observer: Observer, options?: ObserveOptions) => {
+        const remove = this.observers.add({ pluginId: plugin.id, observer, enabled: options?.enabled });
+        record.untaps.push(remove);
+        return remove;
       },
     };
     // apply is synchronous by contract; a plugin written as async still gets its failure reported.

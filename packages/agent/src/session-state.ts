@@ -3,6 +3,7 @@ import type { ContextManager } from './context.js';
 import { AgentError } from './error.js';
 import type { HookRegistry } from './hook.js';
 import type { MemoryManager } from './memory.js';
+import type { ObserverRegistry } from './observation.js';
 import type { PluginDescriptor } from './plugin-manager.js';
 import type { ModelInfo, ModelProvider } from './ports/model.js';
 import type { Memory, SessionClaim, SessionStorage } from './ports/storage.js';
@@ -50,6 +51,8 @@ export class ModelRouter {
 export interface AgentRuntime {
   readonly config: ResolvedConfig;
   readonly hooks: HookRegistry;
+  /** The plugins' observers (PluginContext.observe). */
+  readonly observers: ObserverRegistry;
   readonly tools: ToolDispatcher;
   /** Characters of the tool specs as JSON, for the token estimate (measured once). */
   readonly toolsChars: number;

@@ -4,6 +4,7 @@ import type { ResolvedConfig } from './config.js';
 import { AgentError, toAgentError } from './error.js';
 import type { AgentEvent, AgentEventPayload } from './event.js';
 import { normaliseUserInput } from './input.js';
+import { observedProvider } from './observation.js';
 import type { SessionClaim } from './ports/storage.js';
 import { EventChannel, RunningTurn, type TurnResult, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
@@ -60,15 +61,30 @@ export class SessionController {
     const controller = new AbortController();
     const channel = new EventChannel();
     const state = this.state;
+    // Asked once: a turn no observer wants pays nothing for observation.
+    const observers = this.runtime.observers.enabledNow();
     const emit = (payload: AgentEventPayload): void => {
-      channel.push({
+      const event = {
         sessionId: state.id,
         turnId,
         timestamp: new Date(),
         sequence: state.nextSequence++,
         payload,
-      });
+      };
+      channel.push(event);
+      observers?.notify({ type: 'agent_event', event });
     };
+    if (observers !== undefined) {
+      const { provider, info } = state.model;
+      observers.notify({
+        type: 'turn_start',
+        sessionId: state.id,
+        turnId,
+        providerId: provider.id,
+        modelId: info.id,
+        input: content,
+      });
+    }
     const result = runTurn({
       runtime: this.runtime,
       session: state,
@@ -77,6 +93,7 @@ export class SessionController {
       signal: controller.signal,
       emit,
       ...(output === undefined ? {} : { output }),
+      ...(observers === undefined ? {} : { observers }),
     })
       .catch((error: unknown): TurnResult => {
         // runTurn reports its own failures; this only guards against a bug escaping it.
@@ -85,6 +102,10 @@ export class SessionController {
         );
         emit({ type: 'turn_complete' });
         return { status: 'failed' };
+      })
+      .then((settled) => {
+        observers?.notify({ type: 'turn_end', sessionId: state.id, turnId, status: settled.status });
+        return settled;
       })
       .finally(() => {
         channel.close();
@@ -128,6 +149,7 @@ export class SessionController {
       signal: controller.signal,
       emit,
       instructions,
+      observers: this.runtime.observers.enabledNow(),
     });
     const done = run.then(
       (): TurnStatus => 'completed',
@@ -230,7 +252,9 @@ export class SessionController {
     const settled = await settleWithin(
       memory.extract({
         messages,
-        provider: route.provider,
+        provider: observedProvider(this.runtime.observers.enabledNow(), route.provider, {
+          sessionId: state.id,
+        }),
         modelId: route.info.id,
         sessionId: state.id,
         signal: controller.signal,

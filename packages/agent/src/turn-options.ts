@@ -1,4 +1,5 @@
 import type { AgentEventPayload } from './event.js';
+import type { Observers } from './observation.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import type { StructuredOutputPlan } from './structured-output.js';
 import type { UserInput } from './types.js';
@@ -14,4 +15,6 @@ export interface TurnOptions {
   emit: (payload: AgentEventPayload) => void;
   /** Set when the turn's final answer must be structured output. */
   output?: StructuredOutputPlan;
+  /** The observers that watch this turn (asked once at its start); unset when none does. */
+  observers?: Observers;
 }

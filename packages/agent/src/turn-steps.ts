@@ -2,6 +2,7 @@
 
 import { type AgentError, toAgentError } from './error.js';
 import { readChatStream } from './model-call.js';
+import { observedProvider } from './observation.js';
 import type { ChatRequest } from './ports/model.js';
 import { buildStablePrompt } from './prompt/index.js';
 import type { TurnStatus } from './running-turn.js';
@@ -22,7 +23,7 @@ export interface ModelAnswer {
 
 /** Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects. */
 export async function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
-  const { session, signal, emit } = options;
+  const { session, turnId, signal, emit } = options;
   const reasoning: ContentBlock[] = [];
   let reasoningText = '';
   let reasoningOpen = false;
@@ -46,7 +47,10 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
   };
   try {
     await readChatStream({
-      provider: session.model.provider,
+      provider: observedProvider(options.observers, session.model.provider, {
+        sessionId: session.id,
+        turnId,
+      }),
       request,
       signal,
       onEvent: (event) => {
@@ -106,7 +110,7 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
  * for the next extraction (at the next checkpoint or at close).
  */
 export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | 'cancelled'> {
-  const { runtime, session, signal, emit } = options;
+  const { runtime, session, turnId, signal, emit } = options;
   const memory = runtime.memory;
   const interval = runtime.config.memoryCheckpointInterval;
   if (memory === undefined || interval === 0 || session.turnsSinceCheckpoint < interval) return 'done';
@@ -119,7 +123,7 @@ export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | '
   try {
     await memory.extract({
       messages,
-      provider: route.provider,
+      provider: observedProvider(options.observers, route.provider, { sessionId: session.id, turnId }),
       modelId: route.info.id,
       sessionId: session.id,
       signal,

@@ -26,6 +26,7 @@ import {
   sandboxUnavailableText,
 } from './sandbox.js';
 import { SwitchableProvider } from './switchable-provider.js';
+import { startTelemetry, type Telemetry } from './telemetry.js';
 import { neutralizeLine } from './terminal-text.js';
 import { answerOnAbort } from './tools/answer-on-abort.js';
 import { createWorkspaceTools } from './tools/index.js';
@@ -260,7 +261,9 @@ export async function setUpRuntime(options: {
     onBackgroundError: options.onBackgroundError,
   });
   let mcp: McpServerSet | undefined;
+  let telemetry: Telemetry | undefined;
   try {
+    telemetry = await startTelemetry({ env: options.env, warn });
     const workspaceTools = createWorkspaceTools({
       root: settings.cwd,
       shellSandbox,
@@ -316,10 +319,12 @@ export async function setUpRuntime(options: {
           answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
         }),
       );
+    if (telemetry !== undefined) builder.registerPlugin(telemetry.plugin);
     for (const tool of tools) builder.registerTool(tool);
     for (const skill of skills) builder.registerSkill(skill);
     const agent = await builder.build();
     const servers = mcp;
+    const exporting = telemetry;
     return {
       agent,
       sessions: storage.sessions,
@@ -336,11 +341,14 @@ export async function setUpRuntime(options: {
       sandbox: { mode: shellSandbox.mode, network: shellSandbox.network },
       close: async () => {
         await agent.shutdown();
+        // After the agent: its shutdown ends the spans still open, then they are sent.
+        await exporting?.shutdown();
         await servers?.close();
         await storage.close().catch(() => undefined);
       },
     };
   } catch (error) {
+    await telemetry?.shutdown();
     await mcp?.close();
     await storage.close().catch(() => undefined);
     throw error;

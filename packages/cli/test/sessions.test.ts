@@ -264,6 +264,8 @@ describe('startup', () => {
     '/node_modules/@anthropic-ai/',
     '/node_modules/better-sqlite3/',
     '/node_modules/@modelcontextprotocol/',
+    '/packages/otel/',
+    '/node_modules/@opentelemetry/',
   ];
 
   test('--help and --version load no SDK, no MCP and no SQLite', async () => {

@@ -8,7 +8,18 @@ export type {
   ResponseFormat,
   ToolSpec,
 } from './model.js';
-export type { HookEvent, HookHandler, HookPayload, HookResult, Plugin, PluginContext } from './plugin.js';
+export type {
+  HookEvent,
+  HookHandler,
+  HookPayload,
+  HookResult,
+  ModelCallOutcome,
+  Observation,
+  ObserveOptions,
+  Observer,
+  Plugin,
+  PluginContext,
+} from './plugin.js';
 export type {
   Memory,
   MemoryStorage,
