@@ -5,7 +5,8 @@
  * bench/RESULTS.md with the machine, the Node version and the package versions. Progress goes to stderr.
  *
  * Options: --quick (fewer runs, one repeat: a smoke test, not a measurement), --repeats N,
- * --only name[,name] (runtimes by file name in bench/runtimes), --raw FILE (the results as JSON too).
+ * --only name[,name] (runtimes by file name in bench/runtimes), --raw FILE (the results as JSON too),
+ * --from-raw FILE (no run: the report of a run saved with --raw), --out FILE (instead of bench/RESULTS.md).
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -61,10 +62,12 @@ function runDriver(file, phase) {
   });
 }
 
-const startedAt = Date.now();
+const saved =
+  option('--from-raw') === undefined ? undefined : JSON.parse(readFileSync(option('--from-raw'), 'utf8'));
+const startedAt = saved?.startedAt ?? Date.now();
 /** results[file] = one `{ main, durable }` per repeat. */
-const results = Object.fromEntries(runtimes.map((runtime) => [runtime.file, []]));
-for (let repeat = 1; repeat <= repeats; repeat++) {
+const results = saved?.results ?? Object.fromEntries(runtimes.map((runtime) => [runtime.file, []]));
+for (let repeat = 1; saved === undefined && repeat <= repeats; repeat++) {
   for (const runtime of runtimes) {
     process.stderr.write(`[run ${repeat}/${repeats}] ${runtime.file} `);
     const started = Date.now();
@@ -74,14 +77,19 @@ for (let repeat = 1; repeat <= repeats; repeat++) {
     process.stderr.write(` ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   }
 }
+const seconds = saved?.seconds ?? (Date.now() - startedAt) / 1000;
 for (const runtime of runtimes) runtime.version = version(runtime.package);
+if (saved !== undefined)
+  runtimes.splice(0, runtimes.length, ...runtimes.filter((runtime) => runtime.file in results));
 
-const { table, timerFloor, goals } = makeReport({ runtimes, results, repeats });
+/** The repeats in the results (another number than --repeats for a saved run). */
+const measured = results[runtimes[0].file].length;
+const { table, timerFloor, goals } = makeReport({ runtimes, results, repeats: measured });
 
 function timerFloorLine(state) {
   const floor = timerFloor(state);
   if (floor === undefined) return '';
-  const spread = repeats > 1 ? ` [${format(floor.min)}–${format(floor.max)}]` : '';
+  const spread = measured > 1 ? ` [${format(floor.min)}–${format(floor.max)}]` : '';
   return `W3's floor here: its ${PARALLEL_CALLS} timers alone (\`Promise.all\` of ${PARALLEL_CALLS} \`setTimeout\` of ${PARALLEL_DELAY_MS} ms, no loop, no model), measured the same way, take ${format(floor.median)} ms${spread}.`;
 }
 
@@ -90,7 +98,7 @@ const machine = `${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores
 const counts = quick
   ? 'quick mode: few runs, not a measurement'
   : 'W1 and W2 20 runs, W3 15, W4 60 per variant, W5 8, after a full gc and at least 5 warm-up runs and 1 s of them';
-const legend = `Each cell: the median over ${repeats} full run${repeats > 1 ? 's' : ''} of each workload's median (${counts}), \`(×n)\` the median of its ratios to the bare loop's figure of the same run, \`[min–max]\` the spread of the ${repeats} runs' figures.
+const legend = `Each cell: the median over ${measured} full run${measured > 1 ? 's' : ''} of each workload's median (${counts}), \`(×n)\` the median of its ratios to the bare loop's figure of the same run, \`[min–max]\` the spread of the ${measured} runs' figures.
 W1: one turn of ${STREAM_DELTAS.toLocaleString('en')} text deltas of 4 characters. W2: one turn of ${TOOL_STEPS} steps with one call each to an async tool, then a final answer (the turn's time / ${TOOL_STEPS}). W3: one step of ${PARALLEL_CALLS} calls to a read-only tool awaiting a ${PARALLEL_DELAY_MS} ms timer. W4: one turn with one delta after ${HISTORY_MESSAGES.toLocaleString('en')} earlier messages and on an empty history; µs/msg = the difference / ${HISTORY_MESSAGES.toLocaleString('en')}. W5: W2 with every message written to a SQLite file as the runtime persists it (\`@youyou/sqlite\` for \`@youyou/agent\`; for the others a one-table log through their own persistence hook, see below). Peak RSS: the child process's maximum resident set, W1–W4 in one process, W5 in another.`;
 
 const steadyTable = table('steady');
@@ -98,7 +106,7 @@ const coldTable = table('cold');
 const goalLines = goals();
 const report = `# Benchmark results
 
-${new Date(startedAt).toISOString().slice(0, 10)} · ${machine} · Node ${process.version} · ${((Date.now() - startedAt) / 1000).toFixed(0)} s
+${new Date(startedAt).toISOString().slice(0, 16).replace('T', ' ')} UTC · ${machine} · Node ${process.version} · ${seconds.toFixed(0)} s
 
 ## Steady state (the headline)
 
@@ -134,8 +142,10 @@ Packages: ${runtimes
 process.stdout.write(
   `\nSteady state:\n${steadyTable}\n\n${goalLines.join('\n')}\n\nCold (gc before every run):\n${coldTable}\n`,
 );
-if (option('--raw') !== undefined) writeFileSync(option('--raw'), JSON.stringify(results));
-if (!quick && option('--only') === undefined) {
-  writeFileSync(join(here, 'RESULTS.md'), report);
-  process.stderr.write('written to bench/RESULTS.md\n');
+if (option('--raw') !== undefined)
+  writeFileSync(option('--raw'), JSON.stringify({ startedAt, seconds, results }));
+if (option('--out') !== undefined || (!quick && option('--only') === undefined)) {
+  const out = option('--out') ?? join(here, 'RESULTS.md');
+  writeFileSync(out, report);
+  process.stderr.write(`written to ${out}\n`);
 }

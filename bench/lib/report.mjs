@@ -5,25 +5,35 @@
  */
 import { HISTORY_MESSAGES, PARALLEL_DELAY_MS, STREAM_DELTAS, TOOL_STEPS } from './workloads.mjs';
 
-/** Reads one figure of one repeat's result for one state (`steady` or `cold`), or undefined. */
+/**
+ * Reads one figure of one repeat's result for one state (`steady` or `cold`), or undefined: from the
+ * median of the workload's measured runs, or from their fastest run when `fastest` is set.
+ */
 const metrics = {
-  delta: (r, state) => (r.main.stream[state].ms * 1000) / STREAM_DELTAS,
-  first: (r, state) => r.main.stream[state].firstMs,
-  tool: (r, state) => (r.main.toolLoop[state].ms * 1000) / TOOL_STEPS,
-  parallel: (r, state) => r.main.parallel[state].ms,
+  delta: (r, state, f) => (r.main.stream[state][f('ms')] * 1000) / STREAM_DELTAS,
+  first: (r, state, f) => r.main.stream[state][f('firstMs')],
+  tool: (r, state, f) => (r.main.toolLoop[state][f('ms')] * 1000) / TOOL_STEPS,
+  parallel: (r, state, f) => r.main.parallel[state][f('ms')],
   inFlight: (r, state) => r.main.parallel[state].maxInFlight,
-  empty: (r, state) => r.main.historyEmpty[state].ms * 1000,
-  long: (r, state) => r.main.historyLong[state].ms * 1000,
-  growth: (r, state) =>
-    ((r.main.historyLong[state].ms - r.main.historyEmpty[state].ms) * 1000) / HISTORY_MESSAGES,
-  durable: (r, state) => {
+  empty: (r, state, f) => r.main.historyEmpty[state][f('ms')] * 1000,
+  long: (r, state, f) => r.main.historyLong[state][f('ms')] * 1000,
+  growth: (r, state, f) =>
+    ((r.main.historyLong[state][f('ms')] - r.main.historyEmpty[state][f('ms')]) * 1000) / HISTORY_MESSAGES,
+  durable: (r, state, f) => {
     const durable = r.durable?.durable;
-    return durable === undefined || durable.unavailable ? undefined : (durable[state].ms * 1000) / TOOL_STEPS;
+    return durable === undefined || durable.unavailable
+      ? undefined
+      : (durable[state][f('ms')] * 1000) / TOOL_STEPS;
   },
   rss: (r) => r.main.peakRssMb,
   rssDurable: (r) => (r.durable?.durable === undefined ? undefined : r.durable.peakRssMb),
-  timerFloor: (r, state) => r.main.timerFloor?.[state].ms,
+  timerFloor: (r, state, f) => r.main.timerFloor?.[state][f('ms')],
 };
+const ofMedian = (field) => field;
+const ofFastest = (field) => `${field}Min`;
+/** One figure: `metric` of repeat result `r`, from the median run or from the fastest. */
+const figureOf = (metric, r, state, fastest = false) =>
+  metrics[metric](r, state, fastest ? ofFastest : ofMedian);
 
 function median(values) {
   const sorted = values.filter((value) => value !== undefined).sort((a, b) => a - b);
@@ -60,17 +70,21 @@ function formatRatio(ratio) {
 /** Builds the report's parts for one run's results. */
 export function makeReport({ runtimes, results, repeats }) {
   const files = runtimes.map((runtime) => runtime.file);
-  const values = (file, metric, state) => results[file].map((r) => metrics[metric](r, state));
-  const stats = (file, metric, state) => spreadOf(values(file, metric, state));
-  /** The per-repeat ratios of `file`'s metric to `reference`'s (another file, or a function of the repeat). */
-  const ratios = (file, metric, state, reference) =>
+  const values = (file, metric, state, fastest) =>
+    results[file].map((r) => figureOf(metric, r, state, fastest));
+  const stats = (file, metric, state, fastest) => spreadOf(values(file, metric, state, fastest));
+  /**
+   * The per-repeat ratios of `file`'s metric to `reference`'s (another file, or a function of the repeat
+   * and `fastest`); `fastest`: of the fastest runs' figures rather than of the medians.
+   */
+  const ratios = (file, metric, state, reference, fastest = false) =>
     spreadOf(
       results[file].map((r, repeat) => {
-        const value = metrics[metric](r, state);
+        const value = figureOf(metric, r, state, fastest);
         const base =
           typeof reference === 'function'
-            ? reference(repeat)
-            : results[reference] && metrics[metric](results[reference][repeat], state);
+            ? reference(repeat, fastest)
+            : results[reference] && figureOf(metric, results[reference][repeat], state, fastest);
         return value === undefined || base === undefined || base <= 0 ? undefined : value / base;
       }),
     );
@@ -135,29 +149,48 @@ export function makeReport({ runtimes, results, repeats }) {
     return stats('baseline', 'timerFloor', state);
   }
 
-  /** The goals of issue 13, judged on the steady state, each as a line `- goal: figure, met|missed`. */
+  /**
+   * The goals of issue 13, judged on the steady state, each as a line `- goal: figure, met|missed`. The
+   * verdict is on the medians; the same figure from each workload's fastest run follows, as what the
+   * runtime costs when the shared machine leaves it alone.
+   */
   function goals() {
     const us = 'youyou';
     if (!files.includes(us)) return [];
     const lines = [];
-    const judge = (label, spread, limit, unit) => {
+    const judge = (label, measure, limit, unit) => {
+      const spread = measure(false);
       if (spread === undefined) {
         lines.push(`- ${label}: not measured`);
         return;
       }
       const figure = unit === '×' ? formatRatio : format;
-      const range = spread.count > 1 ? ` [${figure(spread.min)}–${figure(spread.max)}]` : '';
+      const shown = (value) =>
+        `${figure(value.median)}${unit}${value.count > 1 ? ` [${figure(value.min)}–${figure(value.max)}]` : ''}`;
       const verdict = spread.median <= limit ? 'met' : 'missed';
-      lines.push(`- ${label}: ${figure(spread.median)}${unit}${range}, **${verdict}**`);
+      const fastest = measure(true);
+      const fastestText =
+        fastest === undefined
+          ? ''
+          : `; fastest runs: ${shown(fastest)}, ${fastest.median <= limit ? 'met' : 'missed'}`;
+      lines.push(`- ${label}: ${shown(spread)}, **${verdict}**${fastestText}`);
     };
     if (hasBaseline) {
-      judge('W1 ≤ 2× the bare loop per delta', ratios(us, 'delta', 'steady', 'baseline'), 2, '×');
-      judge('W2 ≤ 4× the bare loop per tool round trip', ratios(us, 'tool', 'steady', 'baseline'), 4, '×');
-      judge("W3 ≤ 1.05× the bare loop's wall time", ratios(us, 'parallel', 'steady', 'baseline'), 1.05, '×');
+      const toBaseline = (metric) => (fastest) => ratios(us, metric, 'steady', 'baseline', fastest);
+      judge('W1 ≤ 2× the bare loop per delta', toBaseline('delta'), 2, '×');
+      judge('W2 ≤ 4× the bare loop per tool round trip', toBaseline('tool'), 4, '×');
+      judge("W3 ≤ 1.05× the bare loop's wall time", toBaseline('parallel'), 1.05, '×');
     }
-    judge('W4 ≤ 0.05 µs per history message', stats(us, 'growth', 'steady'), 0.05, ' µs');
-    if (files.includes('pi-agent'))
-      judge("peak RSS (W1–W4) ≤ pi-agent-core's", ratios(us, 'rss', 'steady', 'pi-agent'), 1, '×');
+    judge(
+      'W4 ≤ 0.05 µs per history message',
+      (fastest) => stats(us, 'growth', 'steady', fastest),
+      0.05,
+      ' µs',
+    );
+    if (files.includes('pi-agent')) {
+      const rss = ratios(us, 'rss', 'steady', 'pi-agent');
+      judge("peak RSS (W1–W4) ≤ pi-agent-core's", (fastest) => (fastest ? undefined : rss), 1, '×');
+    }
     const peers = files.filter((file) => file !== us && file !== 'baseline');
     const workloads = [
       ['W1 µs/delta', 'delta'],
@@ -172,8 +205,8 @@ export function makeReport({ runtimes, results, repeats }) {
       const measured = peers.filter((peer) => stats(peer, metric, 'steady') !== undefined);
       if (measured.length === 0) continue;
       // Per repeat: ours over the best peer's figure of the same repeat.
-      const best = (repeat) => {
-        const figures = measured.map((peer) => metrics[metric](results[peer][repeat], 'steady'));
+      const best = (repeat, fastest) => {
+        const figures = measured.map((peer) => figureOf(metric, results[peer][repeat], 'steady', fastest));
         return Math.min(...figures.filter((figure) => figure !== undefined));
       };
       const bestPeer = measured.reduce((a, b) =>
@@ -181,7 +214,7 @@ export function makeReport({ runtimes, results, repeats }) {
       );
       judge(
         `ahead of every peer, ${label} (ours / the best peer's, ${results[bestPeer][0].main.runtime})`,
-        ratios(us, metric, 'steady', best),
+        (fastest) => ratios(us, metric, 'steady', best, fastest),
         0.999_999,
         '×',
       );
