@@ -1,6 +1,5 @@
-import type { SessionEvent } from './ports/storage.js';
+import type { SessionEvent, SessionEventPayload } from './ports/storage.js';
 import { COMPACT_SUMMARY_PREFIX, INTERRUPTED_MESSAGE_NOTICE } from './prompt/templates.js';
-import { keepShape } from './shapes.js';
 import type { ContentBlock, Message, SessionConfig } from './types.js';
 
 /** An image counts as 1,000 tokens (SPEC §5.11), i.e. 4,000 characters at four characters a token. */
@@ -210,6 +209,63 @@ export function missingResult(callId: string): Message {
 }
 
 /**
+ * The payload a context message is saved as in the session log; `messageOf` turns it back into the message,
+ * so the live context and the one a resume replays are the same.
+ */
+export function logPayloadOf(message: Message): SessionEventPayload {
+  switch (message.type) {
+    case 'user':
+      return { type: 'user_message', content: message.content };
+    case 'assistant':
+      return { type: 'assistant_message', content: message.content, status: message.status };
+    case 'tool_call':
+      return {
+        type: 'tool_call',
+        callId: message.callId,
+        toolName: message.toolName,
+        arguments: message.arguments,
+      };
+    case 'tool_result':
+      return {
+        type: 'tool_result',
+        callId: message.callId,
+        content: message.content,
+        isError: message.isError,
+      };
+    case 'system':
+      return { type: 'system_message', content: message.content };
+  }
+}
+
+/** The context message a log payload holds (the inverse of `logPayloadOf`); undefined for metadata. */
+export function messageOf(payload: SessionEventPayload): Message | undefined {
+  switch (payload.type) {
+    case 'user_message':
+      return { type: 'user', content: payload.content };
+    case 'assistant_message':
+      return { type: 'assistant', content: payload.content, status: payload.status };
+    case 'tool_call':
+      return {
+        type: 'tool_call',
+        callId: payload.callId,
+        toolName: payload.toolName,
+        arguments: payload.arguments,
+      };
+    case 'tool_result':
+      return {
+        type: 'tool_result',
+        callId: payload.callId,
+        content: payload.content,
+        isError: payload.isError,
+      };
+    case 'system_message':
+      return { type: 'system', content: payload.content };
+    case 'metadata':
+      return undefined;
+  }
+}
+
+/**
  * Rebuilds the context from a log (0006 §8.1): messages in order, a notice after each incomplete assistant
  * message, compaction markers applied, and a synthetic error result for every tool call left without one.
  */
@@ -220,80 +276,41 @@ export function replaySessionEvents(events: readonly SessionEvent[]): ReplayedSe
   let sessionConfig: SessionConfig | undefined;
   let turnCount = 0;
   const open = new Set<string>();
-  const add = (message: Message, size: number): void => {
+  const add = (message: Message): void => {
     messages.push(message);
-    chars += size;
+    chars += messageChars(message);
   };
   const closeOpenCalls = (): void => {
     // A result that never came must come before anything else, so tool pairs stay whole.
-    for (const callId of open) {
-      const message = missingResult(callId);
-      add(message, messageChars(message));
-    }
+    for (const callId of open) add(missingResult(callId));
     open.clear();
   };
   for (const event of events) {
     const payload = event.payload;
-    if (payload.type !== 'tool_result' && payload.type !== 'metadata' && open.size > 0) {
-      if (payload.type !== 'tool_call') closeOpenCalls();
-    }
-    switch (payload.type) {
-      case 'user_message':
-        turnCount += 1;
-        add({ type: 'user', content: payload.content }, blocksChars(payload.content));
-        break;
-      case 'assistant_message':
-        add(
-          { type: 'assistant', content: payload.content, status: payload.status },
-          blocksChars(payload.content),
-        );
-        if (payload.status === 'incomplete') add(interruptedNotice(), INTERRUPTED_MESSAGE_NOTICE.length);
-        break;
-      case 'tool_call':
-        open.add(payload.callId);
-        add(
-          {
-            type: 'tool_call',
-            callId: payload.callId,
-            toolName: payload.toolName,
-            arguments: payload.arguments,
-          },
-          payload.toolName.length + argumentsChars(payload.arguments),
-        );
-        break;
-      case 'tool_result':
-        open.delete(payload.callId);
-        add(
-          {
-            type: 'tool_result',
-            callId: payload.callId,
-            content: payload.content,
-            isError: payload.isError,
-          },
-          payload.content.length,
-        );
-        break;
-      case 'system_message':
-        add({ type: 'system', content: payload.content }, payload.content.length);
-        break;
-      case 'metadata':
-        if (payload.key === 'session_config') {
-          sessionConfig = readSessionConfig(payload.value);
-        } else if (payload.key === 'compaction') {
-          const compaction = readCompaction(payload.value);
-          if (compaction !== undefined) {
-            closeOpenCalls();
-            const kept = compaction.keptMessages > 0 ? messages.slice(-compaction.keptMessages) : [];
-            messages = [summaryMessage(compaction.summary), ...kept];
-            chars = 0;
-            for (const message of messages) chars += messageChars(message);
-          }
+    if (payload.type === 'metadata') {
+      if (payload.key === 'session_config') {
+        sessionConfig = readSessionConfig(payload.value);
+      } else if (payload.key === 'compaction') {
+        const compaction = readCompaction(payload.value);
+        if (compaction !== undefined) {
+          closeOpenCalls();
+          const kept = compaction.keptMessages > 0 ? messages.slice(-compaction.keptMessages) : [];
+          messages = [summaryMessage(compaction.summary), ...kept];
+          chars = 0;
+          for (const message of messages) chars += messageChars(message);
         }
-        break;
+      }
+      continue;
     }
+    const message = messageOf(payload);
+    if (message === undefined) continue;
+    if (message.type === 'tool_call') open.add(message.callId);
+    else if (message.type === 'tool_result') open.delete(message.callId);
+    else closeOpenCalls();
+    if (message.type === 'user') turnCount += 1;
+    add(message);
+    if (message.type === 'assistant' && message.status === 'incomplete') add(interruptedNotice());
   }
   closeOpenCalls();
   return { messages, chars, sessionConfig, turnCount };
 }
-
-keepShape(new ContextManager());

@@ -11,23 +11,26 @@ export interface HookDispatchResult {
   errors: readonly AgentError[];
 }
 
-/** The `errors` of a dispatch without failures (most of them): one shared empty list, not one per dispatch. */
-const NO_ERRORS: readonly AgentError[] = Object.freeze([]);
-
 /** Records a handler's failure in the dispatch's result; it counts as `continue` (undefined). */
 function recordFailure(
-  result: HookDispatchResult,
+  result: DispatchState,
   failure: { entry: HookEntry; event: HookEvent; message: string; cause?: unknown },
 ): undefined {
   const { entry, event, message, cause } = failure;
-  const error = new AgentError({
-    code: 'PLUGIN_ERROR',
-    message: `plugin '${entry.pluginId}' failed in ${event}: ${message}`,
-    sourceComponent: 'plugin',
-    ...(cause === undefined ? {} : { cause }),
-  });
-  result.errors = result.errors === NO_ERRORS ? [error] : [...result.errors, error];
+  result.errors.push(
+    new AgentError({
+      code: 'PLUGIN_ERROR',
+      message: `plugin '${entry.pluginId}' failed in ${event}: ${message}`,
+      sourceComponent: 'plugin',
+      ...(cause === undefined ? {} : { cause }),
+    }),
+  );
   return undefined;
+}
+
+/** A dispatch's result while its handlers run. */
+interface DispatchState extends HookDispatchResult {
+  errors: AgentError[];
 }
 
 /** One tapped handler, with the plugin it belongs to. */
@@ -72,14 +75,13 @@ function payloadFor(
 ): HookPayload {
   const { event, sessionId, turnId } = options;
   const timestamp = new Date(time);
-  // Two literals rather than a spread: the same keys in the same order, without the spread's cost.
   return turnId === undefined
     ? { event, sessionId, pluginConfig: entry.pluginConfig, data, timestamp }
     : { event, sessionId, turnId, pluginConfig: entry.pluginConfig, data, timestamp };
 }
 
 /** Applies one handler's answer to the dispatch's result; true when it stopped the chain. */
-function applyAnswer(result: HookDispatchResult, answer: HookResult | undefined): boolean {
+function applyAnswer(result: DispatchState, answer: HookResult | undefined): boolean {
   if (answer === undefined || answer.type === 'continue') return false;
   if (answer.type === 'continue_with') {
     result.data = answer.data;
@@ -92,7 +94,7 @@ function applyAnswer(result: HookDispatchResult, answer: HookResult | undefined)
 /** The handler's answer as a HookResult, or undefined after recording that it is not one. */
 function checkedAnswer(
   value: unknown,
-  result: HookDispatchResult,
+  result: DispatchState,
   entry: HookEntry,
   event: HookEvent,
 ): HookResult | undefined {
@@ -149,86 +151,35 @@ export class HookRegistry {
   }
 
   /**
-   * Runs the event's handlers in order, each bounded by `timeoutMs`; never throws or rejects. The result comes
-   * synchronously when every handler answered synchronously (the hooks of every tool call run through here,
-   * and a promise with its ticks per handler was most of their cost), else as a promise: await it either way.
+   * Runs the event's handlers in order, each bounded by `timeoutMs`; never rejects. A handler that throws,
+   * rejects, answers garbage or does not answer in time is recorded in `errors` and counts as `continue`.
    */
-  dispatch(options: HookDispatchOptions): HookDispatchResult | Promise<HookDispatchResult> {
-    const entries = this.#handlers.get(options.event);
-    const result: HookDispatchResult = { data: options.data, abortReason: undefined, errors: NO_ERRORS };
+  async dispatch(options: HookDispatchOptions): Promise<HookDispatchResult> {
+    const { event, timeoutMs } = options;
+    const result: DispatchState = { data: options.data, abortReason: undefined, errors: [] };
+    const entries = this.#handlers.get(event);
     if (entries === undefined) return result;
     const time = Date.now();
-    for (let index = 0; index < entries.length; index++) {
-      const entry = entries[index] as HookEntry;
-      const answer = this.#runOne(
-        entry,
-        payloadFor(options, entry, result.data, time),
-        options.timeoutMs,
-        result,
-      );
-      if (answer instanceof Promise)
-        return this.#finishLater({ options, entries, index, answer, result, time });
-      if (applyAnswer(result, answer)) break;
+    for (const entry of entries) {
+      let value: unknown;
+      try {
+        value = entry.handler(payloadFor(options, entry, result.data, time));
+        // Only an answer still to come needs the bound (and its timer).
+        if (isThenable(value)) {
+          const settled = await settleWithin(value, timeoutMs);
+          if (settled.status === 'timeout') {
+            recordFailure(result, { entry, event, message: `did not answer within ${timeoutMs}ms` });
+            continue;
+          }
+          if (settled.status === 'rejected') throw settled.error;
+          value = settled.value;
+        }
+      } catch (error) {
+        recordFailure(result, { entry, event, message: describeError(error), cause: error });
+        continue;
+      }
+      if (applyAnswer(result, checkedAnswer(value, result, entry, event))) break;
     }
     return result;
-  }
-
-  /** The rest of a dispatch once a handler answered with a promise: `entries[index]`'s answer, then the others. */
-  async #finishLater(state: {
-    options: HookDispatchOptions;
-    entries: readonly HookEntry[];
-    index: number;
-    answer: Promise<HookResult | undefined>;
-    result: HookDispatchResult;
-    time: number;
-  }): Promise<HookDispatchResult> {
-    const { options, entries, result, time } = state;
-    if (applyAnswer(result, await state.answer)) return result;
-    for (let index = state.index + 1; index < entries.length; index++) {
-      const entry = entries[index] as HookEntry;
-      let answer = this.#runOne(
-        entry,
-        payloadFor(options, entry, result.data, time),
-        options.timeoutMs,
-        result,
-      );
-      if (answer instanceof Promise) answer = await answer;
-      if (applyAnswer(result, answer)) break;
-    }
-    return result;
-  }
-
-  /**
-   * Runs one handler; returns its answer, or undefined (= continue) after recording why it failed in `result`.
-   * The answer is a promise only when the handler's was. Positional parameters and no closure on the way of a
-   * handler that answers at once: every tool call dispatches two hooks.
-   */
-  #runOne(
-    entry: HookEntry,
-    payload: HookPayload,
-    timeoutMs: number,
-    result: HookDispatchResult,
-  ): HookResult | undefined | Promise<HookResult | undefined> {
-    const event = payload.event;
-    let value: unknown;
-    try {
-      value = entry.handler(payload);
-    } catch (error) {
-      return recordFailure(result, { entry, event, message: describeError(error), cause: error });
-    }
-    // A handler that answers synchronously needs no timer.
-    if (isThenable(value)) {
-      return settleWithin(value, timeoutMs).then((settled) => {
-        if (settled.status === 'timeout') {
-          return recordFailure(result, { entry, event, message: `did not answer within ${timeoutMs}ms` });
-        }
-        if (settled.status === 'rejected') {
-          const cause = settled.error;
-          return recordFailure(result, { entry, event, message: describeError(cause), cause });
-        }
-        return checkedAnswer(settled.value, result, entry, event);
-      });
-    }
-    return checkedAnswer(value, result, entry, event);
   }
 }

@@ -1,6 +1,4 @@
 import type { AgentEvent } from './event.js';
-import { keepShape } from './shapes.js';
-import type { BatchCancellation, CancelWatcher } from './tool-dispatch.js';
 
 /** How a turn ended. */
 export type TurnStatus = 'completed' | 'cancelled' | 'failed';
@@ -70,24 +68,25 @@ export class RunningTurn implements AsyncIterable<AgentEvent> {
   /** Settles when the turn has ended and everything it produced is persisted. Never rejects. */
   readonly done: Promise<TurnStatus>;
   private readonly channel: EventChannel;
-  private readonly cancellation: TurnCancellation;
+  private readonly controller: AbortController;
 
   /** Made by `Session.sendMessage`; not meant to be constructed by callers. */
   constructor(options: {
     turnId: string;
     channel: EventChannel;
-    cancellation: TurnCancellation;
+    /** Aborted by `cancel()`: its signal is the turn's. */
+    controller: AbortController;
     done: Promise<TurnStatus>;
   }) {
     this.turnId = options.turnId;
     this.channel = options.channel;
-    this.cancellation = options.cancellation;
+    this.controller = options.controller;
     this.done = options.done;
   }
 
   /** Asks the turn to stop; it ends with `turn_cancelled`. Harmless after the turn has ended. */
   cancel(): void {
-    this.cancellation.cancel();
+    this.controller.abort();
   }
 
   /** The event stream (the same one `for await (const e of turn)` reads). */
@@ -96,79 +95,7 @@ export class RunningTurn implements AsyncIterable<AgentEvent> {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<AgentEvent> {
-    return new TurnEventIterator(this.channel);
+    const channel = this.channel;
+    return { next: () => channel.next() };
   }
 }
-
-/**
- * The iterator of a RunningTurn's events. A class, not an object with a `next` closure: the reader's loop calls
- * `next` once per event, and a closure made per turn is a new call target for V8 every turn.
- */
-class TurnEventIterator implements AsyncIterator<AgentEvent> {
-  readonly #channel: EventChannel;
-
-  constructor(channel: EventChannel) {
-    this.#channel = channel;
-  }
-
-  next(): Promise<IteratorResult<AgentEvent>> {
-    return this.#channel.next();
-  }
-}
-
-/**
- * A turn's cancellation: the AbortSignal its provider calls and tools see, and the same fact as a plain field,
- * `aborted`, for the checks the turn loop makes between every streamed event and every tool call
- * (`AbortSignal.aborted` is a getter with a brand check, a measurable cost at that rate). Every cancel goes
- * through `cancel()`, which sets the field before the signal fires, so both say the same at every moment and
- * nothing needs to listen on the signal.
- */
-export class TurnCancellation implements BatchCancellation {
-  aborted = false;
-  readonly #controller = new AbortController();
-  /** The running tool batches, told of a cancel after the signal fired (see BatchCancellation). */
-  readonly #watchers: CancelWatcher[] = [];
-
-  /** The signal handed to providers, tools and hooks. */
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  /** Cancels the turn; later calls change nothing. */
-  cancel(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.#controller.abort();
-    for (const watcher of this.#watchers.splice(0)) watcher.turnCancelled();
-  }
-
-  /** `watcher.turnCancelled()` runs once on cancel, unless unwatched before. */
-  watch(watcher: CancelWatcher): void {
-    this.#watchers.push(watcher);
-  }
-
-  /** Stops telling `watcher`; a watcher not watching is ignored. */
-  unwatch(watcher: CancelWatcher): void {
-    const index = this.#watchers.indexOf(watcher);
-    if (index !== -1) this.#watchers.splice(index, 1);
-  }
-}
-
-keepShape(new EventChannel());
-keepShape(
-  new RunningTurn({
-    turnId: 'exemplar',
-    channel: new EventChannel(),
-    cancellation: new TurnCancellation(),
-    done: Promise.resolve('completed'),
-  }),
-);
-keepShape(new TurnEventIterator(new EventChannel()));
-// Its signal too: Node makes an AbortController's signal on first read, and the signal's hidden classes
-// (an EventTarget's) would otherwise go with the last turn's.
-const idleCancellation = new TurnCancellation();
-// With a listener on it, which keeps the hidden class of Node's listener records too (a tool batch listens on
-// the turn's signal while its tools run).
-idleCancellation.signal.addEventListener('abort', () => undefined);
-keepShape(idleCancellation.signal);
-keepShape(idleCancellation);

@@ -1,7 +1,5 @@
 import { AgentError, describeError, isAgentError } from './error.js';
 import type { SessionEvent, SessionEventPayload, SessionStorage } from './ports/storage.js';
-import { keepShape } from './shapes.js';
-import { immediateSaverOf } from './storage/in-memory.js';
 
 /**
  * The write-ahead log of one session. Events are saved in the order they happened; an event the
@@ -14,19 +12,15 @@ export class SessionLog {
   private readonly pending: SessionEvent[] = [];
   /**
    * The write pass under way, if any. A pass writes until the queue is empty, so an event queued while it runs
-   * is written by it: appends during a pass join it rather than chain a pass of their own. It is cleared at
+   * is written by it: appends during a pass join it rather than start a pass of their own. It is cleared at
    * the very moment the pass finds the queue empty (or fails), never later, so that no append can join a pass
    * that will not look at the queue again.
    */
   private running: Promise<void> | undefined;
 
-  /** The storage's synchronous save, when it has one (the in-memory storage). */
-  private readonly saveNow: ((sessionId: string, event: SessionEvent) => void) | undefined;
-
   constructor(options: { storage: SessionStorage | undefined; sessionId: string }) {
     this.storage = options.storage;
     this.sessionId = options.sessionId;
-    this.saveNow = options.storage === undefined ? undefined : immediateSaverOf(options.storage);
   }
 
   /** True when no storage is registered: the session lives in memory only. */
@@ -41,78 +35,39 @@ export class SessionLog {
 
   /**
    * Records an event now and writes it (after any earlier ones still queued); rejects with STORAGE_ERROR.
-   * Events appended one after another without waiting share one write pass and one promise. Answers
-   * `undefined` rather than a promise when the event is already written (or there is no storage).
+   * Events appended one after another without waiting share one write pass and one promise.
    */
-  append(payload: SessionEventPayload): Promise<void> | undefined {
-    if (this.storage === undefined) return undefined;
-    const event: SessionEvent = { timestamp: new Date(), payload };
-    if (this.saveNow !== undefined && this.running === undefined && this.pending.length === 0) {
-      try {
-        this.saveNow(this.sessionId, event);
-        return undefined;
-      } catch {
-        // Refused: queued and written through the port like any storage's event, which reports the failure
-        // (and retries it before the next event) the way every other refusal is reported.
-      }
-    }
-    this.pending.push(event);
+  append(payload: SessionEventPayload): Promise<void> {
+    if (this.storage === undefined) return Promise.resolve();
+    this.pending.push({ timestamp: new Date(), payload });
     return this.flush();
   }
 
   /** Writes every queued event, in order; rejects with STORAGE_ERROR and keeps the rest queued. */
   flush(): Promise<void> {
-    if (this.running !== undefined) return this.running;
-    const pass = this.writePending();
-    // A pass that ended at once (nothing queued, or a synchronous refusal) is not one to join.
-    if (this.writing) this.running = pass;
-    return pass;
+    this.running ??= this.writePending();
+    return this.running;
   }
 
-  /** Set while a pass waits for the storage; read by `flush` right after it started one. */
-  private writing = false;
-
-  /**
-   * Writes the queued events one after another, each removed once the storage took it. Written with promises
-   * rather than as an async function: a pass usually writes one event, and a suspended async function per
-   * event was much of its cost.
-   */
-  private writePending(): Promise<void> {
+  /** Writes the queued events one after another, each removed once the storage took it. */
+  private async writePending(): Promise<void> {
+    // The pass starts a tick later, so `running` holds it before it can end (even with a storage that throws).
+    await undefined;
     const storage = this.storage;
-    const event = this.pending[0];
-    if (storage === undefined || event === undefined) return this.ended();
-    let saved: Promise<void>;
     try {
-      saved = Promise.resolve(storage.saveEvent(this.sessionId, event));
+      // Nothing is queued without a storage.
+      if (storage === undefined) return;
+      for (let event = this.pending[0]; event !== undefined; event = this.pending[0]) {
+        await storage.saveEvent(this.sessionId, event);
+        this.pending.shift();
+      }
     } catch (error) {
-      this.ended();
-      return Promise.reject(storageError(error, `saving an event of session '${this.sessionId}' failed`));
+      throw storageError(error, `saving an event of session '${this.sessionId}' failed`);
+    } finally {
+      this.running = undefined;
     }
-    this.writing = true;
-    return saved.then(this.saved, this.notSaved) as Promise<void>;
-  }
-
-  private readonly saved = (): Promise<void> | undefined => {
-    this.pending.shift();
-    if (this.pending.length > 0) return this.writePending();
-    this.ended();
-    return undefined;
-  };
-
-  private readonly notSaved = (error: unknown): never => {
-    this.ended();
-    throw storageError(error, `saving an event of session '${this.sessionId}' failed`);
-  };
-
-  /** The pass is over: later appends start a new one. */
-  private ended(): Promise<void> {
-    this.running = undefined;
-    this.writing = false;
-    return RESOLVED;
   }
 }
-
-const RESOLVED: Promise<void> = Promise.resolve();
 
 /** Whatever a storage threw, as STORAGE_ERROR (the original kept as `cause`). */
 export function storageError(error: unknown, context: string): AgentError {
@@ -124,5 +79,3 @@ export function storageError(error: unknown, context: string): AgentError {
     cause: error,
   });
 }
-
-keepShape(new SessionLog({ storage: undefined, sessionId: 'exemplar' }));

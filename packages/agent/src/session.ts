@@ -4,35 +4,11 @@ import { AgentError, toAgentError } from './error.js';
 import type { AgentEventPayload } from './event.js';
 import { normaliseUserInput } from './input.js';
 import type { SessionClaim } from './ports/storage.js';
-import { EventChannel, RunningTurn, TurnCancellation, type TurnStatus } from './running-turn.js';
+import { EventChannel, RunningTurn, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
-import { keepShape } from './shapes.js';
 import { runTurn } from './turn.js';
 import type { Message, UserInput } from './types.js';
-
-/**
- * Stamps a turn's events and hands them to its channel. A method, not a closure made per turn: V8 keeps a
- * closure's optimized code only while one of its closures lives, so the first turn after a full collection ran
- * its closure unoptimized for every event.
- */
-class TurnEmitter {
-  constructor(
-    private readonly channel: EventChannel,
-    private readonly state: SessionState,
-    private readonly turnId: string,
-  ) {}
-
-  emit(payload: AgentEventPayload): void {
-    this.channel.push({
-      sessionId: this.state.id,
-      turnId: this.turnId,
-      timestamp: new Date(),
-      sequence: this.state.nextSequence++,
-      payload,
-    });
-  }
-}
 
 /** The agent's side of the one-active-session slot. */
 export interface SessionSlot {
@@ -51,7 +27,7 @@ export class SessionController {
   readonly state: SessionState;
   private readonly runtime: AgentRuntime;
   private readonly slot: SessionSlot;
-  private activeTurn: { cancellation: TurnCancellation; done: Promise<TurnStatus> } | undefined;
+  private activeTurn: { controller: AbortController; done: Promise<TurnStatus> } | undefined;
   private closing: Promise<void> | undefined;
   private released = false;
   private abandoned = false;
@@ -85,18 +61,24 @@ export class SessionController {
     }
     const content = normaliseUserInput(input, this.state.model.info);
     const turnId = randomUUID();
-    const cancellation = new TurnCancellation();
+    const controller = new AbortController();
     const channel = new EventChannel();
     const state = this.state;
-    const emitter = new TurnEmitter(channel, state, turnId);
-    const emit = emitter.emit.bind(emitter);
+    const emit = (payload: AgentEventPayload): void => {
+      channel.push({
+        sessionId: state.id,
+        turnId,
+        timestamp: new Date(),
+        sequence: state.nextSequence++,
+        payload,
+      });
+    };
     const done = runTurn({
       runtime: this.runtime,
       session: state,
       input: { content },
       turnId,
-      signal: cancellation.signal,
-      cancellation,
+      signal: controller.signal,
       emit,
     })
       .catch((error: unknown): TurnStatus => {
@@ -112,8 +94,8 @@ export class SessionController {
         this.activeTurn = undefined;
         if (this.closing !== undefined && this.abandoned) void this.release();
       });
-    this.activeTurn = { cancellation, done };
-    return new RunningTurn({ turnId, channel, cancellation, done });
+    this.activeTurn = { controller, done };
+    return new RunningTurn({ turnId, channel, controller, done });
   }
 
   /** The full close path of `close()` and `shutdown()`: SessionEnd and memory extraction run. */
@@ -132,7 +114,7 @@ export class SessionController {
       void this.release();
       return;
     }
-    turn.cancellation.cancel();
+    turn.controller.abort();
   }
 
   private async runClose(cancelRunning: boolean): Promise<void> {
@@ -140,7 +122,7 @@ export class SessionController {
     const turn = this.activeTurn;
     if (turn !== undefined) {
       if (cancelRunning) {
-        turn.cancellation.cancel();
+        turn.controller.abort();
         // A cancelled turn settles within the tool timeout; shutdown() must not hang on one that does not.
         await settleWithin(turn.done, config.toolTimeoutMs);
       } else {
@@ -285,15 +267,3 @@ export class Session implements AsyncDisposable {
     return this.close();
   }
 }
-
-// An idle session of each class (see shapes.ts), so that a host's loop over a turn's events stays optimized
-// when a full collection comes while no session is open. Never used: the constructors only store their
-// arguments, and the state is a stand-in with the one field the Session constructor reads.
-const idleController = new SessionController({
-  state: { id: 'exemplar' } as unknown as SessionState,
-  runtime: {} as AgentRuntime,
-  slot: { release: () => undefined, isShutDown: true },
-});
-keepShape(idleController);
-keepShape(new TurnEmitter(new EventChannel(), idleController.state, 'exemplar'));
-keepShape(new Session(idleController));

@@ -1,67 +1,16 @@
 import { AgentError, describeError } from './error.js';
-import type { AgentEventPayload } from './event.js';
-import type { HookRegistry } from './hook.js';
 import { isPlainObject, type SchemaCheck, SchemaCompiler } from './json-schema.js';
 import type { ToolSpec } from './ports/model.js';
-import type { ToolHandler, ToolOutput } from './ports/tool.js';
-import { BatchRun } from './tool-batch.js';
+import type { ToolHandler } from './ports/tool.js';
+import {
+  type ExecuteBatchOptions,
+  type RegisteredTool,
+  ToolBatch,
+  type ToolCallOutcome,
+} from './tool-batch.js';
 
+export type { ExecuteBatchOptions, RegisteredTool, ToolCallOutcome, ToolCallRequest } from './tool-batch.js';
 export { TOOL_OUTPUT_LIMIT_BYTES, truncateToolOutput } from './tool-output.js';
-
-/** A parsed call from the model: arguments already parsed by parseToolArguments. */
-export interface ToolCallRequest {
-  callId: string;
-  toolName: string;
-  arguments: unknown;
-  /** Set when the raw text did not parse; `arguments` then holds the raw string. */
-  parseError?: string;
-}
-
-/** The result of one call of a batch, with the arguments the tool actually received. */
-export interface ToolCallOutcome {
-  callId: string;
-  toolName: string;
-  arguments: unknown;
-  output: ToolOutput;
-  durationMs: number;
-}
-
-/** Who hears of a turn cancel directly from a BatchCancellation. */
-export interface CancelWatcher {
-  turnCancelled(): void;
-}
-
-/**
- * The turn's cancellation as a batch sees it: a plain flag and, when it offers them, `watch`/`unwatch`, through
- * which a batch hears of a cancel (right after the signal fired) without a listener on the signal: Node's
- * EventTarget makes adding and removing one a cost per batch, and a large one in the first turn after a full
- * collection.
- */
-export interface BatchCancellation {
-  readonly aborted: boolean;
-  watch?(watcher: CancelWatcher): void;
-  unwatch?(watcher: CancelWatcher): void;
-}
-
-/** What `executeBatch` takes. */
-export interface ExecuteBatchOptions {
-  calls: readonly ToolCallRequest[];
-  sessionId: string;
-  turnId: string;
-  /** The turn's cancellation. */
-  signal: AbortSignal;
-  /** The same as `signal.aborted`, cheaper to ask (the turn's TurnCancellation); `signal` itself when absent. */
-  cancellation?: BatchCancellation;
-  hooks: HookRegistry;
-  /** How many calls of this batch may run (the tool-call limit); later calls get an `isError` result. */
-  runnable: number;
-  /** Receives tool_call_start / tool_call_end. */
-  emit: (payload: AgentEventPayload) => void;
-  /** Receives the PLUGIN_ERRORs of BeforeToolUse / AfterToolUse handlers. */
-  reportError: (error: AgentError) => void;
-  /** Awaited strictly in call order, each as soon as it and every earlier outcome are in (write-ahead). */
-  onResult: (outcome: ToolCallOutcome) => Promise<void> | void;
-}
 
 /** Parses a call's raw JSON text; empty or white-space text means `{}` (models send it for tools without parameters). */
 export function parseToolArguments(raw: string): { ok: true; value: unknown } | { ok: false; error: string } {
@@ -71,12 +20,6 @@ export function parseToolArguments(raw: string): { ok: true; value: unknown } | 
   } catch (error) {
     return { ok: false, error: describeError(error) };
   }
-}
-
-/** A registered tool with its compiled schema check. */
-export interface RegisteredTool {
-  handler: ToolHandler;
-  check: SchemaCheck;
 }
 
 /**
@@ -130,15 +73,11 @@ export class ToolDispatcher {
 
   /**
    * Runs one batch: concurrently when every call that will run is read-only, else one after another in call
-   * order. Answers with the outcomes in call order once every call has settled, at once when the whole batch
-   * ran synchronously, else as a promise (await it either way); fails only with the first error `onResult`
-   * threw (after the running calls have settled; calls not yet started are skipped).
+   * order (see ToolBatch). Answers with the outcomes in call order once every call has settled; rejects only
+   * with the first error `onResult` threw (after the running calls have settled; calls not yet started are
+   * skipped).
    */
-  executeBatch(options: ExecuteBatchOptions): ToolCallOutcome[] | Promise<ToolCallOutcome[]> {
-    try {
-      return new BatchRun(options, this.#tools, this.#timeoutMs).run();
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  async executeBatch(options: ExecuteBatchOptions): Promise<ToolCallOutcome[]> {
+    return new ToolBatch(options, this.#tools, this.#timeoutMs).run();
   }
 }

@@ -7,7 +7,7 @@ import type { ChatRequest } from './ports/model.js';
 import { buildStablePrompt } from './prompt/index.js';
 import type { TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
-import type { TurnOptions } from './turn.js';
+import type { TurnOptions } from './turn-options.js';
 import type { ContentBlock } from './types.js';
 
 /** What one streamed model answer produced. */
@@ -21,12 +21,9 @@ export interface ModelAnswer {
   receivedAny: boolean;
 }
 
-/**
- * Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects. Not an
- * async function: it runs once per model call and hands on readChatStream's promise rather than wrap it.
- */
-export function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
-  const { session, signal, cancellation, emit } = options;
+/** Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects. */
+export async function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
+  const { session, signal, emit } = options;
   const reasoning: ContentBlock[] = [];
   let reasoningText = '';
   let reasoningOpen = false;
@@ -48,65 +45,60 @@ export function streamAnswer(options: TurnOptions, request: ChatRequest): Promis
     reasoningText = '';
     reasoningOpen = false;
   };
-  const finish = (): ModelAnswer => {
-    closeReasoning();
-    // Reasoning blocks come before the text, so providers can send them back (SPEC §3).
-    answer.content = text === '' ? reasoning : [...reasoning, { type: 'text', text }];
-    // Tool calls of an interrupted answer are neither run nor kept: the model did not finish its reply.
-    if (answer.cancelled || answer.error !== undefined) answer.toolCalls = [];
-    return answer;
-  };
-  return readChatStream({
-    provider: session.model.provider,
-    request,
-    signal,
-    onEvent: (event) => {
-      // Yield point: between stream events.
-      if (cancellation.aborted) {
-        answer.cancelled = true;
-        return false;
-      }
-      answer.receivedAny = true;
-      switch (event.type) {
-        case 'text_delta':
-          text += event.text;
-          emit({ type: 'text_delta', text: event.text });
-          break;
-        case 'reasoning_delta':
-          reasoningText += event.text;
-          reasoningOpen = true;
-          emit({ type: 'reasoning_delta', text: event.text });
-          break;
-        case 'reasoning_signature':
-          reasoningOpen = true;
-          closeReasoning(event.signature);
-          break;
-        case 'tool_call':
-          answer.toolCalls.push({
-            callId: event.callId,
-            toolName: event.toolName,
-            arguments: event.arguments,
-          });
-          break;
-        case 'usage':
-          session.context.recordReportedInput(event.usage.inputTokens + (event.usage.cachedInputTokens ?? 0));
-          break;
-        case 'done':
-          break;
-      }
-      return true;
-    },
-  }).then(
-    () => {
-      if (signal.aborted) answer.cancelled = true;
-      return finish();
-    },
-    (error: unknown) => {
-      if (signal.aborted) answer.cancelled = true;
-      else answer.error = toAgentError(error, 'PROVIDER_ERROR');
-      return finish();
-    },
-  );
+  try {
+    await readChatStream({
+      provider: session.model.provider,
+      request,
+      signal,
+      onEvent: (event) => {
+        // Yield point: between stream events.
+        if (signal.aborted) {
+          answer.cancelled = true;
+          return false;
+        }
+        answer.receivedAny = true;
+        switch (event.type) {
+          case 'text_delta':
+            text += event.text;
+            emit({ type: 'text_delta', text: event.text });
+            break;
+          case 'reasoning_delta':
+            reasoningText += event.text;
+            reasoningOpen = true;
+            emit({ type: 'reasoning_delta', text: event.text });
+            break;
+          case 'reasoning_signature':
+            reasoningOpen = true;
+            closeReasoning(event.signature);
+            break;
+          case 'tool_call':
+            answer.toolCalls.push({
+              callId: event.callId,
+              toolName: event.toolName,
+              arguments: event.arguments,
+            });
+            break;
+          case 'usage':
+            session.context.recordReportedInput(
+              event.usage.inputTokens + (event.usage.cachedInputTokens ?? 0),
+            );
+            break;
+          case 'done':
+            break;
+        }
+        return true;
+      },
+    });
+  } catch (error) {
+    if (!signal.aborted) answer.error = toAgentError(error, 'PROVIDER_ERROR');
+  }
+  if (signal.aborted) answer.cancelled = true;
+  closeReasoning();
+  // Reasoning blocks come before the text, so providers can send them back (SPEC §3).
+  answer.content = text === '' ? reasoning : [...reasoning, { type: 'text', text }];
+  // Tool calls of an interrupted answer are neither run nor kept: the model did not finish its reply.
+  if (answer.cancelled || answer.error !== undefined) answer.toolCalls = [];
+  return answer;
 }
 
 /** Runs BeforeCompact and the compaction; reports COMPACT_ERROR and goes on with the full history. */

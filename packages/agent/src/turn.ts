@@ -1,14 +1,12 @@
-import { interruptedNotice } from './context.js';
+import { interruptedNotice, logPayloadOf } from './context.js';
 import { AgentError, toAgentError } from './error.js';
-import type { AgentEventPayload } from './event.js';
 import type { ChatRequest } from './ports/model.js';
-import type { SessionEventPayload } from './ports/storage.js';
 import { buildDynamicPrompt, combinePrompt } from './prompt/index.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from './prompt/templates.js';
 import type { TurnStatus } from './running-turn.js';
-import type { AgentRuntime, SessionState } from './session-state.js';
-import { keepShape } from './shapes.js';
+import type { SessionState } from './session-state.js';
 import { parseToolArguments, type ToolCallOutcome, type ToolCallRequest } from './tool-dispatch.js';
+import type { TurnOptions } from './turn-options.js';
 import {
   cachedStablePrompt,
   compact,
@@ -18,19 +16,7 @@ import {
   textOf,
   turnEnd,
 } from './turn-steps.js';
-import type { Message, UserInput } from './types.js';
-
-/** Everything one turn touches; the turn loop has no state of its own (0006 D1). */
-export interface TurnOptions {
-  runtime: AgentRuntime;
-  session: SessionState;
-  input: UserInput;
-  turnId: string;
-  signal: AbortSignal;
-  /** The same cancellation as `signal`, as a plain field for the checks made at every step. */
-  cancellation: { readonly aborted: boolean };
-  emit: (payload: AgentEventPayload) => void;
-}
+import type { Message } from './types.js';
 
 /**
  * Runs one turn to its end (0006 §9.1): TurnStart → skills → user message → [prompt → compaction →
@@ -38,17 +24,15 @@ export interface TurnOptions {
  * reported as an `error` event; the terminal event is emitted in `finally`, so it always comes, once.
  */
 export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
-  const { runtime, session, input, turnId, signal, cancellation, emit } = options;
+  const { runtime, session, input, turnId, signal, emit } = options;
   const { config, hooks } = runtime;
   const context = session.context;
   const reportError = (error: AgentError): void => emit({ type: 'error', error });
   let status: TurnStatus = 'completed';
   let toolCallCount = 0;
   const openCalls = new Set<string>();
-  const results = new BatchResults(session, openCalls);
-  const onResult = (outcome: ToolCallOutcome): undefined => results.add(outcome);
-  const commitSystem = (content: string): Promise<void> | undefined =>
-    commitMessage(session, { type: 'system', content }, { type: 'system_message', content });
+  const commitSystem = (content: string): Promise<void> =>
+    commitMessage(session, { type: 'system', content });
 
   try {
     // 1. TurnStart: plugins may add dynamic prompt sections, or stop the turn before the model is called.
@@ -84,12 +68,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
     }
 
     // 3. The user message is saved before the model is called.
-    const userWritten = commitMessage(
-      session,
-      { type: 'user', content: input.content },
-      { type: 'user_message', content: input.content },
-    );
-    if (userWritten !== undefined) await userWritten;
+    await commitMessage(session, { type: 'user', content: input.content });
     session.turnCount += 1;
     session.turnsSinceCheckpoint += 1;
 
@@ -117,7 +96,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
         }
         if (compacted === 'compacted') stable = cachedStablePrompt(runtime, session);
       }
-      if (cancellation.aborted) {
+      if (signal.aborted) {
         status = 'cancelled';
         break;
       }
@@ -148,12 +127,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
       const interrupted = answer.cancelled || answer.error !== undefined;
       if (answer.content.length > 0) {
         const statusOfMessage = interrupted ? 'incomplete' : 'complete';
-        const written = commitMessage(
-          session,
-          { type: 'assistant', content: answer.content, status: statusOfMessage },
-          { type: 'assistant_message', content: answer.content, status: statusOfMessage },
-        );
-        if (written !== undefined) await written;
+        await commitMessage(session, { type: 'assistant', content: answer.content, status: statusOfMessage });
         if (interrupted) {
           // The notice is derived, not saved: replaying the log adds it at the same place.
           const notice = interruptedNotice();
@@ -175,9 +149,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
       if (answer.toolCalls.length === 0) break;
 
       // 4g. Tool calls enter the context before they run, then their results in call order. The calls are
-      // queued for writing together and the tools start once all of them are saved.
+      // queued for writing together (appends made without waiting share one write pass) and the tools start
+      // once all of them are saved.
       const calls: ToolCallRequest[] = [];
-      let callsWritten: Promise<void> | undefined;
+      const callsWritten: Promise<void>[] = [];
       for (const call of answer.toolCalls) {
         const parsed = parseToolArguments(call.arguments);
         const request: ToolCallRequest = parsed.ok
@@ -190,41 +165,29 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
             };
         calls.push(request);
         openCalls.add(call.callId);
-        const written = commitMessage(
-          session,
-          { type: 'tool_call', callId: call.callId, toolName: call.toolName, arguments: request.arguments },
-          { type: 'tool_call', callId: call.callId, toolName: call.toolName, arguments: request.arguments },
-        );
-        if (written !== undefined) {
-          // Handled here; the failure is thrown by the wait below (the write it belongs to is still queued).
-          written.catch(ignore);
-          callsWritten = written;
-        }
+        const { callId, toolName, arguments: args } = request;
+        callsWritten.push(commitMessage(session, { type: 'tool_call', callId, toolName, arguments: args }));
       }
-      // Appends made without waiting share one write pass: the last one's promise settles once every call is
-      // written (a refused call stays queued ahead of it and is written first).
-      if (callsWritten !== undefined) await callsWritten;
-      results.reset();
-      const ran = runtime.tools.executeBatch({
+      await Promise.all(callsWritten);
+
+      // 4h. The batch; its results are saved as they arrive, in call order, and waited for once at its end.
+      const results = batchResults(session, openCalls);
+      await runtime.tools.executeBatch({
         calls,
         sessionId: session.id,
         turnId,
         signal,
-        cancellation,
         hooks,
         runnable: config.maxToolCallsPerTurn - toolCallCount,
         emit,
         reportError,
-        onResult,
+        onResult: results.add,
       });
-      // A batch whose tools, hooks and writes all answered at once is over already: no tick to wait for.
-      if (ran instanceof Promise) await ran;
-      const resultsWritten = results.written();
-      if (resultsWritten !== undefined) await resultsWritten;
+      await results.written();
 
       // 4i. The tool-call limit ends the turn with a notice to the model.
       toolCallCount += calls.length;
-      if (cancellation.aborted) {
+      if (signal.aborted) {
         status = 'cancelled';
         break;
       }
@@ -248,8 +211,9 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
     // Keep every tool call paired with a result, in the context the next turn sees.
     for (const callId of openCalls) {
       const content = 'The tool call did not complete: the turn failed before its result was recorded.';
-      context.push({ type: 'tool_result', callId, content, isError: true });
-      await session.log.append({ type: 'tool_result', callId, content, isError: true })?.catch(ignore);
+      const result: Message = { type: 'tool_result', callId, content, isError: true };
+      context.push(result);
+      await session.log.append(logPayloadOf(result)).catch(ignore);
     }
   } finally {
     // 7–8. TurnEnd, then exactly one terminal event.
@@ -260,93 +224,35 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
 }
 
 /**
- * The results of the running tool batch, saved as they arrive: each is queued for writing at once (the log keeps
- * their order) and the batch waits for the writes once, at its end, not after each result. A class, not closures
- * of the turn, for the reason given at `commitMessage`.
+ * The write-ahead of one batch's results: each enters the context and is queued for writing as it arrives (the
+ * log keeps their order); `written` waits for the writes once, at the batch's end, and rejects with the first
+ * storage failure among them.
  */
-class BatchResults {
-  /** The write of the batch's results so far. */
-  #written: Promise<void> | undefined;
-  /** The first storage failure of the batch's results; thrown by `written()` once the batch is over. */
-  #failure: { error: unknown } | undefined;
-  readonly #keepFailure = (error: unknown): void => this.#keep(error);
-
-  constructor(
-    private readonly session: SessionState,
-    private readonly openCalls: Set<string>,
-  ) {}
-
-  /** Before a batch. */
-  reset(): void {
-    this.#written = undefined;
-    this.#failure = undefined;
-  }
-
-  /**
-   * Puts a result into the context and queues its write. Not an async function: it runs once per tool call,
-   * and the suspended frame was a measurable cost.
-   */
-  add(outcome: ToolCallOutcome): undefined {
-    this.openCalls.delete(outcome.callId);
-    const { content, isError } = outcome.output;
-    try {
-      const written = commitMessage(
-        this.session,
-        { type: 'tool_result', callId: outcome.callId, content, isError },
-        { type: 'tool_result', callId: outcome.callId, content, isError },
-      );
-      if (written !== undefined) {
-        this.#written = written;
-        written.then(undefined, this.#keepFailure);
-      }
-    } catch (error) {
-      this.#keep(error);
-    }
-    return undefined;
-  }
-
-  /**
-   * Once the batch's results are written: undefined when they are already (no promise to wait for), else a
-   * promise; either way the first failure among them is thrown or rejected with.
-   */
-  written(): Promise<void> | undefined {
-    if (this.#written === undefined) {
-      this.#throwFailure();
-      return undefined;
-    }
-    return this.#written.then(this.#throwLater, this.#throwLater);
-  }
-
-  readonly #throwLater = (error?: unknown): void => {
-    if (error !== undefined) this.#keep(error);
-    this.#throwFailure();
+function batchResults(session: SessionState, openCalls: Set<string>) {
+  let last: Promise<void> = Promise.resolve();
+  let failure: { error: unknown } | undefined;
+  return {
+    add(outcome: ToolCallOutcome): void {
+      openCalls.delete(outcome.callId);
+      const { content, isError } = outcome.output;
+      last = commitMessage(session, { type: 'tool_result', callId: outcome.callId, content, isError });
+      last.catch((error: unknown) => {
+        failure ??= { error };
+      });
+    },
+    async written(): Promise<void> {
+      // Earlier writes settle before the last one: their failures are known once it settled.
+      await last.catch(ignore);
+      if (failure !== undefined) throw failure.error;
+    },
   };
-
-  #throwFailure(): void {
-    if (this.#failure !== undefined) throw this.#failure.error;
-  }
-
-  #keep(error: unknown): void {
-    this.#failure ??= { error };
-  }
 }
 
-/**
- * Adds a message to the context and saves it as it enters (write-ahead, SPEC §4); undefined once it is
- * written. A function of the module, not a closure of the turn: V8 keeps a closure's optimized code only while
- * one of its closures lives, so a closure made per turn ran unoptimized after every full collection.
- */
-function commitMessage(
-  session: SessionState,
-  message: Message,
-  payload: SessionEventPayload,
-): Promise<void> | undefined {
+/** Adds a message to the context and saves it as it enters (write-ahead, SPEC §4). */
+function commitMessage(session: SessionState, message: Message): Promise<void> {
   session.context.push(message);
   session.sinceCheckpoint.push(message);
-  return session.log.append(payload);
+  return session.log.append(logPayloadOf(message));
 }
 
 function ignore(): void {}
-
-// See shapes.ts; the stand-in session is never used: the constructor only stores it.
-keepShape(new BatchResults({} as SessionState, new Set()));

@@ -9,15 +9,6 @@ const message = (text: string) => ({
 });
 
 describe('SessionLog', () => {
-  test('into the in-memory storage an event is written before append returns, without a promise', async () => {
-    const storage = new InMemorySessionStorage();
-    const log = new SessionLog({ storage, sessionId: 's' });
-    expect(log.append(message('one'))).toBeUndefined();
-    expect(log.append(message('two'))).toBeUndefined();
-    const saved = await storage.loadSession('s');
-    expect(saved?.map((event) => event.payload)).toEqual([message('one'), message('two')]);
-  });
-
   test('a subclass that overrides saveEvent is written through its own saveEvent, in order, one pass for a burst', async () => {
     const seen: string[] = [];
     class Watched extends InMemorySessionStorage {

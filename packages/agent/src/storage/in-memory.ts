@@ -7,7 +7,7 @@ import type {
   SessionStorage,
   SessionSummary,
 } from '../ports/storage.js';
-import { adoptEvent, copyEvent, copyOf } from './copy.js';
+import { copyOf } from './copy.js';
 import {
   checkMemory,
   checkPageLimit,
@@ -56,26 +56,6 @@ function summaryOf(record: SessionRecord): SessionSummary {
 }
 
 /**
- * The synchronous save of an InMemorySessionStorage, for the runtime's own session log: a write that is done
- * when the call returns needs no promise, and the log of a turn writes every message. Not exported from the
- * package; a subclass that overrides `saveEvent` is never written this way (see `immediateSaverOf`).
- */
-const SAVE_NOW: unique symbol = Symbol('youyou.saveNow');
-
-/**
- * A function that saves an event at once, or throws as `saveEvent` would reject: for an InMemorySessionStorage
- * whose `saveEvent` is this class's own; undefined for any other storage (they are written through the port).
- * The event is handed over: the caller makes it for the save and never touches it, or its timestamp, again.
- */
-export function immediateSaverOf(
-  storage: SessionStorage,
-): ((sessionId: string, event: SessionEvent) => void) | undefined {
-  if (!(storage instanceof InMemorySessionStorage)) return undefined;
-  if (storage.saveEvent !== InMemorySessionStorage.prototype.saveEvent) return undefined;
-  return (sessionId, event) => storage[SAVE_NOW](sessionId, event);
-}
-
-/**
  * A SessionStorage that keeps everything in the process's memory: for tests, demos and hosts that do
  * not need sessions to outlive the process. Events are deep-copied in and out, so nobody can change a
  * stored event by mutating an object they hold. `findSession` matches an id prefix, or the text of the
@@ -86,26 +66,10 @@ export class InMemorySessionStorage implements SessionStorage {
   readonly #sessions = new Map<string, SessionRecord>();
 
   /** Appends a copy of the event; rejects with INVALID_INPUT for a bad session id or event. */
-  saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
-    // Not an async function: every message of a turn comes through here, and its suspended frame was a cost.
-    try {
-      this.#save(sessionId, event);
-      return Promise.resolve();
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /** See `immediateSaverOf`. */
-  [SAVE_NOW](sessionId: string, event: SessionEvent): void {
-    this.#save(sessionId, event, true);
-  }
-
-  /** `handedOver`: the event is the caller's no longer (see `immediateSaverOf`), so less of it is copied. */
-  #save(sessionId: string, event: SessionEvent, handedOver = false): void {
+  async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
     checkSessionId(sessionId);
     checkSessionEvent(event);
-    const stored = handedOver ? adoptEvent(event) : copyEvent(event);
+    const stored = copyOf(event, 'the session event');
     const timeMs = stored.timestamp.getTime();
     let record = this.#sessions.get(sessionId);
     if (record === undefined) {

@@ -1,0 +1,78 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const repository = fileURLToPath(new URL('../../../', import.meta.url));
+const script = join(repository, 'scripts', 'check-cycles.mjs');
+
+/** Runs the cycle check on `root` in a child process. */
+function checkCycles(root?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const args = root === undefined ? [script] : [script, root];
+  return new Promise((resolve) => {
+    execFile(process.execPath, args, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
+    });
+  });
+}
+
+describe('scripts/check-cycles.mjs', () => {
+  const folders: string[] = [];
+
+  /** A temporary repository whose packages hold these files (path → source). */
+  function repositoryWith(files: Record<string, string>): string {
+    const root = mkdtempSync(join(tmpdir(), 'youyou-cycles-'));
+    folders.push(root);
+    for (const [path, source] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), source);
+    }
+    return root;
+  }
+
+  afterEach(() => {
+    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+  });
+
+  it('finds a planted cycle, type imports and index files included, and exits 1', async () => {
+    const root = repositoryWith({
+      'packages/demo/src/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
+      'packages/demo/src/b.ts':
+        "import type { C } from './nested/index.js';\nexport const b = 1 as unknown as C;\n",
+      'packages/demo/src/nested/index.ts': "export type { A as C } from '../c.js';\n",
+      'packages/demo/src/c.ts': "import type { a } from './a.js';\nexport type A = typeof a;\n",
+      'packages/demo/src/leaf.ts': "import { a } from './a.js';\nexport const leaf = a;\n",
+      'packages/other/src/index.ts': "export * from './x.js';\n",
+      'packages/other/src/x.ts': "import { y } from './y.js';\nexport const x = y;\n",
+      'packages/other/src/y.ts': "import { x } from './x.js';\nexport const y = () => x;\n",
+    });
+    const { code, stderr } = await checkCycles(root);
+    expect(code).toBe(1);
+    const reported = stderr.split('\n').filter((line) => line.startsWith('import cycle:'));
+    expect(reported.sort()).toEqual([
+      'import cycle: packages/demo/src/a.ts -> packages/demo/src/b.ts -> packages/demo/src/nested/index.ts -> packages/demo/src/c.ts -> packages/demo/src/a.ts',
+      'import cycle: packages/other/src/x.ts -> packages/other/src/y.ts -> packages/other/src/x.ts',
+    ]);
+  });
+
+  it('exits 0 for imports without a cycle', async () => {
+    const root = repositoryWith({
+      'packages/demo/src/a.ts':
+        "import { b } from './b.js';\nimport { c } from './c.js';\nexport const a = b + c;\n",
+      'packages/demo/src/b.ts': "import { c } from './c.js';\nexport const b = c;\n",
+      'packages/demo/src/c.ts':
+        "import { readFileSync } from 'node:fs';\nexport const c = readFileSync.length;\n",
+    });
+    const { code, stdout } = await checkCycles(root);
+    expect(code).toBe(0);
+    expect(stdout).toContain('no import cycle among 3 source files');
+  });
+
+  it('finds no cycle in the packages of this repository', async () => {
+    const { code, stderr } = await checkCycles();
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+});
