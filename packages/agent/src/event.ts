@@ -1,5 +1,6 @@
 import type { AgentError } from './error.js';
 import type { ToolOutput } from './ports/tool.js';
+import type { SubagentUsage } from './types.js';
 
 /** One event of a running turn, as the caller reads it from `RunningTurn`. */
 export interface AgentEvent {
@@ -30,7 +31,20 @@ export type AgentEventPayload =
   | { type: 'context_compacted' }
   | { type: 'turn_complete' }
   | { type: 'turn_cancelled' }
-  | { type: 'error'; error: AgentError };
+  | { type: 'error'; error: AgentError }
+  /**
+   * One event of a sub-agent's turn, between the `tool_call_start` and `tool_call_end` of the call (`callId`)
+   * that runs it; `sessionId` and `turnId` are the child's. The wrapper of the child's terminal event carries
+   * what the child's model calls used, its own sub-agents' included.
+   */
+  | {
+      type: 'subagent';
+      callId: string;
+      sessionId: string;
+      turnId: string;
+      event: AgentEventPayload;
+      usage?: SubagentUsage;
+    };
 
 /** The `type` of an event payload. */
 export type AgentEventType = AgentEventPayload['type'];

@@ -64,6 +64,14 @@ export {
   searchWordsOf,
   sessionTitleOf,
 } from './storage/support.js';
+export {
+  type AgentToolOptions,
+  agentTool,
+  type SubagentLink,
+  type SubagentParent,
+  subagentLinksOf,
+  subagentParentOf,
+} from './subagent.js';
 export { TOOL_OUTPUT_LIMIT_BYTES } from './tool-dispatch.js';
 export type {
   ContentBlock,
@@ -71,6 +79,7 @@ export type {
   Message,
   MessageStatus,
   SessionConfig,
+  SubagentUsage,
   TokenUsage,
   UserInput,
 } from './types.js';

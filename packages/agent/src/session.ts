@@ -73,6 +73,13 @@ export class SessionController {
         payload,
       });
     };
+    this.runtime.turns.open(turnId, {
+      sessionId: state.id,
+      depth: 0,
+      emit,
+      log: state.log,
+      model: state.model,
+    });
     const done = runTurn({
       runtime: this.runtime,
       session: state,
@@ -90,6 +97,7 @@ export class SessionController {
         return 'failed';
       })
       .finally(() => {
+        this.runtime.turns.close(turnId);
         channel.close();
         this.activeTurn = undefined;
         if (this.closing !== undefined && this.abandoned) void this.release();
