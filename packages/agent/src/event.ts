@@ -1,6 +1,6 @@
 import type { AgentError } from './error.js';
 import type { ToolOutput } from './ports/tool.js';
-import type { SubagentUsage } from './types.js';
+import type { ContentBlock, SubagentUsage } from './types.js';
 
 /** One event of a running turn, as the caller reads it from `RunningTurn`. */
 export interface AgentEvent {
@@ -29,6 +29,10 @@ export type AgentEventPayload =
       success: boolean;
     }
   | { type: 'context_compacted' }
+  /** A message given to `Session.steer` entered the context (and was saved), before the next model call. */
+  | { type: 'steered'; content: ContentBlock[] }
+  /** A message given to `Session.followUp` was queued: it starts the next turn when this one ends. */
+  | { type: 'follow_up_queued'; content: ContentBlock[] }
   | { type: 'turn_complete' }
   | { type: 'turn_cancelled' }
   | { type: 'error'; error: AgentError }

@@ -7,8 +7,25 @@ import type { SessionClaim } from './ports/storage.js';
 import { EventChannel, RunningTurn, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
+import { SteeringInbox } from './steering-inbox.js';
 import { runTurn } from './turn.js';
-import type { Message, UserInput } from './types.js';
+import type { ContentBlock, Message, UserInput } from './types.js';
+
+/** The turn a controller runs now. */
+interface ActiveTurn {
+  controller: AbortController;
+  done: Promise<TurnStatus>;
+  handle: RunningTurn;
+  inbox: SteeringInbox;
+  emit: (payload: AgentEventPayload) => void;
+}
+
+/** A message given to `followUp`, waiting for the running turn to end. */
+interface FollowUp {
+  content: ContentBlock[];
+  /** Receives the turn the message starts; undefined for steered messages the turn did not take. */
+  started?: { resolve: (turn: RunningTurn) => void; reject: (error: unknown) => void };
+}
 
 /** The agent's side of the one-active-session slot. */
 export interface SessionSlot {
@@ -27,7 +44,8 @@ export class SessionController {
   readonly state: SessionState;
   private readonly runtime: AgentRuntime;
   private readonly slot: SessionSlot;
-  private activeTurn: { controller: AbortController; done: Promise<TurnStatus> } | undefined;
+  private activeTurn: ActiveTurn | undefined;
+  private readonly followUps: FollowUp[] = [];
   private closing: Promise<void> | undefined;
   private released = false;
   private abandoned = false;
@@ -48,23 +66,62 @@ export class SessionController {
     return this.activeTurn !== undefined;
   }
 
+  /** The handle of the running turn, if any. */
+  get currentTurn(): RunningTurn | undefined {
+    return this.activeTurn?.handle;
+  }
+
   /** Starts a turn in the background and returns its handle (0006 §8 send_message). */
   startTurn(input: UserInput | string): RunningTurn {
-    if (this.closing !== undefined || this.slot.isShutDown) {
-      throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
-    }
+    this.assertOpen();
     if (this.activeTurn !== undefined) {
       throw new AgentError({
         code: 'TURN_BUSY',
         message: `a turn is already running in session '${this.state.id}'; wait for it or cancel it first`,
       });
     }
+    return this.begin(normaliseUserInput(input, this.state.model.info));
+  }
+
+  /** Adds a message to the running turn at its next step boundary; with no turn running, starts one. */
+  steer(input: UserInput | string): RunningTurn {
+    this.assertOpen();
     const content = normaliseUserInput(input, this.state.model.info);
+    const turn = this.activeTurn;
+    if (turn === undefined) return this.begin(content);
+    turn.inbox.push(content);
+    return turn.handle;
+  }
+
+  /** Queues a message that starts the next turn once the running one (and earlier follow-ups) ended. */
+  followUp(input: UserInput | string): Promise<RunningTurn> {
+    this.assertOpen();
+    const content = normaliseUserInput(input, this.state.model.info);
+    const turn = this.activeTurn;
+    if (turn === undefined && this.followUps.length === 0) return Promise.resolve(this.begin(content));
+    return new Promise((resolve, reject) => {
+      this.followUps.push({ content, started: { resolve, reject } });
+      turn?.emit({ type: 'follow_up_queued', content });
+    });
+  }
+
+  private assertOpen(): void {
+    if (this.closing !== undefined || this.slot.isShutDown) {
+      throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
+    }
+  }
+
+  private begin(content: ContentBlock[]): RunningTurn {
     const turnId = randomUUID();
     const controller = new AbortController();
     const channel = new EventChannel();
     const state = this.state;
+    const inbox = new SteeringInbox();
+    let ended = false;
     const emit = (payload: AgentEventPayload): void => {
+      // Nothing comes after the terminal event, not even a follow_up_queued given in the last moment.
+      if (ended) return;
+      if (payload.type === 'turn_complete' || payload.type === 'turn_cancelled') ended = true;
       channel.push({
         sessionId: state.id,
         turnId,
@@ -87,6 +144,7 @@ export class SessionController {
       turnId,
       signal: controller.signal,
       emit,
+      steering: inbox,
     })
       .catch((error: unknown): TurnStatus => {
         // runTurn reports its own failures; this only guards against a bug escaping it.
@@ -100,10 +158,31 @@ export class SessionController {
         this.runtime.turns.close(turnId);
         channel.close();
         this.activeTurn = undefined;
+        // Steered messages the turn did not take (it ended or was cancelled first) start the next turn.
+        const left = inbox.take();
+        if (left.length > 0) this.followUps.unshift({ content: left.flat() });
+        this.startNextFollowUp();
         if (this.closing !== undefined && this.abandoned) void this.release();
       });
-    this.activeTurn = { controller, done };
-    return new RunningTurn({ turnId, channel, controller, done });
+    const handle = new RunningTurn({ turnId, channel, controller, done });
+    this.activeTurn = { controller, done, handle, inbox, emit };
+    return handle;
+  }
+
+  /** Starts the oldest queued follow-up; once the session is closing, refuses them all instead. */
+  private startNextFollowUp(): void {
+    const next = this.followUps.shift();
+    if (next === undefined) return;
+    if (this.closing !== undefined || this.slot.isShutDown) {
+      const refused = new AgentError({
+        code: 'SESSION_CLOSED',
+        message: `session '${this.state.id}' closed before the follow-up message could start a turn`,
+      });
+      for (const followUp of [next, ...this.followUps.splice(0)]) followUp.started?.reject(refused);
+      return;
+    }
+    const turn = this.begin(next.content);
+    next.started?.resolve(turn);
   }
 
   /** The full close path of `close()` and `shutdown()`: SessionEnd and memory extraction run. */
@@ -273,6 +352,31 @@ export class Session implements AsyncDisposable {
   /** Starts a turn; its events come from the returned RunningTurn. A plain string is one text block. */
   async sendMessage(input: UserInput | string): Promise<RunningTurn> {
     return this.controller.startTurn(input);
+  }
+
+  /**
+   * Adds a message to the running turn: it enters the context (and is saved) at the turn's next step
+   * boundary, before its next model call and never between a tool call and its result, with a `steered`
+   * event. A turn that would end calls the model once more to take it; one that ends (or is cancelled)
+   * before taking it hands it to a new turn (see `currentTurn`). With no turn running it starts one.
+   * Answers with the turn the message was given to.
+   */
+  async steer(input: UserInput | string): Promise<RunningTurn> {
+    return this.controller.steer(input);
+  }
+
+  /**
+   * Queues a message that starts the next turn when the running one ends (in order, after earlier
+   * follow-ups); the running turn emits `follow_up_queued`. Resolves with the follow-up's RunningTurn once it
+   * has started (at once when no turn runs); rejects SESSION_CLOSED if the session closes first.
+   */
+  async followUp(input: UserInput | string): Promise<RunningTurn> {
+    return this.controller.followUp(input);
+  }
+
+  /** The running turn's handle, whoever started it (sendMessage, steer or a follow-up); undefined when idle. */
+  get currentTurn(): RunningTurn | undefined {
+    return this.controller.currentTurn;
   }
 
   /** Waits for a running turn, runs SessionEnd and memory extraction, and frees the agent for a new session. */

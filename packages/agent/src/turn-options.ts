@@ -1,5 +1,6 @@
 import type { AgentEventPayload } from './event.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
+import type { SteeringInbox } from './steering-inbox.js';
 import type { UserInput } from './types.js';
 
 /** Everything one turn touches; the turn loop has no state of its own (0006 D1). */
@@ -11,4 +12,6 @@ export interface TurnOptions {
   /** The turn's cancellation: handed to its provider calls and tools, and checked between its steps. */
   signal: AbortSignal;
   emit: (payload: AgentEventPayload) => void;
+  /** Messages steered into this turn while it runs; taken at its step boundaries. */
+  steering?: SteeringInbox;
 }

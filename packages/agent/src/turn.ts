@@ -5,6 +5,7 @@ import { buildDynamicPrompt, combinePrompt } from './prompt/index.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from './prompt/templates.js';
 import type { TurnStatus } from './running-turn.js';
 import type { SessionState } from './session-state.js';
+import { deliverSteering, hasSteering } from './steering.js';
 import { parseToolArguments, type ToolCallOutcome, type ToolCallRequest } from './tool-dispatch.js';
 import type { TurnOptions } from './turn-options.js';
 import {
@@ -75,6 +76,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
     // 4. Model calls and tool rounds until the model answers without tool calls.
     let contextRetryUsed = false;
     while (true) {
+      // Steered messages enter at each step boundary: here, and again after a compaction (see steering.ts).
+      await deliverSteering(options);
       // 4a. The stable part is cached until the next compaction; the dynamic part is rebuilt every call.
       let stable = cachedStablePrompt(runtime, session);
       const dynamic = buildDynamicPrompt({
@@ -95,6 +98,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
           break;
         }
         if (compacted === 'compacted') stable = cachedStablePrompt(runtime, session);
+        await deliverSteering(options);
       }
       if (signal.aborted) {
         status = 'cancelled';
@@ -145,8 +149,11 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
         break;
       }
 
-      // 4f. No tool call: the turn's answer is complete.
-      if (answer.toolCalls.length === 0) break;
+      // 4f. No tool call: the turn's answer is complete, unless a message was steered in meanwhile.
+      if (answer.toolCalls.length === 0) {
+        if (hasSteering(options)) continue;
+        break;
+      }
 
       // 4g. Tool calls enter the context before they run, then their results in call order. The calls are
       // queued for writing together (appends made without waiting share one write pass) and the tools start
