@@ -23,6 +23,8 @@ interface ActiveTurn {
 /** A message given to `followUp`, waiting for the running turn to end. */
 interface FollowUp {
   content: ContentBlock[];
+  /** Steered messages that go in right after `content`, each as its own user message. */
+  steered?: ContentBlock[][];
   /** Receives the turn the message starts; undefined for steered messages the turn did not take. */
   started?: { resolve: (turn: RunningTurn) => void; reject: (error: unknown) => void };
 }
@@ -111,12 +113,13 @@ export class SessionController {
     }
   }
 
-  private begin(content: ContentBlock[]): RunningTurn {
+  private begin(content: ContentBlock[], steered: ContentBlock[][] = []): RunningTurn {
     const turnId = randomUUID();
     const controller = new AbortController();
     const channel = new EventChannel();
     const state = this.state;
     const inbox = new SteeringInbox();
+    for (const message of steered) inbox.push(message);
     let ended = false;
     const emit = (payload: AgentEventPayload): void => {
       // Nothing comes after the terminal event, not even a follow_up_queued given in the last moment.
@@ -159,8 +162,9 @@ export class SessionController {
         channel.close();
         this.activeTurn = undefined;
         // Steered messages the turn did not take (it ended or was cancelled first) start the next turn.
-        const left = inbox.take();
-        if (left.length > 0) this.followUps.unshift({ content: left.flat() });
+        // The first is the new turn's input; the others enter it as steered messages, before its model call.
+        const [first, ...others] = inbox.take();
+        if (first !== undefined) this.followUps.unshift({ content: first, steered: others });
         this.startNextFollowUp();
         if (this.closing !== undefined && this.abandoned) void this.release();
       });
@@ -181,7 +185,7 @@ export class SessionController {
       for (const followUp of [next, ...this.followUps.splice(0)]) followUp.started?.reject(refused);
       return;
     }
-    const turn = this.begin(next.content);
+    const turn = this.begin(next.content, next.steered);
     next.started?.resolve(turn);
   }
 
