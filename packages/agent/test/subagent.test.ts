@@ -279,6 +279,55 @@ describe('sub-agents (agentTool)', () => {
     await agent.shutdown();
   });
 
+  test('a child that may call a mutating tool is mutating: two calls of it run one after the other', async () => {
+    let running = 0;
+    let most = 0;
+    const slowWrite: ToolHandler = {
+      ...writeFile,
+      async execute() {
+        running += 1;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        running -= 1;
+        return { content: 'written', isError: false };
+      },
+    };
+    const { provider } = routedProvider({
+      main: [
+        [
+          { type: 'tool_call', toolName: 'writer', arguments: { task: 'a' }, callId: 'c1' },
+          { type: 'tool_call', toolName: 'writer', arguments: { task: 'b' }, callId: 'c2' },
+        ],
+        [{ type: 'text', text: 'both written' }],
+      ],
+      writer: [
+        [{ type: 'tool_call', toolName: 'write_file', arguments: {} }],
+        [{ type: 'text', text: 'one' }],
+        [{ type: 'tool_call', toolName: 'write_file', arguments: {} }],
+        [{ type: 'text', text: 'two' }],
+      ],
+    });
+    const writer = agentTool({
+      name: 'writer',
+      description: 'writes',
+      instructions: '[writer] You write.',
+      tools: ['write_file'],
+    });
+    const { agent } = await harness({ provider, tools: [slowWrite, writer] });
+    const session = await agent.newSession();
+    const events = await collect(await session.sendMessage('go'));
+    expect(events.at(-1)?.payload.type).toBe('turn_complete');
+    const ends = events.flatMap((event) =>
+      event.payload.type === 'tool_call_end' ? [event.payload.output] : [],
+    );
+    expect(ends).toEqual([
+      { content: 'one', isError: false },
+      { content: 'two', isError: false },
+    ]);
+    expect(most).toBe(1);
+    await agent.shutdown();
+  });
+
   test('sub-agents nest maxSubagentDepth deep; the deeper call gets an isError result', async () => {
     const { provider } = routedProvider({
       main: [
