@@ -64,14 +64,13 @@ export {
   searchWordsOf,
   sessionTitleOf,
 } from './storage/support.js';
+export { type AgentToolOptions, agentTool } from './subagent.js';
 export {
-  type AgentToolOptions,
-  agentTool,
   type SubagentLink,
   type SubagentParent,
   subagentLinksOf,
   subagentParentOf,
-} from './subagent.js';
+} from './subagent-links.js';
 export { TOOL_OUTPUT_LIMIT_BYTES } from './tool-dispatch.js';
 export type {
   ContentBlock,

@@ -10,14 +10,14 @@ import type { ResolvedConfig } from './config.js';
 import { ContextManager } from './context.js';
 import { AgentError } from './error.js';
 import type { AgentEventPayload } from './event.js';
-import type { ChatEvent, ModelProvider } from './ports/model.js';
-import type { SessionEvent } from './ports/storage.js';
 import type { ToolHandler, ToolInput, ToolOutput } from './ports/tool.js';
 import { SessionLog } from './session-log.js';
 import type { AgentRuntime, RoutedModel, SessionState } from './session-state.js';
 import { SkillManager } from './skill.js';
+import type { SubagentLink, SubagentParent } from './subagent-links.js';
+import { addUsage, countingProvider, emptyUsage } from './subagent-usage.js';
 import { runTurn } from './turn.js';
-import type { SessionConfig, SubagentUsage } from './types.js';
+import type { SessionConfig } from './types.js';
 
 /** What `agentTool` takes. */
 export interface AgentToolOptions {
@@ -33,39 +33,6 @@ export interface AgentToolOptions {
   tools?: string[];
   /** The child turn's tool-call limit; default: the agent's maxToolCallsPerTurn. */
   maxToolCalls?: number;
-}
-
-/** The link a child session's log holds to its caller (metadata key `parent`). */
-export interface SubagentParent {
-  sessionId: string;
-  callId: string;
-}
-
-/** A child session a session's log links to (metadata key `subagent`). */
-export interface SubagentLink {
-  callId: string;
-  toolName: string;
-  sessionId: string;
-}
-
-function emptyUsage(): SubagentUsage {
-  return {
-    inputTokens: 0,
-    outputTokens: 0,
-    cachedInputTokens: 0,
-    cacheWriteTokens: 0,
-    reasoningTokens: 0,
-    modelCalls: 0,
-  };
-}
-
-function addUsage(into: SubagentUsage, added: SubagentUsage): void {
-  into.inputTokens += added.inputTokens;
-  into.outputTokens += added.outputTokens;
-  into.cachedInputTokens += added.cachedInputTokens;
-  into.cacheWriteTokens += added.cacheWriteTokens;
-  into.reasoningTokens += added.reasoningTokens;
-  into.modelCalls += added.modelCalls;
 }
 
 const AGENT_TOOL = Symbol('youyou.agentTool');
@@ -340,82 +307,4 @@ function finalText(state: SessionState): string {
       .join('');
   }
   return '';
-}
-
-function count(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0;
-}
-
-/**
- * The provider as the child uses it: every model call and every `usage` event it reports is added to
- * `usage`. (When usage totals reach the turn itself, they replace this count.)
- */
-function countingProvider(provider: ModelProvider, usage: SubagentUsage): ModelProvider {
-  const counted = (stream: AsyncIterable<ChatEvent>): AsyncIterable<ChatEvent> => ({
-    [Symbol.asyncIterator]() {
-      const iterator = stream[Symbol.asyncIterator]();
-      const wrapped: AsyncIterator<ChatEvent> = {
-        async next() {
-          const result = await iterator.next();
-          if (!result.done) countUsage(usage, result.value);
-          return result;
-        },
-      };
-      // The runtime's read calls return() to stop a stream it no longer wants: pass it on as it is.
-      if (iterator.return !== undefined) wrapped.return = (value) => iterator.return!(value);
-      return wrapped;
-    },
-  });
-  return {
-    id: provider.id,
-    models: provider.models,
-    chat(request, signal) {
-      usage.modelCalls += 1;
-      const stream = provider.chat(request, signal);
-      return stream instanceof Promise ? stream.then(counted) : counted(stream);
-    },
-  };
-}
-
-function countUsage(usage: SubagentUsage, event: unknown): void {
-  if (typeof event !== 'object' || event === null || (event as { type?: unknown }).type !== 'usage') return;
-  const reported = (event as { usage?: unknown }).usage;
-  if (typeof reported !== 'object' || reported === null) return;
-  const fields = reported as Record<string, unknown>;
-  usage.inputTokens += count(fields.inputTokens);
-  usage.outputTokens += count(fields.outputTokens);
-  usage.cachedInputTokens += count(fields.cachedInputTokens);
-  usage.cacheWriteTokens += count(fields.cacheWriteTokens);
-  usage.reasoningTokens += count(fields.reasoningTokens);
-}
-
-/** The child sessions a session's log links to, in call order (for a host that shows them on resume). */
-export function subagentLinksOf(events: readonly SessionEvent[]): SubagentLink[] {
-  const links: SubagentLink[] = [];
-  for (const event of events) {
-    const payload = event.payload;
-    if (payload.type !== 'metadata' || payload.key !== 'subagent') continue;
-    const value = payload.value as Partial<SubagentLink> | null;
-    if (
-      typeof value?.callId === 'string' &&
-      typeof value.sessionId === 'string' &&
-      typeof value.toolName === 'string'
-    ) {
-      links.push({ callId: value.callId, toolName: value.toolName, sessionId: value.sessionId });
-    }
-  }
-  return links;
-}
-
-/** The caller a child session's log links to, or undefined for a session the host opened. */
-export function subagentParentOf(events: readonly SessionEvent[]): SubagentParent | undefined {
-  for (const event of events) {
-    const payload = event.payload;
-    if (payload.type !== 'metadata' || payload.key !== 'parent') continue;
-    const value = payload.value as Partial<SubagentParent> | null;
-    if (typeof value?.sessionId === 'string' && typeof value.callId === 'string') {
-      return { sessionId: value.sessionId, callId: value.callId };
-    }
-  }
-  return undefined;
 }
