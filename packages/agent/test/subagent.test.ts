@@ -10,8 +10,9 @@ import {
   subagentParentOf,
   type ToolHandler,
 } from '../src/index.js';
-import { ScriptedModelProvider, type ScriptedResponse } from '../src/testing/index.js';
+import { ScriptedModelProvider, type ScriptedResponse, scriptedModel } from '../src/testing/index.js';
 import { collect, deferred, expectCode, gateTool, harness, readUntil } from './support/session-fixtures.js';
+import { pauseAt, pausingProvider } from './support/steering-fixtures.js';
 
 /**
  * One provider for the parent and its sub-agents: a request goes to the script of the first name whose
@@ -464,5 +465,38 @@ describe('cancelling the parent turn cancels the child at each of its yield poin
     });
     expect(requests.researcher ?? []).toHaveLength(0);
     expect(events.at(-1)?.payload.type).toBe('turn_cancelled');
+  });
+
+  test("during the child's compaction", async () => {
+    const scripted = new ScriptedModelProvider({
+      models: [scriptedModel(), scriptedModel({ id: 'small-model', contextWindow: 200 })],
+      responses: [
+        [{ type: 'tool_call', toolName: 'summariser', arguments: { task: 'x'.repeat(2_000) }, callId: 'c1' }],
+      ],
+      byPurpose: { compaction: [[{ type: 'text', text: 'SUMMARY' }]] },
+    });
+    const pause = pauseAt(0);
+    const provider = pausingProvider(scripted, (request) =>
+      request.purpose === 'compaction' ? pause : undefined,
+    );
+    const summariser = agentTool({
+      name: 'summariser',
+      description: 'summarises',
+      instructions: 'You summarise.',
+      model: 'small-model',
+    });
+    const { agent } = await harness({ provider, tools: [summariser] });
+    const session = await agent.newSession();
+    const turn = await session.sendMessage('go');
+    await pause.reached.promise;
+    turn.cancel();
+    pause.release();
+    const events = await collect(turn);
+    expect(shapes(events).slice(-3)).toEqual(['subagent>turn_cancelled', 'tool_call_end', 'turn_cancelled']);
+    expect(scripted.requests.map((request) => `${request.modelId}:${request.purpose}`)).toEqual([
+      'scripted-model:turn',
+      'small-model:compaction',
+    ]);
+    await agent.shutdown();
   });
 });
