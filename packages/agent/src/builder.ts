@@ -9,8 +9,9 @@ import type { ModelProvider } from './ports/model.js';
 import type { Plugin } from './ports/plugin.js';
 import type { MemoryStorage, SessionStorage } from './ports/storage.js';
 import type { ToolHandler } from './ports/tool.js';
-import { ModelRouter } from './session-state.js';
+import { type AgentRuntime, ModelRouter, TurnLinks } from './session-state.js';
 import { ACTIVATE_SKILL_TOOL_NAME, SkillManager, validateSkills } from './skill.js';
+import { bindAgentTools } from './subagent.js';
 import { ToolDispatcher } from './tool-dispatch.js';
 
 declare const builderState: unique symbol;
@@ -136,8 +137,15 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
 
     const skills = new SkillManager(this.skills);
     const activateSkill = skills.createActivateSkillTool();
+    // Sub-agent tools reach the runtime they run in once it is made, below.
+    let runtime: AgentRuntime | undefined;
+    const bound = bindAgentTools({
+      tools: this.tools,
+      models,
+      runtime: () => runtime as AgentRuntime,
+    });
     const tools = new ToolDispatcher({
-      tools: activateSkill === undefined ? this.tools : [...this.tools, activateSkill],
+      tools: activateSkill === undefined ? bound : [...bound, activateSkill],
       timeoutMs: config.toolTimeoutMs,
     });
     const hooks = new HookRegistry();
@@ -151,28 +159,27 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
     });
     await pluginManager.initializeAll();
     const memoryStorage = this.memoryStorages[0];
-    return new Agent({
-      pluginManager,
-      runtime: {
-        config,
-        hooks,
-        observers,
-        tools,
-        toolsChars: JSON.stringify(tools.specs).length,
-        skills,
-        plugins: pluginManager.descriptors,
-        models: new ModelRouter(this.providers),
-        memory:
-          memoryStorage === undefined
-            ? undefined
-            : new MemoryManager({
-                storage: memoryStorage,
-                namespace: config.memoryNamespace,
-                maxItems: config.memoryMaxItems,
-              }),
-        sessionStorage: this.sessionStorages[0],
-      },
-    });
+    runtime = {
+      config,
+      hooks,
+      observers,
+      tools,
+      toolsChars: JSON.stringify(tools.specs).length,
+      skills,
+      plugins: pluginManager.descriptors,
+      models: new ModelRouter(this.providers),
+      memory:
+        memoryStorage === undefined
+          ? undefined
+          : new MemoryManager({
+              storage: memoryStorage,
+              namespace: config.memoryNamespace,
+              maxItems: config.memoryMaxItems,
+            }),
+      sessionStorage: this.sessionStorages[0],
+      turns: new TurnLinks(),
+    };
+    return new Agent({ pluginManager, runtime });
   }
 
   private validateProviders(): Set<string> {

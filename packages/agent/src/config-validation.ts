@@ -25,6 +25,8 @@ export const AGENT_CONFIG_FIELDS: readonly string[] = [
   'compactModel',
   'memoryModel',
   'onBackgroundError',
+  'maxActiveSessions',
+  'maxSubagentDepth',
 ];
 
 const PERSONALITY_FIELDS: readonly string[] = ['name', 'description'];

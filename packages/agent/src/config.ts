@@ -60,6 +60,10 @@ export interface AgentConfig {
   memoryModel?: string;
   /** Receives errors that happen outside any turn; default: console.warn. */
   onBackgroundError?: (error: AgentError) => void;
+  /** How many sessions may be active at once on this agent (a server's conversations); default 1. */
+  maxActiveSessions?: number;
+  /** How deep sub-agents may nest: 1 = a session's sub-agents call none; default 2. */
+  maxSubagentDepth?: number;
 }
 
 /** A skill: a prompt injected when the user writes `/name`, or that the model activates itself. */
@@ -90,6 +94,8 @@ export interface ResolvedConfig {
   compactModel: string | undefined;
   memoryModel: string | undefined;
   onBackgroundError: (error: AgentError) => void;
+  maxActiveSessions: number;
+  maxSubagentDepth: number;
 }
 
 /** The largest delay setTimeout accepts. */
@@ -176,5 +182,7 @@ export function resolveConfig(config: AgentConfig): ResolvedConfig {
     compactModel: optionalText('compactModel', config.compactModel),
     memoryModel: optionalText('memoryModel', config.memoryModel),
     onBackgroundError: guardBackgroundHandler(config.onBackgroundError ?? defaultBackgroundErrorHandler),
+    maxActiveSessions: integerInRange('maxActiveSessions', config.maxActiveSessions, 1, 1, 100_000),
+    maxSubagentDepth: integerInRange('maxSubagentDepth', config.maxSubagentDepth, 2, 1, 100),
   };
 }

@@ -1,5 +1,6 @@
 import type { AgentError } from './error.js';
 import type { ToolOutput } from './ports/tool.js';
+import type { ContentBlock, SubagentUsage } from './types.js';
 
 /** One event of a running turn, as the caller reads it from `RunningTurn`. */
 export interface AgentEvent {
@@ -28,6 +29,10 @@ export type AgentEventPayload =
       success: boolean;
     }
   | { type: 'context_compacted' }
+  /** A message given to `Session.steer` entered the context (and was saved), before the next model call. */
+  | { type: 'steered'; content: ContentBlock[] }
+  /** A message given to `Session.followUp` was queued: it starts the next turn when this one ends. */
+  | { type: 'follow_up_queued'; content: ContentBlock[] }
   /**
    * A structured-output answer was not valid against the schema (`errors` says why): the model is asked once
    * more, and the text deltas that follow are a new answer, not a continuation of the last one.
@@ -36,7 +41,20 @@ export type AgentEventPayload =
   /** `output`: the parsed structured answer, when the turn asked for one and completed with a valid answer. */
   | { type: 'turn_complete'; output?: unknown }
   | { type: 'turn_cancelled' }
-  | { type: 'error'; error: AgentError };
+  | { type: 'error'; error: AgentError }
+  /**
+   * One event of a sub-agent's turn, between the `tool_call_start` and `tool_call_end` of the call (`callId`)
+   * that runs it; `sessionId` and `turnId` are the child's. The wrapper of the child's terminal event carries
+   * what the child's model calls used, its own sub-agents' included.
+   */
+  | {
+      type: 'subagent';
+      callId: string;
+      sessionId: string;
+      turnId: string;
+      event: AgentEventPayload;
+      usage?: SubagentUsage;
+    };
 
 /** The `type` of an event payload. */
 export type AgentEventType = AgentEventPayload['type'];

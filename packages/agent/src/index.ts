@@ -63,6 +63,13 @@ export {
   type OutputOptions,
   type SendMessageOptions,
 } from './structured-output.js';
+export { type AgentToolOptions, agentTool } from './subagent.js';
+export {
+  type SubagentLink,
+  type SubagentParent,
+  subagentLinksOf,
+  subagentParentOf,
+} from './subagent-links.js';
 export { TOOL_OUTPUT_LIMIT_BYTES } from './tool-dispatch.js';
 export type {
   ContentBlock,
@@ -70,6 +77,7 @@ export type {
   Message,
   MessageStatus,
   SessionConfig,
+  SubagentUsage,
   TokenUsage,
   UserInput,
 } from './types.js';

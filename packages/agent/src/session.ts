@@ -9,10 +9,36 @@ import type { SessionClaim } from './ports/storage.js';
 import { EventChannel, RunningTurn, type TurnResult, type TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
-import { planStructuredOutput, type SendMessageOptions } from './structured-output.js';
+import { SteeringInbox } from './steering-inbox.js';
+import {
+  planStructuredOutput,
+  type SendMessageOptions,
+  type StructuredOutputPlan,
+} from './structured-output.js';
 import { runTurn } from './turn.js';
-import type { Message, UserInput } from './types.js';
+import type { ContentBlock, Message, UserInput } from './types.js';
 import { describeKind } from './value-kind.js';
+
+/** The turn a controller runs now. */
+interface ActiveTurn {
+  controller: AbortController;
+  done: Promise<TurnStatus>;
+  /** The turn's handle, inbox and emitter; unset while `compact()` holds the slot (no turn runs). */
+  turn?: {
+    handle: RunningTurn;
+    inbox: SteeringInbox;
+    emit: (payload: AgentEventPayload) => void;
+  };
+}
+
+/** A message given to `followUp`, waiting for the running turn to end. */
+interface FollowUp {
+  content: ContentBlock[];
+  /** Steered messages that go in right after `content`, each as its own user message. */
+  steered?: ContentBlock[][];
+  /** Receives the turn the message starts; undefined for steered messages the turn did not take. */
+  started?: { resolve: (turn: RunningTurn) => void; reject: (error: unknown) => void };
+}
 
 /** The agent's side of the one-active-session slot. */
 export interface SessionSlot {
@@ -31,7 +57,8 @@ export class SessionController {
   readonly state: SessionState;
   private readonly runtime: AgentRuntime;
   private readonly slot: SessionSlot;
-  private activeTurn: { controller: AbortController; done: Promise<TurnStatus> } | undefined;
+  private activeTurn: ActiveTurn | undefined;
+  private readonly followUps: FollowUp[] = [];
   private closing: Promise<void> | undefined;
   private released = false;
   private abandoned = false;
@@ -52,69 +79,16 @@ export class SessionController {
     return this.activeTurn !== undefined;
   }
 
+  /** The handle of the running turn, if any. */
+  get currentTurn(): RunningTurn | undefined {
+    return this.activeTurn?.turn?.handle;
+  }
+
   /** Starts a turn in the background and returns its handle (0006 §8 send_message). */
   startTurn(input: UserInput | string, options?: SendMessageOptions): RunningTurn {
     this.checkIdle();
     const content = normaliseUserInput(input, this.state.model.info);
-    const output = planStructuredOutput(options);
-    const turnId = randomUUID();
-    const controller = new AbortController();
-    const channel = new EventChannel();
-    const state = this.state;
-    // Asked once: a turn no observer wants pays nothing for observation.
-    const observers = this.runtime.observers.enabledNow();
-    const emit = (payload: AgentEventPayload): void => {
-      const event = {
-        sessionId: state.id,
-        turnId,
-        timestamp: new Date(),
-        sequence: state.nextSequence++,
-        payload,
-      };
-      channel.push(event);
-      observers?.notify({ type: 'agent_event', event });
-    };
-    if (observers !== undefined) {
-      const { provider, info } = state.model;
-      observers.notify({
-        type: 'turn_start',
-        sessionId: state.id,
-        turnId,
-        providerId: provider.id,
-        modelId: info.id,
-        input: content,
-      });
-    }
-    const result = runTurn({
-      runtime: this.runtime,
-      session: state,
-      input: { content },
-      turnId,
-      signal: controller.signal,
-      emit,
-      ...(output === undefined ? {} : { output }),
-      ...(observers === undefined ? {} : { observers }),
-    })
-      .catch((error: unknown): TurnResult => {
-        // runTurn reports its own failures; this only guards against a bug escaping it.
-        this.runtime.config.onBackgroundError(
-          toAgentError(error, 'INTERNAL_ERROR', 'a turn failed unexpectedly'),
-        );
-        emit({ type: 'turn_complete' });
-        return { status: 'failed' };
-      })
-      .then((settled) => {
-        observers?.notify({ type: 'turn_end', sessionId: state.id, turnId, status: settled.status });
-        return settled;
-      })
-      .finally(() => {
-        channel.close();
-        this.activeTurn = undefined;
-        if (this.closing !== undefined && this.abandoned) void this.release();
-      });
-    const done = result.then((settled): TurnStatus => settled.status);
-    this.activeTurn = { controller, done };
-    return new RunningTurn({ turnId, channel, controller, done, result });
+    return this.begin({ content, output: planStructuredOutput(options) });
   }
 
   /**
@@ -166,15 +140,149 @@ export class SessionController {
 
   /** Throws SESSION_CLOSED or TURN_BUSY when the session cannot start work now. */
   private checkIdle(): void {
+    this.assertOpen();
+    if (this.activeTurn !== undefined) throw this.busyError();
+  }
+
+  private busyError(): AgentError {
+    return new AgentError({
+      code: 'TURN_BUSY',
+      message: `a turn is already running in session '${this.state.id}'; wait for it or cancel it first`,
+    });
+  }
+
+  /** Adds a message to the running turn at its next step boundary; with no turn running, starts one. */
+  steer(input: UserInput | string): RunningTurn {
+    this.assertOpen();
+    const content = normaliseUserInput(input, this.state.model.info);
+    const active = this.activeTurn;
+    if (active === undefined) return this.begin({ content });
+    if (active.turn === undefined) throw this.busyError();
+    active.turn.inbox.push(content);
+    return active.turn.handle;
+  }
+
+  /** Queues a message that starts the next turn once the running one (and earlier follow-ups) ended. */
+  followUp(input: UserInput | string): Promise<RunningTurn> {
+    this.assertOpen();
+    const content = normaliseUserInput(input, this.state.model.info);
+    const active = this.activeTurn;
+    if (active === undefined && this.followUps.length === 0) return Promise.resolve(this.begin({ content }));
+    return new Promise((resolve, reject) => {
+      this.followUps.push({ content, started: { resolve, reject } });
+      active?.turn?.emit({ type: 'follow_up_queued', content });
+    });
+  }
+
+  /** Throws SESSION_CLOSED once the session is closing or the agent shut down. */
+  private assertOpen(): void {
     if (this.closing !== undefined || this.slot.isShutDown) {
       throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
     }
-    if (this.activeTurn !== undefined) {
-      throw new AgentError({
-        code: 'TURN_BUSY',
-        message: `a turn is already running in session '${this.state.id}'; wait for it or cancel it first`,
+  }
+
+  /** Starts a turn in the background: `steered` messages enter before its model call, `output` asks for JSON. */
+  private begin(options: {
+    content: ContentBlock[];
+    steered?: ContentBlock[][];
+    output?: StructuredOutputPlan | undefined;
+  }): RunningTurn {
+    const { content, output } = options;
+    const turnId = randomUUID();
+    const controller = new AbortController();
+    const channel = new EventChannel();
+    const state = this.state;
+    const inbox = new SteeringInbox();
+    for (const message of options.steered ?? []) inbox.push(message);
+    // Asked once: a turn no observer wants pays nothing for observation.
+    const observers = this.runtime.observers.enabledNow();
+    let ended = false;
+    const emit = (payload: AgentEventPayload): void => {
+      // Nothing comes after the terminal event, not even a follow_up_queued given in the last moment.
+      if (ended) return;
+      if (payload.type === 'turn_complete' || payload.type === 'turn_cancelled') ended = true;
+      const event = {
+        sessionId: state.id,
+        turnId,
+        timestamp: new Date(),
+        sequence: state.nextSequence++,
+        payload,
+      };
+      channel.push(event);
+      observers?.notify({ type: 'agent_event', event });
+    };
+    if (observers !== undefined) {
+      const { provider, info } = state.model;
+      observers.notify({
+        type: 'turn_start',
+        sessionId: state.id,
+        turnId,
+        providerId: provider.id,
+        modelId: info.id,
+        input: content,
       });
     }
+    this.runtime.turns.open(turnId, {
+      sessionId: state.id,
+      depth: 0,
+      emit,
+      log: state.log,
+      model: state.model,
+    });
+    const result = runTurn({
+      runtime: this.runtime,
+      session: state,
+      input: { content },
+      turnId,
+      signal: controller.signal,
+      emit,
+      steering: inbox,
+      ...(output === undefined ? {} : { output }),
+      ...(observers === undefined ? {} : { observers }),
+    })
+      .catch((error: unknown): TurnResult => {
+        // runTurn reports its own failures; this only guards against a bug escaping it.
+        this.runtime.config.onBackgroundError(
+          toAgentError(error, 'INTERNAL_ERROR', 'a turn failed unexpectedly'),
+        );
+        emit({ type: 'turn_complete' });
+        return { status: 'failed' };
+      })
+      .then((settled) => {
+        observers?.notify({ type: 'turn_end', sessionId: state.id, turnId, status: settled.status });
+        return settled;
+      })
+      .finally(() => {
+        this.runtime.turns.close(turnId);
+        channel.close();
+        this.activeTurn = undefined;
+        // Steered messages the turn did not take (it ended or was cancelled first) start the next turn.
+        // The first is the new turn's input; the others enter it as steered messages, before its model call.
+        const [first, ...others] = inbox.take();
+        if (first !== undefined) this.followUps.unshift({ content: first, steered: others });
+        this.startNextFollowUp();
+        if (this.closing !== undefined && this.abandoned) void this.release();
+      });
+    const done = result.then((settled): TurnStatus => settled.status);
+    const handle = new RunningTurn({ turnId, channel, controller, done, result });
+    this.activeTurn = { controller, done, turn: { handle, inbox, emit } };
+    return handle;
+  }
+
+  /** Starts the oldest queued follow-up; once the session is closing, refuses them all instead. */
+  private startNextFollowUp(): void {
+    const next = this.followUps.shift();
+    if (next === undefined) return;
+    if (this.closing !== undefined || this.slot.isShutDown) {
+      const refused = new AgentError({
+        code: 'SESSION_CLOSED',
+        message: `session '${this.state.id}' closed before the follow-up message could start a turn`,
+      });
+      for (const followUp of [next, ...this.followUps.splice(0)]) followUp.started?.reject(refused);
+      return;
+    }
+    const turn = this.begin({ content: next.content, steered: next.steered ?? [] });
+    next.started?.resolve(turn);
   }
 
   /** The full close path of `close()` and `shutdown()`: SessionEnd and memory extraction run. */
@@ -361,6 +469,31 @@ export class Session implements AsyncDisposable {
    */
   async compact(instructions?: string): Promise<AgentEvent[]> {
     return this.controller.compact(instructions);
+  }
+
+  /**
+   * Adds a message to the running turn: it enters the context (and is saved) at the turn's next step
+   * boundary, before its next model call and never between a tool call and its result, with a `steered`
+   * event. A turn that would end calls the model once more to take it; one that ends (or is cancelled)
+   * before taking it hands it to a new turn (see `currentTurn`). With no turn running it starts one.
+   * Answers with the turn the message was given to.
+   */
+  async steer(input: UserInput | string): Promise<RunningTurn> {
+    return this.controller.steer(input);
+  }
+
+  /**
+   * Queues a message that starts the next turn when the running one ends (in order, after earlier
+   * follow-ups); the running turn emits `follow_up_queued`. Resolves with the follow-up's RunningTurn once it
+   * has started (at once when no turn runs); rejects SESSION_CLOSED if the session closes first.
+   */
+  async followUp(input: UserInput | string): Promise<RunningTurn> {
+    return this.controller.followUp(input);
+  }
+
+  /** The running turn's handle, whoever started it (sendMessage, steer or a follow-up); undefined when idle. */
+  get currentTurn(): RunningTurn | undefined {
+    return this.controller.currentTurn;
   }
 
   /** Waits for a running turn, runs SessionEnd and memory extraction, and frees the agent for a new session. */

@@ -1,6 +1,7 @@
 import type { AgentEventPayload } from './event.js';
 import type { Observers } from './observation.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
+import type { SteeringInbox } from './steering-inbox.js';
 import type { StructuredOutputPlan } from './structured-output.js';
 import type { UserInput } from './types.js';
 
@@ -17,4 +18,6 @@ export interface TurnOptions {
   output?: StructuredOutputPlan;
   /** The observers that watch this turn (asked once at its start); unset when none does. */
   observers?: Observers;
+  /** Messages steered into this turn while it runs; taken at its step boundaries. */
+  steering?: SteeringInbox;
 }

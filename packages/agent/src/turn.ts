@@ -7,6 +7,7 @@ import { buildDynamicPrompt, placeDynamicPrompt } from './prompt/index.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from './prompt/templates.js';
 import type { TurnResult, TurnStatus } from './running-turn.js';
 import type { SessionState } from './session-state.js';
+import { deliverSteering, hasSteering } from './steering.js';
 import { judgeAnswer, OutputInvalidError, outputPromptSection, repairNotice } from './structured-output.js';
 import { parseToolArguments, type ToolCallOutcome, type ToolCallRequest } from './tool-dispatch.js';
 import type { TurnOptions } from './turn-options.js';
@@ -88,6 +89,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     // 4. Model calls and tool rounds until the model answers without tool calls.
     let contextRetryUsed = false;
     while (true) {
+      // Steered messages enter at each step boundary: here, and again after a compaction (see steering.ts).
+      await deliverSteering(options);
       // 4a. The stable part is cached until the next compaction; the dynamic part is rebuilt every call.
       let stable = cachedStablePrompt(runtime, session);
       const dynamic = buildDynamicPrompt({
@@ -106,6 +109,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
           break;
         }
         if (compacted === 'compacted') stable = cachedStablePrompt(runtime, session);
+        await deliverSteering(options);
       }
       if (signal.aborted) {
         status = 'cancelled';
@@ -160,8 +164,10 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
         break;
       }
 
-      // 4f. No tool call: the turn's answer is complete; a structured one must pass its schema, with one repair.
+      // 4f. No tool call: the turn's answer is complete (unless a message was steered in meanwhile); a
+      // structured one must pass its schema, with one repair.
       if (answer.toolCalls.length === 0) {
+        if (hasSteering(options)) continue;
         if (output === undefined) break;
         const verdict = judgeAnswer(output, answer.content);
         if (verdict.ok) {

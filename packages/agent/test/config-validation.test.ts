@@ -78,6 +78,12 @@ const badConfigs: [string, unknown][] = [
   ['autoCompact', { ...base, autoCompact: null }],
   ['memoryMaxItems', { ...base, memoryMaxItems: 'many' }],
   ['memoryCheckpointInterval', { ...base, memoryCheckpointInterval: 0.5 }],
+  ['maxActiveSessions', { ...base, maxActiveSessions: 0 }],
+  ['maxActiveSessions', { ...base, maxActiveSessions: 1.5 }],
+  ['maxActiveSessions', { ...base, maxActiveSessions: '4' }],
+  ['maxActiveSessions', { ...base, maxActiveSessions: null }],
+  ['maxSubagentDepth', { ...base, maxSubagentDepth: 0 }],
+  ['maxSubagentDepth', { ...base, maxSubagentDepth: '2' }],
   // strings
   ['compactPrompt', { ...base, compactPrompt: 42 }],
   ['compactPrompt', { ...base, compactPrompt: '' }],

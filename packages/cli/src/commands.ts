@@ -208,7 +208,7 @@ export function interactiveHelp(color: boolean): string {
   lines.push(
     '',
     styles.dim(
-      'Ctrl-C cancels a running turn. ↑/↓ browse earlier prompts. Enter during a turn queues a message.',
+      'Ctrl-C cancels a running turn. ↑/↓ browse earlier prompts. Enter during a turn sends a message the model reads at its next step.',
     ),
     styles.dim(
       'Approvals: y yes · n no · r no, and say why · a then Enter/1/2 always (a rule for this session) · space pages.',

@@ -41,7 +41,7 @@ class Chat {
   #approval: ApprovalQuestion | undefined;
   /** Settles when the last question asked so far is answered. */
   #questions: Promise<void> = Promise.resolve();
-  /** Lines typed and sent with Enter while a turn ran: each is the next message, in order. */
+  /** Commands typed and sent with Enter while a turn ran: each runs after it, in order. */
   readonly #queued: string[] = [];
   /** Text typed while a turn ran without Enter: it is put back at the next prompt. */
   #typed = '';
@@ -300,6 +300,17 @@ class Chat {
       );
       return 'done';
     }
+    // Text steered in during a turn that the turn did not take starts the next turn by itself: show it too.
+    for (;;) {
+      if ((await this.#show(turn)) === 'exit') return 'exit';
+      const next = this.#session.currentTurn;
+      if (next === undefined || next.turnId === turn.turnId) return 'done';
+      turn = next;
+    }
+  }
+
+  /** Shows one turn's events and handles the keys while it runs. */
+  async #show(turn: RunningTurn): Promise<'done' | 'exit'> {
     const view = this.#newView(this.#color ? await loadMarkdownStream(this.#terminal.output) : undefined);
     this.#view = view;
     let cancelled = false;
@@ -349,14 +360,26 @@ class Chat {
     return exit ? 'exit' : 'done';
   }
 
-  /** Keeps what the user types while a turn runs: Enter queues it as the next message. */
+  /**
+   * Keeps what the user types while a turn runs. Enter steers the turn with it: the model reads it at the
+   * turn's next step (after the running tool calls, or right after its answer). A /command is kept and run
+   * when the turn ends.
+   */
   #typeAhead(key: Key, view: TurnView): void {
     if (key.name === 'return' || key.name === 'enter') {
       const text = this.#typed;
       this.#typed = '';
       if (text.trim() === '') return;
-      this.#queued.push(text);
-      view.line(this.#styles.dim(`› ${neutralizeLine(text)}  (queued: sent when this turn ends)`));
+      const session = this.#session;
+      if (COMMAND.test(text.trim()) || session === undefined) {
+        this.#queued.push(text);
+        view.line(this.#styles.dim(`› ${neutralizeLine(text)}  (queued: runs when this turn ends)`));
+        return;
+      }
+      view.line(this.#styles.dim(`› ${neutralizeLine(text)}  (sent: the model reads it at its next step)`));
+      session.steer(text).catch((error: unknown) => {
+        view.line(this.#styles.red(plainMessage(error instanceof Error ? error.message : String(error))));
+      });
       return;
     }
     if (key.name === 'backspace') {

@@ -159,6 +159,11 @@ export class TurnView {
       case 'turn_complete':
         this.#finish();
         return;
+      case 'steered':
+      case 'follow_up_queued':
+      case 'subagent':
+        // The chat showed the message when it was typed; youyou registers no sub-agent tools.
+        return;
     }
   }
 

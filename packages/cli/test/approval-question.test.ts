@@ -278,7 +278,24 @@ describe('the approval question in a terminal', () => {
     expect(existsSync(path.join(sandbox.workspace, 'keep'))).toBe(true);
   });
 
-  test('text typed while a turn runs is kept: Enter queues it as the next message, the rest stays at the prompt', async () => {
+  test('text sent while a tool runs reaches the model in the same turn, right after the tool result', async () => {
+    server.reply(shellCall('call_1', 'sleep 5'), textReply('Read your note.'));
+    const chat = await startChat({ approval: { allow: ['shell(sleep 5)'] } });
+
+    await send(chat, 'run it');
+    await chat.waitFor('sleep 5');
+    await chat.type('also look at the tests');
+    await chat.keys('Enter');
+    await chat.waitFor('Read your note.');
+    const requests = server.turnRequests();
+    expect(requests).toHaveLength(2);
+    const messages = messagesOf(requests[1]!);
+    const last = messages.at(-1);
+    expect(last && contentText(last)).toBe('also look at the tests');
+    expect(toolResult(requests[1]!, 'call_1')).toBeDefined();
+  });
+
+  test('text typed while a turn runs is kept: Enter steers the turn with it, the rest stays at the prompt', async () => {
     server.reply(hangingReply('working on it'), textReply('Queued one answered.'));
     const chat = await startChat();
 
@@ -286,7 +303,7 @@ describe('the approval question in a terminal', () => {
     await chat.waitFor('working on it');
     await chat.type('queued one');
     await chat.keys('Enter');
-    await chat.waitFor('queued: sent when this turn ends');
+    await chat.waitFor('sent: the model reads it at its next step');
     await chat.type('half typed');
     await chat.keys('C-c');
 
