@@ -1,3 +1,4 @@
+import type { PendingToolCall } from './approval-types.js';
 import type { AgentError } from './error.js';
 import type { ToolOutput } from './ports/tool.js';
 
@@ -12,8 +13,9 @@ export interface AgentEvent {
 }
 
 /**
- * What happened. Every turn ends with exactly one `turn_complete` or `turn_cancelled`, and nothing
- * comes after it; a failed turn emits `error` and then `turn_complete`.
+ * What happened. Every turn ends with exactly one `turn_complete`, `turn_cancelled` or `turn_suspended`, and
+ * nothing comes after it; a failed turn emits `error` and then `turn_complete`. A suspended turn waits for
+ * decisions on `pendingCalls` (`Session.approve`/`deny`, then `Session.continue`).
  */
 export type AgentEventPayload =
   | { type: 'text_delta'; text: string }
@@ -30,6 +32,7 @@ export type AgentEventPayload =
   | { type: 'context_compacted' }
   | { type: 'turn_complete' }
   | { type: 'turn_cancelled' }
+  | { type: 'turn_suspended'; pendingCalls: PendingToolCall[] }
   | { type: 'error'; error: AgentError };
 
 /** The `type` of an event payload. */

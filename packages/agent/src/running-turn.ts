@@ -1,7 +1,7 @@
 import type { AgentEvent } from './event.js';
 
 /** How a turn ended. */
-export type TurnStatus = 'completed' | 'cancelled' | 'failed';
+export type TurnStatus = 'completed' | 'cancelled' | 'failed' | 'suspended';
 
 /**
  * An unbounded single-reader queue of events: the producer never waits for the reader (SPEC §5.17),

@@ -1,4 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import {
+  checkContinuable,
+  checkRunOptions,
+  type HeldBatch,
+  type PendingToolCall,
+  pendingCallsOf,
+  recordDecision,
+  type TurnRunOptions,
+} from './approvals.js';
 import { compactOnDemand } from './compact-step.js';
 import type { ResolvedConfig } from './config.js';
 import { AgentError, toAgentError } from './error.js';
@@ -51,10 +60,43 @@ export class SessionController {
   }
 
   /** Starts a turn in the background and returns its handle (0006 §8 send_message). */
-  startTurn(input: UserInput | string): RunningTurn {
+  startTurn(input: UserInput | string, options?: TurnRunOptions): RunningTurn {
+    const run = checkRunOptions(options);
     this.checkIdle();
+    if (this.state.heldBatch !== undefined) {
+      throw new AgentError({
+        code: 'TURN_BUSY',
+        message: `session '${this.state.id}' has a suspended turn: approve or deny its pending tool calls (pendingApprovals()), then continue() it before sending a message`,
+      });
+    }
     const content = normaliseUserInput(input, this.state.model.info);
-    const turnId = randomUUID();
+    return this.launch({ turnId: randomUUID(), input: { content }, run, resume: undefined });
+  }
+
+  /** Continues the suspended turn: its decided calls run (denied ones get an error result), then the turn goes on. */
+  continueTurn(options?: TurnRunOptions): RunningTurn {
+    const run = checkRunOptions(options);
+    this.checkIdle();
+    const batch = checkContinuable(this.state, run);
+    this.state.heldBatch = undefined;
+    return this.launch({ turnId: batch.turnId, input: { content: [] }, run, resume: batch });
+  }
+
+  /** Records (in the log) a decision on a pending call of the suspended turn. */
+  async decide(callId: unknown, approved: boolean, reason?: unknown): Promise<void> {
+    if (this.closing !== undefined || this.slot.isShutDown) {
+      throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
+    }
+    await recordDecision({ session: this.state, callId, approved, reason });
+  }
+
+  private launch(options: {
+    turnId: string;
+    input: UserInput;
+    run: TurnRunOptions;
+    resume: HeldBatch | undefined;
+  }): RunningTurn {
+    const { turnId, input, run, resume } = options;
     const controller = new AbortController();
     const channel = new EventChannel();
     const state = this.state;
@@ -70,10 +112,12 @@ export class SessionController {
     const done = runTurn({
       runtime: this.runtime,
       session: state,
-      input: { content },
+      input,
       turnId,
       signal: controller.signal,
       emit,
+      approval: run,
+      ...(resume === undefined ? {} : { resume }),
     })
       .catch((error: unknown): TurnStatus => {
         // runTurn reports its own failures; this only guards against a bug escaping it.
@@ -104,6 +148,12 @@ export class SessionController {
       });
     }
     this.checkIdle();
+    if (this.state.heldBatch !== undefined) {
+      throw new AgentError({
+        code: 'TURN_BUSY',
+        message: `session '${this.state.id}' has a suspended turn; continue it before compacting`,
+      });
+    }
     const controller = new AbortController();
     const state = this.state;
     const turnId = randomUUID();
@@ -315,9 +365,38 @@ export class Session implements AsyncDisposable {
     return structuredClone(this.controller.state.context.messages as Message[]);
   }
 
-  /** Starts a turn; its events come from the returned RunningTurn. A plain string is one text block. */
-  async sendMessage(input: UserInput | string): Promise<RunningTurn> {
-    return this.controller.startTurn(input);
+  /**
+   * Starts a turn; its events come from the returned RunningTurn. A plain string is one text block.
+   * `options.approve` decides calls of tools that need approval; without it such a call suspends the turn.
+   * Rejects with TURN_BUSY while a turn runs or a suspended turn waits for `continue()`.
+   */
+  async sendMessage(input: UserInput | string, options?: TurnRunOptions): Promise<RunningTurn> {
+    return this.controller.startTurn(input, options);
+  }
+
+  /** The calls the suspended turn waits on (empty when no turn is suspended), decided or not. */
+  pendingApprovals(): PendingToolCall[] {
+    const batch = this.controller.state.heldBatch;
+    return batch === undefined ? [] : structuredClone(pendingCallsOf(batch));
+  }
+
+  /** Approves a pending call; saved in the log. INVALID_INPUT when the call does not wait for approval. */
+  async approve(callId: string): Promise<void> {
+    await this.controller.decide(callId, true);
+  }
+
+  /** Denies a pending call; the model gets an error result with `reason`. Saved in the log; INVALID_INPUT as `approve`. */
+  async deny(callId: string, reason?: string): Promise<void> {
+    await this.controller.decide(callId, false, reason);
+  }
+
+  /**
+   * Continues the suspended turn (same turn id): approved calls run, denied ones get an error result with the
+   * reason, and the turn goes on with the model. Every pending call needs a decision first, unless
+   * `options.approve` is given to decide the rest; otherwise INVALID_INPUT, as when nothing is suspended.
+   */
+  async continue(options?: TurnRunOptions): Promise<RunningTurn> {
+    return this.controller.continueTurn(options);
   }
 
   /**

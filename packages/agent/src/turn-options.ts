@@ -1,3 +1,4 @@
+import type { HeldBatch, TurnRunOptions } from './approval-types.js';
 import type { AgentEventPayload } from './event.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import type { UserInput } from './types.js';
@@ -11,4 +12,8 @@ export interface TurnOptions {
   /** The turn's cancellation: handed to its provider calls and tools, and checked between its steps. */
   signal: AbortSignal;
   emit: (payload: AgentEventPayload) => void;
+  /** The approver of calls that need approval, and its window. */
+  approval?: TurnRunOptions;
+  /** Set when the turn continues a suspended one: its held batch runs first, instead of steps 1–3. */
+  resume?: HeldBatch;
 }

@@ -7,7 +7,15 @@ export type {
   ModelProvider,
   ToolSpec,
 } from './model.js';
-export type { HookEvent, HookHandler, HookPayload, HookResult, Plugin, PluginContext } from './plugin.js';
+export type {
+  HookEvent,
+  HookHandler,
+  HookPayload,
+  HookResult,
+  HookTapOptions,
+  Plugin,
+  PluginContext,
+} from './plugin.js';
 export type {
   Memory,
   MemoryStorage,
