@@ -106,7 +106,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnStatus> {
       });
       if (gate.suspended !== undefined) {
         status = 'suspended';
-        pendingCalls = gate.suspended;
+        // The event is the caller's to keep: it must not share objects with the held batch.
+        pendingCalls = structuredClone(gate.suspended);
         return 'end';
       }
       const resultLimit = toolResultLimitChars({
