@@ -98,10 +98,12 @@ export async function gateApprovals(options: {
   const { runtime, session, turnId, calls, held, run, signal } = options;
   const refused = new Map<string, string>();
   const heldCalls: HeldCall[] = [];
-  for (const call of calls) {
+  // Calls past the tool-call limit will not run, so they need no decision.
+  const runnable = runtime.config.maxToolCallsPerTurn - options.toolCallCount;
+  for (const [index, call] of calls.entries()) {
     const needed =
       held === undefined
-        ? await needsApproval(runtime, call)
+        ? index < runnable && (await needsApproval(runtime, call))
         : (held.calls.find((entry) => entry.callId === call.callId)?.needsApproval ?? false);
     heldCalls.push({ ...call, needsApproval: needed });
   }

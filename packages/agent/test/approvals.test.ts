@@ -154,6 +154,25 @@ describe('a call that needs approval, with no approver', () => {
   });
 });
 
+test('a call past the tool-call limit is not put up for approval: it will not run anyway', async () => {
+  const { agent, runs } = await approvalAgent({
+    config: { maxToolCallsPerTurn: 1 },
+    responses: [
+      [
+        { type: 'tool_call', toolName: 'lookup', arguments: { q: 'x' }, callId: 'a' },
+        { type: 'tool_call', toolName: 'deploy', arguments: { service: 'db' }, callId: 'b' },
+      ],
+    ],
+  });
+  const session = await agent.newSession();
+  const events = await collect(await session.sendMessage('go'));
+  expect(events.at(-1)?.payload.type).toBe('turn_complete');
+  expect(events.some((event) => event.payload.type === 'error')).toBe(true);
+  expect(runs).toEqual({ deploy: [], write: [], lookup: [{ q: 'x' }] });
+  await session.close();
+  await agent.shutdown();
+});
+
 describe('the errors of the approval methods', () => {
   test('unknown calls, sending or compacting while suspended, and continuing undecided are refused', async () => {
     const { agent, runs } = await approvalAgent({
