@@ -316,3 +316,12 @@ export function checkRunOptions(options: unknown): TurnRunOptions {
   }
   return options as TurnRunOptions;
 }
+
+/** Throws TURN_BUSY while the session has a suspended turn: `what` must wait until it is continued. */
+export function checkNotSuspended(session: SessionState, what: string): void {
+  if (session.heldBatch === undefined) return;
+  throw new AgentError({
+    code: 'TURN_BUSY',
+    message: `session '${session.id}' has a suspended turn: approve or deny its pending tool calls (pendingApprovals()), then continue() it before ${what}`,
+  });
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   checkContinuable,
+  checkNotSuspended,
   checkRunOptions,
   type HeldBatch,
   type PendingToolCall,
@@ -63,12 +64,7 @@ export class SessionController {
   startTurn(input: UserInput | string, options?: TurnRunOptions): RunningTurn {
     const run = checkRunOptions(options);
     this.checkIdle();
-    if (this.state.heldBatch !== undefined) {
-      throw new AgentError({
-        code: 'TURN_BUSY',
-        message: `session '${this.state.id}' has a suspended turn: approve or deny its pending tool calls (pendingApprovals()), then continue() it before sending a message`,
-      });
-    }
+    checkNotSuspended(this.state, 'sending a message');
     const content = normaliseUserInput(input, this.state.model.info);
     return this.launch({ turnId: randomUUID(), input: { content }, run, resume: undefined });
   }
@@ -148,12 +144,7 @@ export class SessionController {
       });
     }
     this.checkIdle();
-    if (this.state.heldBatch !== undefined) {
-      throw new AgentError({
-        code: 'TURN_BUSY',
-        message: `session '${this.state.id}' has a suspended turn; continue it before compacting`,
-      });
-    }
+    checkNotSuspended(this.state, 'compacting');
     const controller = new AbortController();
     const state = this.state;
     const turnId = randomUUID();
