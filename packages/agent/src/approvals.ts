@@ -153,11 +153,18 @@ async function askApprover(options: {
 }): Promise<string | undefined> {
   const { approve, request, windowMs, signal } = options;
   const controller = new AbortController();
-  const onAbort = (): void => controller.abort(signal.reason);
+  // The turn's cancel ends the wait at once, whatever the approver does with its signal.
+  let onAbort = (): void => {};
+  const cancelled = new Promise<'cancelled'>((resolve) => {
+    onAbort = () => {
+      controller.abort(signal.reason);
+      resolve('cancelled');
+    };
+  });
   signal.addEventListener('abort', onAbort, { once: true });
   try {
     const answer = approve(request, controller.signal);
-    const settled = await settleWithin(Promise.resolve(answer), windowMs);
+    const settled = await settleWithin(Promise.race([Promise.resolve(answer), cancelled]), windowMs);
     if (settled.status === 'timeout') {
       controller.abort(new AgentError({ code: 'TOOL_TIMEOUT', message: 'the approval window passed' }));
       return denialText(request.toolName, `nobody approved it within ${windowMs}ms`);
@@ -165,6 +172,7 @@ async function askApprover(options: {
     if (settled.status === 'rejected') {
       return denialText(request.toolName, `the approval failed (${describeError(settled.error)})`);
     }
+    if (settled.value === 'cancelled') return denialText(request.toolName, 'the turn was cancelled');
     const decision = readDecision(settled.value);
     if (decision === undefined) return denialText(request.toolName, 'the approver gave no valid answer');
     return decision.type === 'approve' ? undefined : denialText(request.toolName, decision.reason);

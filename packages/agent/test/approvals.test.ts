@@ -289,6 +289,29 @@ describe('an in-process approver', () => {
     await agent.shutdown();
   });
 
+  test('cancelling the turn while the approver is asked ends it cancelled; the call never runs', async () => {
+    const { agent, runs } = await approvalAgent({ responses: [DEPLOY_CALL, DONE] });
+    const session = await agent.newSession();
+    let signal: AbortSignal | undefined;
+    const turn = await session.sendMessage('ship it', {
+      approve: (_request, given) => {
+        signal = given;
+        turn.cancel();
+        return new Promise(() => {});
+      },
+    });
+    const events = await collect(turn);
+    expect(events.at(-1)?.payload.type).toBe('turn_cancelled');
+    expect(await turn.done).toBe('cancelled');
+    expect(signal?.aborted).toBe(true);
+    expect(runs.deploy).toEqual([]);
+    expect(session.messages().filter((message) => message.type === 'tool_result')).toMatchObject([
+      { callId: 'c1', isError: true },
+    ]);
+    await session.close();
+    await agent.shutdown();
+  });
+
   test('continue() with an approver decides the calls left undecided', async () => {
     const { agent, runs } = await approvalAgent({ responses: [DEPLOY_CALL, DONE] });
     const session = await agent.newSession();
