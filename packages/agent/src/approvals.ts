@@ -60,8 +60,8 @@ export async function needsApproval(runtime: AgentRuntime, call: ToolCallRequest
   if (tool === undefined) return false;
   const rule = tool.handler.needsApproval;
   if (rule === undefined || rule === false) return false;
-  if (rule === true) return true;
   if (tool.check(call.arguments) !== undefined) return false;
+  if (rule === true) return true;
   try {
     const settled = await settleWithin(
       Promise.resolve(rule(structuredClone(call.arguments))),
@@ -114,7 +114,8 @@ export async function gateApprovals(options: {
       refused.set(call.callId, denialText(call.toolName, decision.reason));
     }
   }
-  if (undecided.length === 0) return { refused, suspended: undefined };
+  // A turn cancelled meanwhile is not suspended: its batch ends as cancelled calls.
+  if (undecided.length === 0 || signal.aborted) return { refused, suspended: undefined };
   const approve = run.approve;
   if (approve === undefined) {
     const batch: HeldBatch = {
