@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readHeldBatch } from './approvals.js';
 import { ContextManager, replaySessionEvents } from './context.js';
 import { AgentError, toAgentError } from './error.js';
 import type { PluginManager } from './plugin-manager.js';
@@ -116,7 +117,8 @@ export class Agent {
       if (events === null) {
         throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
       }
-      const replayed = replaySessionEvents(events);
+      const heldBatch = readHeldBatch(events);
+      const replayed = replaySessionEvents(events, new Set(heldBatch?.calls.map((call) => call.callId)));
       const model = this.modelForResume(replayed.sessionConfig?.modelId, sessionId);
       const state = this.createState({
         sessionId,
@@ -126,6 +128,7 @@ export class Agent {
       });
       state.context.reset(replayed.messages, replayed.chars);
       state.turnCount = replayed.turnCount;
+      state.heldBatch = heldBatch;
       const interval = this.runtime.config.memoryCheckpointInterval;
       state.turnsSinceCheckpoint = interval > 0 ? replayed.turnCount % interval : 0;
       state.memories = await this.loadMemories();

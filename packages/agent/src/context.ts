@@ -305,9 +305,13 @@ export function messageOf(payload: SessionEventPayload): Message | undefined {
 
 /**
  * Rebuilds the context from a log (0006 §8.1): messages in order, a notice after each incomplete assistant
- * message, compaction markers applied, and a synthetic error result for every tool call left without one.
+ * message, compaction markers applied, and a synthetic error result for every tool call left without one, but
+ * for the `held` calls of a suspended turn, which still wait for approval (see approvals.ts).
  */
-export function replaySessionEvents(events: readonly SessionEvent[]): ReplayedSession {
+export function replaySessionEvents(
+  events: readonly SessionEvent[],
+  held: ReadonlySet<string> = new Set(),
+): ReplayedSession {
   let messages: Message[] = [];
   // Measured as the messages are made, so that a resume walks its (often long) log once.
   let chars = 0;
@@ -359,6 +363,7 @@ export function replaySessionEvents(events: readonly SessionEvent[]): ReplayedSe
     add(message);
     if (message.type === 'assistant' && message.status === 'incomplete') add(interruptedNotice());
   }
+  for (const callId of held) open.delete(callId);
   closeOpenCalls();
   return { messages, chars, sessionConfig, turnCount };
 }

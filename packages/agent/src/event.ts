@@ -1,3 +1,4 @@
+import type { PendingToolCall } from './approval-types.js';
 import type { AgentError } from './error.js';
 import type { ToolOutput } from './ports/tool.js';
 import type { ContentBlock, SubagentUsage } from './types.js';
@@ -13,8 +14,9 @@ export interface AgentEvent {
 }
 
 /**
- * What happened. Every turn ends with exactly one `turn_complete` or `turn_cancelled`, and nothing
- * comes after it; a failed turn emits `error` and then `turn_complete`.
+ * What happened. Every turn ends with exactly one `turn_complete`, `turn_cancelled` or `turn_suspended`, and
+ * nothing comes after it; a failed turn emits `error` and then `turn_complete`. A suspended turn waits for
+ * decisions on `pendingCalls` (`Session.approve`/`deny`, then `Session.continue`).
  */
 export type AgentEventPayload =
   | { type: 'text_delta'; text: string }
@@ -41,6 +43,7 @@ export type AgentEventPayload =
   /** `output`: the parsed structured answer, when the turn asked for one and completed with a valid answer. */
   | { type: 'turn_complete'; output?: unknown }
   | { type: 'turn_cancelled' }
+  | { type: 'turn_suspended'; pendingCalls: PendingToolCall[] }
   | { type: 'error'; error: AgentError }
   /**
    * One event of a sub-agent's turn, between the `tool_call_start` and `tool_call_end` of the call (`callId`)

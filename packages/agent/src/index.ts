@@ -3,6 +3,13 @@
  * storages with `AgentBuilder`, then drive sessions. See the README for the event order of a turn.
  */
 export { Agent } from './agent.js';
+export type {
+  ApprovalDecision,
+  ApprovalRequest,
+  Approver,
+  PendingToolCall,
+  TurnRunOptions,
+} from './approval-types.js';
 export { AgentBuilder, type HasProvider, type NoProvider, TOOL_NAME_PATTERN } from './builder.js';
 export type { AgentConfig, EnvironmentContext, Personality, SkillDefinition } from './config.js';
 export {
@@ -22,6 +29,7 @@ export type {
   HookHandler,
   HookPayload,
   HookResult,
+  HookTapOptions,
   Memory,
   MemoryStorage,
   ModelCallOutcome,

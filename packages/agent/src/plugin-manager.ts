@@ -4,6 +4,7 @@ import { ObserverRegistry } from './observation.js';
 import type {
   HookEvent,
   HookHandler,
+  HookTapOptions,
   ObserveOptions,
   Observer,
   Plugin,
@@ -122,8 +123,14 @@ export class PluginManager {
     const context: PluginContext = {
       pluginId: plugin.id,
       pluginConfig: record.config,
-      tap: (event: HookEvent, handler: HookHandler) => {
-        const untap = this.#hooks.tap(event, { pluginId: plugin.id, pluginConfig: record.config, handler });
+      tap: (event: HookEvent, handler: HookHandler, options?: HookTapOptions) => {
+        const onTimeout = readOnTimeout(plugin.id, options);
+        const untap = this.#hooks.tap(event, {
+          pluginId: plugin.id,
+          pluginConfig: record.config,
+          handler,
+          onTimeout,
+        });
         record.untaps.push(untap);
         return untap;
       },
@@ -183,4 +190,16 @@ export class PluginManager {
       // The host's handler failed; there is nowhere left to report to.
     }
   }
+}
+
+/** A tap's `onTimeout`, checked: a plugin that asks for something else fails its build rather than fail open. */
+function readOnTimeout(pluginId: string, options: unknown): 'continue' | 'abort' {
+  if (options === undefined) return 'continue';
+  const value =
+    typeof options === 'object' && options !== null ? (options as HookTapOptions).onTimeout : null;
+  if (value === undefined || value === 'continue' || value === 'abort') return value ?? 'continue';
+  throw new AgentError({
+    code: 'INVALID_CONFIG',
+    message: `plugin '${pluginId}': tap options must be { onTimeout?: 'continue' | 'abort' }`,
+  });
 }

@@ -1,7 +1,7 @@
 import type { AgentEvent } from './event.js';
 
 /** How a turn ended. */
-export type TurnStatus = 'completed' | 'cancelled' | 'failed';
+export type TurnStatus = 'completed' | 'cancelled' | 'failed' | 'suspended';
 
 /** How a turn ended and, for a completed structured-output turn, its parsed answer. */
 export interface TurnResult {

@@ -1,3 +1,4 @@
+import type { HeldBatch } from './approval-types.js';
 import type { ResolvedConfig } from './config.js';
 import type { ContextManager } from './context.js';
 import { AgentError } from './error.js';
@@ -84,6 +85,8 @@ export interface SessionState {
   sinceCheckpoint: Message[];
   /** The next event's sequence number. */
   nextSequence: number;
+  /** The tool batch a suspended turn holds until its calls are decided and the turn continued. */
+  heldBatch?: HeldBatch | undefined;
 }
 
 /** One running turn, as its sub-agents see it. */

@@ -1,4 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import {
+  checkContinuable,
+  checkNotSuspended,
+  checkRunOptions,
+  type HeldBatch,
+  type PendingToolCall,
+  pendingCallsOf,
+  recordDecision,
+  type TurnRunOptions,
+} from './approvals.js';
 import { compactOnDemand } from './compact-step.js';
 import type { ResolvedConfig } from './config.js';
 import { AgentError, toAgentError } from './error.js';
@@ -86,9 +96,28 @@ export class SessionController {
 
   /** Starts a turn in the background and returns its handle (0006 §8 send_message). */
   startTurn(input: UserInput | string, options?: SendMessageOptions): RunningTurn {
+    const run = checkRunOptions(options);
     this.checkIdle();
+    checkNotSuspended(this.state, 'sending a message');
     const content = normaliseUserInput(input, this.state.model.info);
-    return this.begin({ content, output: planStructuredOutput(options) });
+    return this.begin({ content, output: planStructuredOutput(options), run });
+  }
+
+  /** Continues the suspended turn: its decided calls run (denied ones get an error result), then the turn goes on. */
+  continueTurn(options?: TurnRunOptions): RunningTurn {
+    const run = checkRunOptions(options);
+    this.checkIdle();
+    const batch = checkContinuable(this.state, run);
+    this.state.heldBatch = undefined;
+    return this.begin({ turnId: batch.turnId, content: [], run, resume: batch });
+  }
+
+  /** Records (in the log) a decision on a pending call of the suspended turn. */
+  async decide(callId: unknown, approved: boolean, reason?: unknown): Promise<void> {
+    if (this.closing !== undefined || this.slot.isShutDown) {
+      throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
+    }
+    await recordDecision({ session: this.state, callId, approved, reason });
   }
 
   /**
@@ -103,6 +132,7 @@ export class SessionController {
       });
     }
     this.checkIdle();
+    checkNotSuspended(this.state, 'compacting');
     const controller = new AbortController();
     const state = this.state;
     const turnId = randomUUID();
@@ -156,7 +186,10 @@ export class SessionController {
     this.assertOpen();
     const content = normaliseUserInput(input, this.state.model.info);
     const active = this.activeTurn;
-    if (active === undefined) return this.begin({ content });
+    if (active === undefined) {
+      checkNotSuspended(this.state, 'steering');
+      return this.begin({ content });
+    }
     if (active.turn === undefined) throw this.busyError();
     active.turn.inbox.push(content);
     return active.turn.handle;
@@ -167,7 +200,10 @@ export class SessionController {
     this.assertOpen();
     const content = normaliseUserInput(input, this.state.model.info);
     const active = this.activeTurn;
-    if (active === undefined && this.followUps.length === 0) return Promise.resolve(this.begin({ content }));
+    if (active === undefined && this.followUps.length === 0) {
+      checkNotSuspended(this.state, 'a follow-up');
+      return Promise.resolve(this.begin({ content }));
+    }
     return new Promise((resolve, reject) => {
       this.followUps.push({ content, started: { resolve, reject } });
       active?.turn?.emit({ type: 'follow_up_queued', content });
@@ -186,9 +222,13 @@ export class SessionController {
     content: ContentBlock[];
     steered?: ContentBlock[][];
     output?: StructuredOutputPlan | undefined;
+    run?: TurnRunOptions;
+    /** Set to continue a suspended turn (same turn id): its held batch runs first. */
+    resume?: HeldBatch;
+    turnId?: string;
   }): RunningTurn {
-    const { content, output } = options;
-    const turnId = randomUUID();
+    const { content, output, resume } = options;
+    const turnId = options.turnId ?? randomUUID();
     const controller = new AbortController();
     const channel = new EventChannel();
     const state = this.state;
@@ -237,6 +277,8 @@ export class SessionController {
       signal: controller.signal,
       emit,
       steering: inbox,
+      approval: options.run ?? {},
+      ...(resume === undefined ? {} : { resume }),
       ...(output === undefined ? {} : { output }),
       ...(observers === undefined ? {} : { observers }),
     })
@@ -455,9 +497,36 @@ export class Session implements AsyncDisposable {
    * Starts a turn; its events come from the returned RunningTurn. A plain string is one text block.
    * With `options.output` the turn's final answer must be JSON valid against its schema: the parsed value
    * comes in `turn_complete.output` and `RunningTurn.result`; a bad schema rejects with INVALID_INPUT.
+   * `options.approve` decides calls of tools that need approval; without it such a call suspends the turn.
+   * Rejects with TURN_BUSY while a turn runs or a suspended turn waits for `continue()`.
    */
   async sendMessage(input: UserInput | string, options?: SendMessageOptions): Promise<RunningTurn> {
     return this.controller.startTurn(input, options);
+  }
+
+  /** The calls the suspended turn waits on (empty when no turn is suspended), decided or not. */
+  pendingApprovals(): PendingToolCall[] {
+    const batch = this.controller.state.heldBatch;
+    return batch === undefined ? [] : structuredClone(pendingCallsOf(batch));
+  }
+
+  /** Approves a pending call; saved in the log. INVALID_INPUT when the call does not wait for approval. */
+  async approve(callId: string): Promise<void> {
+    await this.controller.decide(callId, true);
+  }
+
+  /** Denies a pending call; the model gets an error result with `reason`. Saved in the log; INVALID_INPUT as `approve`. */
+  async deny(callId: string, reason?: string): Promise<void> {
+    await this.controller.decide(callId, false, reason);
+  }
+
+  /**
+   * Continues the suspended turn (same turn id): approved calls run, denied ones get an error result with the
+   * reason, and the turn goes on with the model. Every pending call needs a decision first, unless
+   * `options.approve` is given to decide the rest; otherwise INVALID_INPUT, as when nothing is suspended.
+   */
+  async continue(options?: TurnRunOptions): Promise<RunningTurn> {
+    return this.controller.continueTurn(options);
   }
 
   /**

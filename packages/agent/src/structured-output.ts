@@ -1,5 +1,6 @@
 /** Structured output: a turn whose final answer must be JSON valid against a schema (issue 16). */
 
+import type { TurnRunOptions } from './approval-types.js';
 import { AgentError, describeError } from './error.js';
 import { isPlainObject, type SchemaCheck, SchemaCompiler } from './json-schema.js';
 import type { ModelInfo, ResponseFormat } from './ports/model.js';
@@ -16,7 +17,7 @@ export interface OutputOptions {
 }
 
 /** The second argument of `Session.sendMessage`. */
-export interface SendMessageOptions {
+export interface SendMessageOptions extends TurnRunOptions {
   /** Makes the turn's final answer structured: see OutputOptions. */
   output?: OutputOptions;
 }

@@ -62,6 +62,13 @@ export class ToolDispatcher {
           message: `tool '${handler.name}': parametersSchema must be a JSON Schema object with type 'object'`,
         });
       }
+      const rule: unknown = handler.needsApproval;
+      if (rule !== undefined && typeof rule !== 'boolean' && typeof rule !== 'function') {
+        throw new AgentError({
+          code: 'INVALID_CONFIG',
+          message: `tool '${handler.name}': needsApproval must be a boolean or a function of the arguments`,
+        });
+      }
       let check: SchemaCheck;
       try {
         check = compiler.compile(schema);
@@ -91,6 +98,11 @@ export class ToolDispatcher {
   /** True when a tool of this name is registered. */
   has(name: string): boolean {
     return this.#tools.has(name);
+  }
+
+  /** The registered tool of this name, with its compiled schema check. */
+  find(name: string): RegisteredTool | undefined {
+    return this.#tools.get(name);
   }
 
   /** The tool's `isMutating`; false for an unknown name. */

@@ -1,3 +1,4 @@
+import type { HeldBatch, TurnRunOptions } from './approval-types.js';
 import type { AgentEventPayload } from './event.js';
 import type { Observers } from './observation.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
@@ -20,4 +21,8 @@ export interface TurnOptions {
   observers?: Observers;
   /** Messages steered into this turn while it runs; taken at its step boundaries. */
   steering?: SteeringInbox;
+  /** The approver of calls that need approval, and its window. */
+  approval?: TurnRunOptions;
+  /** Set when the turn continues a suspended one: its held batch runs first, instead of steps 1–3. */
+  resume?: HeldBatch;
 }

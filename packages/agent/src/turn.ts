@@ -1,3 +1,4 @@
+import { APPROVAL_CONTINUED, gateApprovals, type PendingToolCall } from './approvals.js';
 import { compact } from './compact-step.js';
 import { interruptedNotice, logPayloadOf } from './context.js';
 import { capToolResult, cutBlocks, toolResultLimitChars, userMessageLimitChars } from './context-limits.js';
@@ -24,15 +25,18 @@ import type { Message } from './types.js';
 /**
  * Runs one turn to its end (0006 §9.1): TurnStart → skills → user message → [prompt → compaction →
  * model → assistant message → tools]* → memory checkpoint → TurnEnd → terminal event. Every failure is
- * reported as an `error` event; the terminal event is emitted in `finally`, so it always comes, once.
+ * reported as an `error` event; the terminal event is emitted in `finally`, so it always comes, once. A batch
+ * with calls that need approval and no approver ends the turn suspended; `options.resume` continues it.
  */
 export async function runTurn(options: TurnOptions): Promise<TurnResult> {
   const { runtime, session, input, turnId, signal, emit, output } = options;
   const { config, hooks } = runtime;
   const context = session.context;
   const reportError = (error: AgentError): void => emit({ type: 'error', error });
-  let status: TurnStatus = 'completed';
+  // Widened: toolRound, a closure, sets it too, which narrowing cannot see.
+  let status = 'completed' as TurnStatus;
   let toolCallCount = 0;
+  let pendingCalls: PendingToolCall[] = [];
   // Structured output: the parsed answer once valid, and whether the one repair round was used.
   let outputValue: { value: unknown } | undefined;
   let repairUsed = false;
@@ -41,54 +45,136 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
     commitMessage(session, { type: 'system', content });
 
   try {
-    // 1. TurnStart: plugins may add dynamic prompt sections, or stop the turn before the model is called.
-    const userText = textOf(input.content);
     let dynamicSections: readonly string[] = [];
-    if (hooks.has('TurnStart')) {
-      const outcome = await hooks.dispatch({
-        event: 'TurnStart',
-        sessionId: session.id,
-        turnId,
-        data: { userInput: userText, dynamicSections: [] },
-        timeoutMs: config.toolTimeoutMs,
-      });
-      for (const error of outcome.errors) reportError(error);
-      if (outcome.abortReason !== undefined) {
-        reportError(
-          new AgentError({
-            code: 'REQUEST_CANCELLED',
-            message: `a TurnStart hook stopped the turn: ${outcome.abortReason}`,
-            sourceComponent: 'plugin',
-          }),
-        );
-        status = 'cancelled';
-        return { status };
+    // 1–3 are skipped when the turn continues a suspended one: its held batch runs first (see approvals.ts).
+    const resume = options.resume;
+    if (resume === undefined) {
+      // 1. TurnStart: plugins may add dynamic prompt sections, or stop the turn before the model is called.
+      const userText = textOf(input.content);
+      if (hooks.has('TurnStart')) {
+        const outcome = await hooks.dispatch({
+          event: 'TurnStart',
+          sessionId: session.id,
+          turnId,
+          data: { userInput: userText, dynamicSections: [] },
+          timeoutMs: config.toolTimeoutMs,
+        });
+        for (const error of outcome.errors) reportError(error);
+        if (outcome.abortReason !== undefined) {
+          reportError(
+            new AgentError({
+              code: 'REQUEST_CANCELLED',
+              message: `a TurnStart hook stopped the turn: ${outcome.abortReason}`,
+              sourceComponent: 'plugin',
+            }),
+          );
+          status = 'cancelled';
+          return { status };
+        }
+        dynamicSections = readDynamicSections(outcome.data);
       }
-      dynamicSections = readDynamicSections(outcome.data);
+
+      // 2. Skills invoked with /name are injected before the user message.
+      for (const skill of runtime.skills.detectInvocations(userText)) {
+        const injection = runtime.skills.renderInjection(skill);
+        if (injection.type === 'system') await commitSystem(injection.content);
+      }
+
+      // 3. The user message is saved before the model is called; one too large for the window is cut (head and
+      // tail, with a notice) as it enters, so it can never fill every later request.
+      const userLimit = userMessageLimitChars({
+        contextWindow: session.model.info.contextWindow,
+        promptChars: cachedStablePrompt(runtime, session).length,
+        toolsChars: runtime.toolsChars,
+      });
+      await commitMessage(session, { type: 'user', content: cutBlocks(input.content, userLimit).slice() });
+      session.turnCount += 1;
+      session.turnsSinceCheckpoint += 1;
     }
     const outputSection = output === undefined ? '' : outputPromptSection(output, session.model.info);
     if (outputSection !== '') dynamicSections = [...dynamicSections, outputSection];
 
-    // 2. Skills invoked with /name are injected before the user message.
-    for (const skill of runtime.skills.detectInvocations(userText)) {
-      const injection = runtime.skills.renderInjection(skill);
-      if (injection.type === 'system') await commitSystem(injection.content);
-    }
+    /**
+     * One batch: calls that need approval are decided (or the batch is held and the turn suspends), then the
+     * batch runs; its results are saved as they arrive, in call order, and waited for once at its end. Each
+     * enters the context cut to its share of the window (the tool_call_end event had it whole). 'end' when the
+     * turn ends here (suspended, cancelled, or the tool-call limit, which ends it with a notice to the model).
+     */
+    const toolRound = async (calls: ToolCallRequest[], promptChars: number): Promise<'next' | 'end'> => {
+      const gate = await gateApprovals({
+        runtime,
+        session,
+        turnId,
+        calls,
+        held: resume,
+        toolCallCount,
+        run: options.approval ?? {},
+        signal,
+      });
+      if (gate.suspended !== undefined) {
+        status = 'suspended';
+        // The event is the caller's to keep: it must not share objects with the held batch.
+        pendingCalls = structuredClone(gate.suspended);
+        return 'end';
+      }
+      const resultLimit = toolResultLimitChars({
+        contextWindow: session.model.info.contextWindow,
+        promptChars,
+        toolsChars: runtime.toolsChars,
+        share: config.maxToolResultShare,
+      });
+      const results = batchResults(session, openCalls, resultLimit);
+      await runtime.tools.executeBatch({
+        calls,
+        sessionId: session.id,
+        turnId,
+        signal,
+        hooks,
+        runnable: config.maxToolCallsPerTurn - toolCallCount,
+        emit,
+        reportError,
+        refused: gate.refused,
+        onResult: results.add,
+      });
+      await results.written();
+      toolCallCount += calls.length;
+      if (signal.aborted) {
+        status = 'cancelled';
+        return 'end';
+      }
+      if (toolCallCount >= config.maxToolCallsPerTurn) {
+        await commitSystem(fillTemplate(TOOL_LIMIT_NOTICE, { limit: config.maxToolCallsPerTurn }));
+        reportError(
+          new AgentError({
+            code: 'MAX_TOOL_CALLS_EXCEEDED',
+            message: `the turn ran ${toolCallCount} tool calls and its limit is ${config.maxToolCallsPerTurn}`,
+          }),
+        );
+        return 'end';
+      }
+      return 'next';
+    };
 
-    // 3. The user message is saved before the model is called; one too large for the window is cut (head and
-    // tail, with a notice) as it enters, so it can never fill every later request.
-    const userLimit = userMessageLimitChars({
-      contextWindow: session.model.info.contextWindow,
-      promptChars: cachedStablePrompt(runtime, session).length,
-      toolsChars: runtime.toolsChars,
-    });
-    await commitMessage(session, { type: 'user', content: cutBlocks(input.content, userLimit).slice() });
-    session.turnCount += 1;
-    session.turnsSinceCheckpoint += 1;
+    // 3b. A continued turn first runs the batch it held, once the log says it is no longer held (so a crash
+    // from here on gives its calls the interrupted result, never a second run).
+    let proceed = true;
+    if (resume !== undefined) {
+      toolCallCount = resume.toolCallCount;
+      for (const call of resume.calls) openCalls.add(call.callId);
+      await session.log.append({ type: 'metadata', key: APPROVAL_CONTINUED, value: { turnId } });
+      const promptChars =
+        cachedStablePrompt(runtime, session).length +
+        buildDynamicPrompt({
+          memories: session.memories,
+          environmentContext: config.environmentContext,
+          dynamicSections,
+        }).length;
+      proceed = (await toolRound(resume.calls, promptChars)) === 'next';
+    }
 
     // 4. Model calls and tool rounds until the model answers without tool calls.
     let contextRetryUsed = false;
-    while (true) {
+    while (proceed) {
       // Steered messages enter at each step boundary: here, and again after a compaction (see steering.ts).
       await deliverSteering(options);
       // 4a. The stable part is cached until the next compaction; the dynamic part is rebuilt every call.
@@ -207,48 +293,19 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
       }
       await Promise.all(callsWritten);
 
-      // 4h. The batch; its results are saved as they arrive, in call order, and waited for once at its end. Each
-      // enters the context cut to its share of the window (the tool_call_end event had it whole).
-      const resultLimit = toolResultLimitChars({
-        contextWindow: session.model.info.contextWindow,
-        promptChars,
-        toolsChars: runtime.toolsChars,
-        share: config.maxToolResultShare,
-      });
-      const results = batchResults(session, openCalls, resultLimit);
-      await runtime.tools.executeBatch({
-        calls,
-        sessionId: session.id,
-        turnId,
-        signal,
-        hooks,
-        runnable: config.maxToolCallsPerTurn - toolCallCount,
-        emit,
-        reportError,
-        onResult: results.add,
-      });
-      await results.written();
-
-      // 4i. The tool-call limit ends the turn with a notice to the model.
-      toolCallCount += calls.length;
-      if (signal.aborted) {
-        status = 'cancelled';
-        break;
-      }
-      if (toolCallCount >= config.maxToolCallsPerTurn) {
-        await commitSystem(fillTemplate(TOOL_LIMIT_NOTICE, { limit: config.maxToolCallsPerTurn }));
-        reportError(
-          new AgentError({
-            code: 'MAX_TOOL_CALLS_EXCEEDED',
-            message: `the turn ran ${toolCallCount} tool calls and its limit is ${config.maxToolCallsPerTurn}`,
-          }),
-        );
-        break;
-      }
+      // 4h–4i. Approvals, then the batch.
+      if ((await toolRound(calls, promptChars)) === 'end') break;
     }
 
     // 6. Memory checkpoint every N turns, inside the turn, before it ends (SPEC §5.14).
-    if (status !== 'cancelled' && (await memoryCheckpoint(options)) === 'cancelled') status = 'cancelled';
+    // A suspended turn is not over: its checkpoint comes when it is continued and ends.
+    if (
+      status !== 'cancelled' &&
+      status !== 'suspended' &&
+      (await memoryCheckpoint(options)) === 'cancelled'
+    ) {
+      status = 'cancelled';
+    }
   } catch (error) {
     status = 'failed';
     // Storage failures arrive as STORAGE_ERROR already (the session log wraps them); anything else is unexpected.
@@ -263,7 +320,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnResult> {
   } finally {
     // 7–8. TurnEnd, then exactly one terminal event.
     await turnEnd(options, status, toolCallCount);
-    if (status === 'cancelled') emit({ type: 'turn_cancelled' });
+    if (status === 'suspended') emit({ type: 'turn_suspended', pendingCalls });
+    else if (status === 'cancelled') emit({ type: 'turn_cancelled' });
     else if (status === 'completed' && outputValue !== undefined) {
       emit({ type: 'turn_complete', output: outputValue.value });
     } else emit({ type: 'turn_complete' });

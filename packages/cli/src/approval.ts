@@ -62,9 +62,9 @@ function readRequest(data: unknown): ApprovalRequest | undefined {
 
 /**
  * A plugin whose BeforeToolUse handler refuses calls a deny rule matches, lets read-only tools and calls an
- * allow rule matches through, and asks before every other mutating one. The runtime counts a hook that does
- * not answer within `toolTimeoutMs` as `continue` — the tool would run — so the question gives up a little
- * before that bound (`answerWithinMs`) and the model is told nobody answered.
+ * allow rule matches through, and asks before every other mutating one. The handler is tapped with
+ * `onTimeout: 'abort'`, so a question still open at the hook's bound (`toolTimeoutMs`) refuses the call; the
+ * question itself gives up a little before that bound (`answerWithinMs`) so the model is told nobody answered.
  */
 export function createApprovalPlugin(options: {
   mutating: ReadonlySet<string>;
@@ -125,7 +125,8 @@ export function createApprovalPlugin(options: {
     description: 'Asks the user before a tool that changes files or the outside world runs.',
     initialize: async () => {},
     apply: (context) => {
-      context.tap('BeforeToolUse', decide);
+      // A question still open at the hook's bound refuses the call: approval never fails open.
+      context.tap('BeforeToolUse', decide, { onTimeout: 'abort' });
     },
     shutdown: async () => {},
   };

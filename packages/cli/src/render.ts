@@ -159,6 +159,13 @@ export class TurnView {
       case 'turn_complete':
         this.#finish();
         return;
+      case 'turn_suspended':
+        // youyou asks in-process, so its turns never suspend; another host's tool may still ask for approval.
+        this.#finish();
+        this.line(
+          this.#styles.yellow(`⏸ waiting for approval of ${payload.pendingCalls.length} tool call(s)`),
+        );
+        return;
       case 'steered':
       case 'follow_up_queued':
       case 'subagent':

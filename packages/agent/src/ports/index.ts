@@ -13,6 +13,7 @@ export type {
   HookHandler,
   HookPayload,
   HookResult,
+  HookTapOptions,
   ModelCallOutcome,
   Observation,
   ObserveOptions,

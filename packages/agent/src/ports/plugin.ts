@@ -29,15 +29,27 @@ export type HookResult =
   | { type: 'continue_with'; data: unknown }
   | { type: 'abort'; reason: string };
 
-/** A hook handler; returning nothing means `continue`. A throw or a time-out counts as `continue` and is reported. */
+/**
+ * A hook handler; returning nothing means `continue`. A throw counts as `continue` and is reported; so does a
+ * time-out, unless the handler was tapped with `onTimeout: 'abort'`.
+ */
 export type HookHandler = (payload: HookPayload) => HookResult | undefined | Promise<HookResult | undefined>;
+
+/**
+ * How a handler is tapped. `onTimeout: 'abort'` makes a handler that does not answer in time stop the chain
+ * (and the action, as an `abort` answer would) instead of counting as `continue`: a gate such as an approval
+ * then fails closed.
+ */
+export interface HookTapOptions {
+  onTimeout?: 'continue' | 'abort';
+}
 
 /** What `Plugin.apply` receives: the plugin's id and config, and `tap` to register handlers. */
 export interface PluginContext {
   readonly pluginId: string;
   readonly pluginConfig: unknown;
   /** Registers a handler, run in registration order; returns a function that removes it. */
-  tap(event: HookEvent, handler: HookHandler): () => void;
+  tap(event: HookEvent, handler: HookHandler, options?: HookTapOptions): () => void;
   /**
    * Registers an observer of every session's turns, events and model calls; returns a function that removes
    * it. Observers only watch: they are called synchronously, cannot change or stop anything, and one that
@@ -80,7 +92,7 @@ export type Observation =
       type: 'turn_end';
       sessionId: string;
       turnId: string;
-      status: 'completed' | 'cancelled' | 'failed';
+      status: 'completed' | 'cancelled' | 'failed' | 'suspended';
     }
   | {
       type: 'model_call_start';
