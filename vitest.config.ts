@@ -7,6 +7,7 @@ export default defineConfig({
   resolve: {
     // Tests import the workspace packages from their source, so no build is needed first.
     alias: [
+      { find: /^@youyou\/agent\/storage$/, replacement: `${packagesDir}agent/src/storage/index.ts` },
       { find: /^@youyou\/agent\/testing$/, replacement: `${packagesDir}agent/src/testing/index.ts` },
       { find: /^@youyou\/([a-z-]+)$/, replacement: `${packagesDir}$1/src/index.ts` },
     ],

@@ -1,9 +1,9 @@
 /**
  * Counts V8 deoptimizations while one workload of one runtime runs with a full gc before every run, as the
- * benchmark does: `node bench/deopts.mjs <runtime> <workload> [runs]` (workloads as in profile.mjs). A function
- * listed under "weak objects" lost its optimized code because something the code relied on (most often the
- * hidden class of a short-lived object) was collected; run after run, that means running unoptimized again.
- * See packages/agent/src/shapes.ts for how the runtime avoids it.
+ * benchmark's cold table does: `node bench/deopts.mjs <runtime> <workload> [runs]` (workloads as in
+ * profile.mjs). A function listed under "weak objects" lost its optimized code because something the code
+ * relied on (most often the hidden class of a short-lived object) was collected; run after run, that means
+ * running unoptimized again.
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';

@@ -1,10 +1,14 @@
 /**
- * Runs every workload of one runtime in this process and prints one JSON line of results on stdout.
- * Started by run.mjs as `node --expose-gc driver.mjs <runtime>`, a fresh process per runtime.
+ * Runs the workloads of one runtime in this process and prints one JSON line of results on stdout.
+ * Started by run.mjs as `node --expose-gc driver.mjs <runtime> <phase>`, a fresh process per runtime and
+ * phase: `main` runs W1–W4, `durable` runs W5 alone, so that the peak RSS of W1–W4 is every runtime's own
+ * (W5 loads SQLite) and W5's is measured apart.
  */
 import { check, FINAL_TEXT, PARALLEL_CALLS, SHORT_TEXT, streamDeltas, TOOL_STEPS } from './lib/workloads.mjs';
 
 const runtimeName = process.argv[2];
+const phase = process.argv[3] ?? 'main';
+if (phase !== 'main' && phase !== 'durable') throw new Error(`unknown phase ${phase}: main or durable`);
 const quick = process.env.BENCH_QUICK === '1';
 if (typeof globalThis.gc !== 'function') throw new Error('run with --expose-gc');
 const runtime = await import(`./runtimes/${runtimeName}.mjs`);
@@ -27,10 +31,14 @@ const WARMUP_MIN_RUNS = 5;
 const WARMUP_MS = 1_000;
 const WARMUP_MAX_RUNS = 1_000;
 
-/** Warm-up runs, then measured runs with a full gc before each; every run is checked. */
+/**
+ * One workload: a full gc, warm-up runs, then `runs` measured runs back to back with no forced gc (steady
+ * state: the headline), then `runs` measured runs with a full gc before each (the cold case: each run
+ * starts from a collected heap, as after an idle host's gc). Every run is checked.
+ */
 async function measure(run, runs, check) {
-  const once = async () => {
-    globalThis.gc();
+  const once = async (collect) => {
+    if (collect) globalThis.gc();
     const cpu = process.cpuUsage();
     const result = await run();
     const used = process.cpuUsage(cpu);
@@ -39,15 +47,18 @@ async function measure(run, runs, check) {
     check(result);
     return result;
   };
+  globalThis.gc();
   const warmupStarted = performance.now();
   for (let index = 0; index < (quick ? 1 : WARMUP_MAX_RUNS); index++) {
-    await once();
+    await once(false);
     if (quick || (index + 1 >= WARMUP_MIN_RUNS && performance.now() - warmupStarted >= WARMUP_MS)) break;
   }
-  const samples = [];
-  for (let index = 0; index < runs; index++) samples.push(await once());
+  const steady = [];
+  for (let index = 0; index < runs; index++) steady.push(await once(false));
+  const cold = [];
+  for (let index = 0; index < runs; index++) cold.push(await once(true));
   process.stderr.write('.');
-  return samples;
+  return { steady, cold };
 }
 
 function median(values) {
@@ -68,36 +79,49 @@ function summary(samples, fields) {
   return result;
 }
 
-const results = { runtime: runtime.name };
+/** The steady and the cold summary of one measured workload. */
+function summaries(samples, fields) {
+  return { steady: summary(samples.steady, fields), cold: summary(samples.cold, fields) };
+}
+
+const results = { runtime: runtime.name, phase };
 const runs = (count) => (quick ? Math.max(3, Math.ceil(count / 5)) : count);
 const w = runtime.workloads;
 const checked = (key) => (result) => check(`${runtime.name} ${key}`, result, expected[key]);
 
-results.stream = summary(await measure(() => w.stream(), runs(20), checked('stream')), [
-  'ms',
-  'firstMs',
-  'cpuMs',
-]);
-results.toolLoop = summary(await measure(() => w.toolLoop(), runs(20), checked('toolLoop')), ['ms', 'cpuMs']);
-results.parallel = summary(await measure(() => w.parallel(), runs(15), checked('parallel')), [
-  'ms',
-  'maxInFlight',
-  'cpuMs',
-]);
-results.historyEmpty = summary(await measure(() => w.history(false), runs(60), checked('history')), ['ms']);
-results.historyLong = summary(await measure(() => w.history(true), runs(60), checked('history')), [
-  'ms',
-  'cpuMs',
-]);
-if (typeof w.durable === 'function') {
+if (phase === 'main') {
+  results.stream = summaries(await measure(() => w.stream(), runs(20), checked('stream')), [
+    'ms',
+    'firstMs',
+    'cpuMs',
+  ]);
+  results.toolLoop = summaries(await measure(() => w.toolLoop(), runs(20), checked('toolLoop')), [
+    'ms',
+    'cpuMs',
+  ]);
+  results.parallel = summaries(await measure(() => w.parallel(), runs(15), checked('parallel')), [
+    'ms',
+    'maxInFlight',
+    'cpuMs',
+  ]);
+  results.historyEmpty = summaries(await measure(() => w.history(false), runs(60), checked('history')), [
+    'ms',
+  ]);
+  results.historyLong = summaries(await measure(() => w.history(true), runs(60), checked('history')), [
+    'ms',
+    'cpuMs',
+  ]);
+  if (typeof w.timerFloor === 'function') {
+    results.timerFloor = summaries(await measure(() => w.timerFloor(), runs(15), checked('timerFloor')), [
+      'ms',
+    ]);
+  }
+} else if (typeof w.durable === 'function') {
   const available = await w.durableAvailable?.();
   results.durable =
     available === false
       ? { unavailable: true }
-      : summary(await measure(() => w.durable(), runs(8), checked('durable')), ['ms', 'cpuMs']);
-}
-if (typeof w.timerFloor === 'function') {
-  results.timerFloor = summary(await measure(() => w.timerFloor(), runs(15), checked('timerFloor')), ['ms']);
+      : summaries(await measure(() => w.durable(), runs(8), checked('durable')), ['ms', 'cpuMs']);
 }
 await runtime.close?.();
 globalThis.gc();

@@ -5,7 +5,7 @@
 
 /** W1: text deltas of one streamed answer, and their characters. */
 export const STREAM_DELTAS = 10_000;
-/** W2: sequential tool steps in one turn, each one call to a trivial synchronous tool. */
+/** W2: sequential tool steps in one turn, each one call to a trivial async tool. */
 export const TOOL_STEPS = 200;
 /** W3: calls of one step to a read-only tool that awaits a timer. */
 export const PARALLEL_CALLS = 100;
@@ -33,6 +33,7 @@ export const ECHO_TOOL = {
     required: ['n'],
     additionalProperties: false,
   },
+  /** The answer; every runtime calls it from an async tool (`execute: async ...`). */
   run: (n) => `echo ${n}`,
 };
 

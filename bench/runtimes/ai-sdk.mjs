@@ -1,11 +1,18 @@
 /**
  * The Vercel AI SDK: `streamText` with `MockLanguageModelV3` from `ai/test`, whose doStream returns a
- * ReadableStream already filled with the pre-built stream parts of the answer. Tools use zod schemas,
- * so their inputs are validated; the consumer reads `fullStream`.
+ * ReadableStream already filled with the pre-built stream parts of the answer. Tools are async and use
+ * zod schemas, so their inputs are validated; `experimental_onStart`, `onFinish`,
+ * `experimental_onToolCallStart` and `experimental_onToolCallFinish` are async no-op callbacks; the
+ * consumer reads `fullStream`.
+ * W5: the SDK has no storage; its documented way to persist a chat is to save the response messages
+ * from a callback. Here `onStepFinish` writes the step's new messages (the assistant's tool calls and the
+ * tools' results, after the tools ran) to the SQLite log of bench/lib/sqlite-log.mjs, and the user's
+ * message is written before the call.
  */
 import { jsonSchema, stepCountIs, streamText, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
+import { openSqliteLog } from '../lib/sqlite-log.mjs';
 import {
   answerPlans,
   callArguments,
@@ -73,7 +80,7 @@ const tools = {
   [ECHO_TOOL.name]: tool({
     description: ECHO_TOOL.description,
     inputSchema,
-    execute: ({ n }) => ECHO_TOOL.run(n),
+    execute: async ({ n }) => ECHO_TOOL.run(n),
   }),
   [WAIT_TOOL.name]: tool({
     description: WAIT_TOOL.description,
@@ -90,13 +97,27 @@ const tools = {
 // jsonSchema() is imported so the choice of zod is visible: a bare JSON schema would skip validation.
 void jsonSchema;
 
-async function timedTurn(answers, messages) {
+const asyncNoop = async () => undefined;
+
+/** One call of streamText; `persist`, when given, is its onStepFinish (W5's writer, set up in the timing). */
+async function timedTurn(answers, messages, persist) {
   const model = mockModel(answers);
   let text = '';
   let toolCalls = 0;
   let firstMs;
   const started = performance.now();
-  const result = streamText({ model, tools, messages, stopWhen: stepCountIs(TOOL_STEPS + 10) });
+  const options = {
+    model,
+    tools,
+    messages,
+    stopWhen: stepCountIs(TOOL_STEPS + 10),
+    experimental_onStart: asyncNoop,
+    onFinish: asyncNoop,
+    experimental_onToolCallStart: asyncNoop,
+    experimental_onToolCallFinish: asyncNoop,
+  };
+  if (persist !== undefined) options.onStepFinish = persist();
+  const result = streamText(options);
   for await (const part of result.fullStream) {
     if (part.type === 'text-delta') {
       if (firstMs === undefined) firstMs = performance.now() - started;
@@ -146,6 +167,13 @@ function historyMessages() {
 }
 const history = historyMessages();
 
+let log;
+let durableRuns = 0;
+/** Closes the SQLite log of W5 and removes its file. */
+export function close() {
+  log?.close();
+}
+
 export const workloads = {
   stream: () => timedTurn(streamAnswers, [userMessage]),
   toolLoop: () => timedTurn(toolLoopAnswers, [userMessage]),
@@ -154,4 +182,23 @@ export const workloads = {
     return { ...(await timedTurn(parallelAnswers, [userMessage])), maxInFlight };
   },
   history: (withHistory) => timedTurn(shortAnswers, withHistory ? [...history, userMessage] : [userMessage]),
+  async durable() {
+    log ??= openSqliteLog();
+    const sessionId = `durable-${durableRuns++}`;
+    // Called inside the timing: the user's message is written, then each step's new response messages
+    // (step.response.messages holds every response message of the call so far).
+    const persist = () => {
+      log.append(sessionId, userMessage);
+      let written = 0;
+      return async (step) => {
+        const messages = step.response.messages;
+        for (; written < messages.length; written++) log.append(sessionId, messages[written]);
+      };
+    };
+    try {
+      return await timedTurn(toolLoopAnswers, [userMessage], persist);
+    } finally {
+      log.remove(sessionId);
+    }
+  },
 };

@@ -1,8 +1,11 @@
 /**
  * The floor: a hand-written loop doing the same work with no framework. The fake model is an async
  * generator over pre-built events; the loop streams them to the consumer through an async generator,
- * parses and checks tool arguments, runs the tools (concurrently, as Promise.all) and keeps the history.
+ * parses and checks tool arguments, runs the tools (async functions, concurrently, as Promise.all) and
+ * keeps the history. W5: the same loop writing each message to a SQLite file as it keeps it (before the
+ * tools run, for a tool call), with the log of bench/lib/sqlite-log.mjs.
  */
+import { openSqliteLog } from '../lib/sqlite-log.mjs';
 import {
   answerPlans,
   callArguments,
@@ -25,7 +28,7 @@ async function* replay(events) {
 let inFlight = 0;
 let maxInFlight = 0;
 const tools = new Map([
-  [ECHO_TOOL.name, (args) => ECHO_TOOL.run(args.n)],
+  [ECHO_TOOL.name, async (args) => ECHO_TOOL.run(args.n)],
   [
     WAIT_TOOL.name,
     async (args) => {
@@ -47,7 +50,10 @@ async function runTool(call) {
   return { callId: call.callId, content, isError: false };
 }
 
-/** One turn: model calls and tool rounds until an answer without tool calls. */
+/**
+ * One turn: model calls and tool rounds until an answer without tool calls. `history.push` keeps a message
+ * (W5: an object whose push also writes it to the SQLite log).
+ */
 async function* turn(history, answers) {
   history.push({ role: 'user', content: USER_TEXT });
   let usage = 0;
@@ -106,6 +112,27 @@ const {
 } = answerPlans({ textAnswer, toolAnswer });
 const history = neutralHistory();
 
+let log;
+let durableRuns = 0;
+/** W5's history: every message kept is written to the SQLite log at once, under a new session id per run. */
+function durableHistory() {
+  log ??= openSqliteLog();
+  const sessionId = `durable-${durableRuns++}`;
+  const messages = [];
+  return {
+    sessionId,
+    push(message) {
+      messages.push(message);
+      log.append(sessionId, message);
+    },
+  };
+}
+
+/** Closes the SQLite log of W5 and removes its file. */
+export function close() {
+  log?.close();
+}
+
 export const workloads = {
   stream: () => timedTurn([], streamAnswers),
   toolLoop: () => timedTurn([], toolLoopAnswers),
@@ -114,6 +141,14 @@ export const workloads = {
     return { ...(await timedTurn([], parallelAnswers)), maxInFlight };
   },
   history: (withHistory) => timedTurn(withHistory ? history.slice() : [], shortAnswers),
+  async durable() {
+    const durable = durableHistory();
+    try {
+      return await timedTurn(durable, toolLoopAnswers);
+    } finally {
+      log.remove(durable.sessionId);
+    }
+  },
   /**
    * Not a column of the table: W3's timers alone (100 timers of 10 ms awaited with Promise.all, no
    * loop, no model), the floor under every runtime's W3 on this machine.

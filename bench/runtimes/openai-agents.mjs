@@ -1,11 +1,17 @@
 /**
  * The OpenAI Agents SDK: `run(agent, input, { stream: true })` with a fake `Model` whose
- * getStreamedResponse replays pre-built stream events. Tools use zod schemas, so their arguments are
- * validated; the consumer iterates the StreamedRunResult. Tracing is turned off: with it on, the SDK
+ * getStreamedResponse replays pre-built stream events. Tools are async and use zod schemas, so their
+ * arguments are validated; the agent's lifecycle hooks (agent_start, agent_end, agent_tool_start,
+ * agent_tool_end: listeners of an event emitter, which the SDK does not await) have async no-op
+ * listeners; the consumer iterates the StreamedRunResult. Tracing is turned off: with it on, the SDK
  * would try to export traces over the network.
+ * W5: the SDK's persistence port is `Session` (it ships an in-memory one and one kept by OpenAI's
+ * servers); here a `Session` over the SQLite log of bench/lib/sqlite-log.mjs, one row per item, passed
+ * as `run(..., { session })`, a new session per run. The SDK decides when it calls `addItems`.
  */
 import { Agent, run, setTracingDisabled, tool } from '@openai/agents';
 import { z } from 'zod';
+import { openSqliteLog } from '../lib/sqlite-log.mjs';
 import {
   answerPlans,
   callArguments,
@@ -106,7 +112,7 @@ const agent = new Agent({
       name: ECHO_TOOL.name,
       description: ECHO_TOOL.description,
       parameters,
-      execute: ({ n }) => ECHO_TOOL.run(n),
+      execute: async ({ n }) => ECHO_TOOL.run(n),
     }),
     tool({
       name: WAIT_TOOL.name,
@@ -123,13 +129,20 @@ const agent = new Agent({
   ],
 });
 
-async function timedTurn(answers, input) {
+const asyncNoop = async () => undefined;
+for (const event of ['agent_start', 'agent_end', 'agent_tool_start', 'agent_tool_end'])
+  agent.on(event, asyncNoop);
+
+/** One run; `session`, when given, is the run's Session (W5). */
+async function timedTurn(answers, input, session) {
   model.load(answers);
   let text = '';
   let toolCalls = 0;
   let firstMs;
   const started = performance.now();
-  const result = await run(agent, input, { stream: true, maxTurns: TOOL_STEPS + 10 });
+  const options = { stream: true, maxTurns: TOOL_STEPS + 10 };
+  if (session !== undefined) options.session = session;
+  const result = await run(agent, input, options);
   for await (const event of result) {
     if (event.type === 'raw_model_stream_event') {
       if (event.data.type === 'output_text_delta') {
@@ -184,6 +197,36 @@ function historyItems() {
 const history = historyItems();
 const userItem = { type: 'message', role: 'user', content: USER_TEXT };
 
+let log;
+let durableRuns = 0;
+/** The SDK's `Session` port over the SQLite log, for one session id. */
+class SqliteSession {
+  constructor(sessionId) {
+    this.sessionId = sessionId;
+  }
+  async getSessionId() {
+    return this.sessionId;
+  }
+  async getItems(limit) {
+    const items = log.load(this.sessionId);
+    return limit === undefined ? items : items.slice(Math.max(items.length - limit, 0));
+  }
+  async addItems(items) {
+    for (const item of items) log.append(this.sessionId, item);
+  }
+  async popItem() {
+    return log.pop(this.sessionId);
+  }
+  async clearSession() {
+    log.remove(this.sessionId);
+  }
+}
+
+/** Closes the SQLite log of W5 and removes its file. */
+export function close() {
+  log?.close();
+}
+
 export const workloads = {
   stream: () => timedTurn(streamAnswers, USER_TEXT),
   toolLoop: () => timedTurn(toolLoopAnswers, USER_TEXT),
@@ -192,4 +235,13 @@ export const workloads = {
     return { ...(await timedTurn(parallelAnswers, USER_TEXT)), maxInFlight };
   },
   history: (withHistory) => timedTurn(shortAnswers, withHistory ? [...history, userItem] : USER_TEXT),
+  async durable() {
+    log ??= openSqliteLog();
+    const session = new SqliteSession(`durable-${durableRuns++}`);
+    try {
+      return await timedTurn(toolLoopAnswers, USER_TEXT, session);
+    } finally {
+      await session.clearSession();
+    }
+  },
 };

@@ -1,10 +1,16 @@
 /**
  * @mariozechner/pi-agent-core: its stateful `Agent`, with a custom stream function that returns an
- * AssistantMessageEventStream already filled with the pre-built events of the answer. Tools use TypeBox
- * schemas, so their arguments are validated; the consumer is a subscribed listener (the Agent awaits it).
+ * AssistantMessageEventStream already filled with the pre-built events of the answer. Tools are async and
+ * use TypeBox schemas, so their arguments are validated; `beforeToolCall` and `afterToolCall` are async
+ * no-op hooks (its turn start and end reach the subscribed listener); the consumer is a subscribed
+ * listener (the Agent awaits it).
+ * W5: pi-agent-core has no storage of its own (its coding agent appends each message to a session file
+ * when the message ends); here a second, async listener writes each message at `message_end` to the SQLite
+ * log of bench/lib/sqlite-log.mjs: a tool call's assistant message ends before its tool runs.
  */
 import { Agent } from '@mariozechner/pi-agent-core';
 import { AssistantMessageEventStream, Type } from '@mariozechner/pi-ai';
+import { openSqliteLog } from '../lib/sqlite-log.mjs';
 import {
   answerPlans,
   callId,
@@ -116,8 +122,17 @@ const tools = [
   },
 ];
 
-async function timedTurn(runAnswers, messages) {
-  const agent = new Agent({ initialState: { systemPrompt: 'Be brief.', model, tools, messages }, streamFn });
+const asyncNoop = async () => undefined;
+
+/** One turn of a new Agent; `persist`, when given, is subscribed too (W5's writer). */
+async function timedTurn(runAnswers, messages, persist) {
+  const agent = new Agent({
+    initialState: { systemPrompt: 'Be brief.', model, tools, messages },
+    streamFn,
+    beforeToolCall: asyncNoop,
+    afterToolCall: asyncNoop,
+  });
+  if (persist !== undefined) agent.subscribe(persist);
   answers = runAnswers;
   next = 0;
   let text = '';
@@ -173,6 +188,13 @@ function historyMessages() {
 }
 const history = historyMessages();
 
+let log;
+let durableRuns = 0;
+/** Closes the SQLite log of W5 and removes its file. */
+export function close() {
+  log?.close();
+}
+
 export const workloads = {
   stream: () => timedTurn(streamAnswers, []),
   toolLoop: () => timedTurn(toolLoopAnswers, []),
@@ -181,4 +203,16 @@ export const workloads = {
     return { ...(await timedTurn(parallelAnswers, [])), maxInFlight };
   },
   history: (withHistory) => timedTurn(shortAnswers, withHistory ? history : []),
+  async durable() {
+    log ??= openSqliteLog();
+    const sessionId = `durable-${durableRuns++}`;
+    const persist = async (event) => {
+      if (event.type === 'message_end') log.append(sessionId, event.message);
+    };
+    try {
+      return await timedTurn(toolLoopAnswers, [], persist);
+    } finally {
+      log.remove(sessionId);
+    }
+  },
 };

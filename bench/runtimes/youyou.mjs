@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * @youyou/agent, from the built dist of packages/agent, with hooks (a plugin tapping TurnStart, TurnEnd,
- * BeforeToolUse and AfterToolUse with no-op handlers), persistence (InMemorySessionStorage, or SQLite in
- * W5), schema validation (tools with a JSON schema) and token accounting (usage in every answer) on.
+ * @youyou/agent, from the built dist of packages/agent, through its public API only: hooks (a plugin
+ * tapping TurnStart, TurnEnd, BeforeToolUse and AfterToolUse with async no-op handlers), persistence (an
+ * InMemorySessionStorage written through the public `saveEvent` port, or `@youyou/sqlite` in W5), async
+ * tools with a JSON schema (validated), token accounting (usage in every answer).
  */
 import {
   answerPlans,
@@ -77,14 +78,15 @@ function toolAnswer(toolName, calls) {
   ];
 }
 
-const noop = () => undefined;
+const asyncNoop = async () => undefined;
 const hooksPlugin = {
   id: 'bench-hooks',
   displayName: 'Bench hooks',
-  description: 'Taps the turn and tool hooks with handlers that do nothing.',
+  description: 'Taps the turn and tool hooks with async handlers that do nothing.',
   initialize: async () => undefined,
   apply(context) {
-    for (const event of ['TurnStart', 'TurnEnd', 'BeforeToolUse', 'AfterToolUse']) context.tap(event, noop);
+    for (const event of ['TurnStart', 'TurnEnd', 'BeforeToolUse', 'AfterToolUse'])
+      context.tap(event, asyncNoop);
   },
   shutdown: async () => undefined,
 };
@@ -96,7 +98,7 @@ const echoTool = {
   description: ECHO_TOOL.description,
   parametersSchema: ECHO_TOOL.schema,
   isMutating: false,
-  execute: ({ arguments: args }) => ({ content: ECHO_TOOL.run(args.n), isError: false }),
+  execute: async ({ arguments: args }) => ({ content: ECHO_TOOL.run(args.n), isError: false }),
 };
 const waitTool = {
   name: WAIT_TOOL.name,
@@ -127,10 +129,21 @@ async function buildAgent(storage) {
   return { agent, provider, storage };
 }
 
+/**
+ * The in-memory storage as a host's own storage: every write goes through the public `saveEvent` (a core
+ * that looks for an InMemorySessionStorage to write it by a private synchronous path, as the core of
+ * 2026-12-03 did, does not take that path for a subclass that overrides `saveEvent`). Costs one call.
+ */
+class PortSessionStorage extends InMemorySessionStorage {
+  saveEvent(sessionId, event) {
+    return super.saveEvent(sessionId, event);
+  }
+}
+
 let shared;
 /** One agent per process, as a host would keep it; each run is a new session. */
 async function sharedAgent() {
-  shared ??= await buildAgent(new InMemorySessionStorage());
+  shared ??= await buildAgent(new PortSessionStorage());
   return shared;
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { readHeldBatch } from './approvals.js';
 import { ContextManager, replaySessionEvents } from './context.js';
 import { AgentError, toAgentError } from './error.js';
 import type { PluginManager } from './plugin-manager.js';
@@ -11,14 +12,16 @@ import type { SessionConfig } from './types.js';
 import { SessionUsage, usageTotalsOfLog } from './usage.js';
 
 /**
- * The built runtime: it holds the registries and at most one active session (0006 §7). Its calls
- * reject with AgentError for mistakes (SESSION_BUSY, SESSION_NOT_FOUND, SESSION_CLOSED, ...).
+ * The built runtime: it holds the registries and up to `maxActiveSessions` active sessions (default 1,
+ * 0006 §7). Its calls reject with AgentError for mistakes (SESSION_BUSY, SESSION_NOT_FOUND, SESSION_CLOSED, ...).
  */
 export class Agent {
   private readonly runtime: AgentRuntime;
   private readonly pluginManager: PluginManager;
-  /** The active session slot: a controller, or 'reserved' while a session is being set up. */
-  private active: SessionController | 'reserved' | undefined;
+  /** The active sessions; each holds one of the `maxActiveSessions` slots. */
+  private readonly active = new Set<SessionController>();
+  /** Ids of sessions being set up: each holds a slot too, until it is active or its setup failed. */
+  private readonly reserved = new Set<string>();
   private shuttingDown: Promise<void> | undefined;
   private readonly slot: SessionSlot;
 
@@ -29,7 +32,7 @@ export class Agent {
     const agent = this;
     this.slot = {
       release(controller) {
-        if (agent.active === controller) agent.active = undefined;
+        agent.active.delete(controller);
       },
       get isShutDown() {
         return agent.shuttingDown !== undefined;
@@ -61,8 +64,8 @@ export class Agent {
       throw new AgentError({ code: 'INVALID_INPUT', message: 'systemPromptOverride must be a string' });
     }
     const model = this.runtime.models.resolve(config.modelId ?? this.runtime.config.defaultModel);
-    this.reserveSlot();
     const sessionId = randomUUID();
+    this.reserveSlot(sessionId);
     let claim: SessionClaim | undefined;
     try {
       claim = await this.claimSession(sessionId);
@@ -80,9 +83,9 @@ export class Agent {
       await this.runSessionStart(sessionId, model.info.id);
       return new Session(this.activate(state));
     } catch (error) {
-      if (this.active === 'reserved') {
+      if (this.reserved.has(sessionId)) {
         await releaseSessionClaim({ claim, sessionId, config: this.runtime.config });
-        this.active = undefined;
+        this.reserved.delete(sessionId);
       }
       throw error;
     }
@@ -101,7 +104,7 @@ export class Agent {
         message: `session '${sessionId}' cannot be resumed: no session storage is registered`,
       });
     }
-    this.reserveSlot();
+    this.reserveSlot(sessionId);
     let claim: SessionClaim | undefined;
     try {
       // Claimed before the log is read, so that this read sees everything the previous holder wrote.
@@ -115,7 +118,8 @@ export class Agent {
       if (events === null) {
         throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
       }
-      const replayed = replaySessionEvents(events);
+      const heldBatch = readHeldBatch(events);
+      const replayed = replaySessionEvents(events, new Set(heldBatch?.calls.map((call) => call.callId)));
       const model = this.modelForResume(replayed.sessionConfig?.modelId, sessionId);
       const state = this.createState({
         sessionId,
@@ -126,21 +130,22 @@ export class Agent {
       state.context.reset(replayed.messages, replayed.chars);
       state.turnCount = replayed.turnCount;
       state.usage.restore(usageTotalsOfLog(events));
+      state.heldBatch = heldBatch;
       const interval = this.runtime.config.memoryCheckpointInterval;
       state.turnsSinceCheckpoint = interval > 0 ? replayed.turnCount % interval : 0;
       state.memories = await this.loadMemories();
       return new Session(this.activate(state));
     } catch (error) {
-      if (this.active === 'reserved') {
+      if (this.reserved.has(sessionId)) {
         await releaseSessionClaim({ claim, sessionId, config: this.runtime.config });
-        this.active = undefined;
+        this.reserved.delete(sessionId);
       }
       throw error;
     }
   }
 
   /**
-   * Cancels the running turn, closes the active session the full way (SessionEnd, memory extraction),
+   * Cancels the running turns, closes every active session the full way (SessionEnd, memory extraction),
    * then shuts the plugins down in reverse order. Never rejects and never hangs; later calls are no-ops.
    */
   shutdown(): Promise<void> {
@@ -149,11 +154,12 @@ export class Agent {
   }
 
   private async runShutdown(): Promise<void> {
-    const active = this.active;
-    if (active instanceof SessionController) {
-      // Every wait inside close is bounded; this bound covers a hook or a provider that ignores its signal.
-      await settleWithin(active.close({ cancelRunning: true }), this.runtime.config.toolTimeoutMs * 4);
-    }
+    // The sessions close side by side: every wait inside close is bounded, and this bound covers a hook
+    // or a provider that ignores its signal.
+    const bound = this.runtime.config.toolTimeoutMs * 4;
+    await Promise.all(
+      [...this.active].map((controller) => settleWithin(controller.close({ cancelRunning: true }), bound)),
+    );
     await this.pluginManager.shutdownAll();
   }
 
@@ -163,21 +169,32 @@ export class Agent {
     }
   }
 
-  private reserveSlot(): void {
-    if (this.active !== undefined) {
+  private reserveSlot(sessionId: string): void {
+    const limit = this.runtime.config.maxActiveSessions;
+    if (this.reserved.has(sessionId) || [...this.active].some((active) => active.state.id === sessionId)) {
       throw new AgentError({
         code: 'SESSION_BUSY',
-        message: 'another session is active: close it (or let its running turn end) before starting one',
+        message: `session '${sessionId}' is already active on this agent: use its Session, or close it first`,
       });
     }
-    this.active = 'reserved';
+    if (this.active.size + this.reserved.size >= limit) {
+      throw new AgentError({
+        code: 'SESSION_BUSY',
+        message:
+          limit === 1
+            ? 'another session is active: close it (or let its running turn end) before starting one'
+            : `${limit} sessions are active (maxActiveSessions): close one before starting another`,
+      });
+    }
+    this.reserved.add(sessionId);
   }
 
   private activate(state: SessionState): SessionController {
     // shutdown() may have begun while the session was being set up; it must not come back alive.
     this.assertOpen();
     const controller = new SessionController({ state, runtime: this.runtime, slot: this.slot });
-    this.active = controller;
+    this.reserved.delete(state.id);
+    this.active.add(controller);
     return controller;
   }
 

@@ -3,13 +3,15 @@ import { type AgentConfig, resolveConfig, type SkillDefinition } from './config.
 import { AgentError } from './error.js';
 import { HookRegistry } from './hook.js';
 import { MemoryManager } from './memory.js';
+import { ObserverRegistry } from './observation.js';
 import { PluginManager } from './plugin-manager.js';
 import type { ModelProvider } from './ports/model.js';
 import type { Plugin } from './ports/plugin.js';
 import type { MemoryStorage, SessionStorage } from './ports/storage.js';
 import type { ToolHandler } from './ports/tool.js';
-import { ModelRouter } from './session-state.js';
+import { type AgentRuntime, ModelRouter, TurnLinks } from './session-state.js';
 import { ACTIVATE_SKILL_TOOL_NAME, SkillManager, validateSkills } from './skill.js';
+import { bindAgentTools } from './subagent.js';
 import { ToolDispatcher } from './tool-dispatch.js';
 import { pricingProblem } from './usage.js';
 
@@ -136,40 +138,49 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
 
     const skills = new SkillManager(this.skills);
     const activateSkill = skills.createActivateSkillTool();
+    // Sub-agent tools reach the runtime they run in once it is made, below.
+    let runtime: AgentRuntime | undefined;
+    const bound = bindAgentTools({
+      tools: this.tools,
+      models,
+      runtime: () => runtime as AgentRuntime,
+    });
     const tools = new ToolDispatcher({
-      tools: activateSkill === undefined ? this.tools : [...this.tools, activateSkill],
+      tools: activateSkill === undefined ? bound : [...bound, activateSkill],
       timeoutMs: config.toolTimeoutMs,
     });
     const hooks = new HookRegistry();
+    const observers = new ObserverRegistry(config.onBackgroundError);
     const pluginManager = new PluginManager({
       plugins: this.plugins,
       hooks,
+      observers,
       timeoutMs: config.toolTimeoutMs,
       onBackgroundError: config.onBackgroundError,
     });
     await pluginManager.initializeAll();
     const memoryStorage = this.memoryStorages[0];
-    return new Agent({
-      pluginManager,
-      runtime: {
-        config,
-        hooks,
-        tools,
-        toolsChars: JSON.stringify(tools.specs).length,
-        skills,
-        plugins: pluginManager.descriptors,
-        models: new ModelRouter(this.providers),
-        memory:
-          memoryStorage === undefined
-            ? undefined
-            : new MemoryManager({
-                storage: memoryStorage,
-                namespace: config.memoryNamespace,
-                maxItems: config.memoryMaxItems,
-              }),
-        sessionStorage: this.sessionStorages[0],
-      },
-    });
+    runtime = {
+      config,
+      hooks,
+      observers,
+      tools,
+      toolsChars: JSON.stringify(tools.specs).length,
+      skills,
+      plugins: pluginManager.descriptors,
+      models: new ModelRouter(this.providers),
+      memory:
+        memoryStorage === undefined
+          ? undefined
+          : new MemoryManager({
+              storage: memoryStorage,
+              namespace: config.memoryNamespace,
+              maxItems: config.memoryMaxItems,
+            }),
+      sessionStorage: this.sessionStorages[0],
+      turns: new TurnLinks(),
+    };
+    return new Agent({ pluginManager, runtime });
   }
 
   private validateProviders(): Set<string> {
@@ -197,6 +208,12 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
         }
         const pricing = pricingProblem((model as { pricing?: unknown }).pricing);
         if (pricing !== undefined) throw invalidConfig(`model '${model.id}': ${pricing}`);
+        const structured: unknown = model.capabilities.structuredOutput;
+        if (structured !== undefined && typeof structured !== 'boolean') {
+          throw invalidConfig(
+            `model '${model.id}': capabilities.structuredOutput must be a boolean when given`,
+          );
+        }
         if (modelIds.has(model.id)) throw conflict('model', model.id);
         modelIds.add(model.id);
       }

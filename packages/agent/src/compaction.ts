@@ -1,4 +1,5 @@
 import { type ContextManager, charsToTokens, messageChars } from './context.js';
+import { shrinkMessage, USER_MESSAGE_SHARE } from './context-limits.js';
 import { AgentError, describeError, isAgentError } from './error.js';
 import { cancelledError, collectText, internalRequest } from './model-call.js';
 import type { ModelInfo, ModelProvider } from './ports/model.js';
@@ -18,6 +19,8 @@ const KEEP_SHARE = 0.2;
 const REQUEST_SHARE = 0.9;
 /** How often a compaction request is shrunk and sent again after a context-length error. */
 const MAX_ATTEMPTS = 4;
+/** The share of the compaction request one message of the transcript may fill; a bigger one is cut. */
+const TRANSCRIPT_MESSAGE_SHARE = 0.5;
 
 /**
  * Marks where the history may be cut: `safe[i]` is true when no tool call before `i` has its result
@@ -101,6 +104,18 @@ function dropOldest(messages: readonly Message[], count: number): Message[] {
 export interface CompactionResult {
   summary: string;
   keptCount: number;
+  /**
+   * The size every kept message is shrunk to, set only when one of them is over it (saved with the compaction
+   * marker then, so a resume shrinks the same; the marker is the plain `{ summary, keptMessages }` otherwise).
+   */
+  messageLimitChars?: number;
+}
+
+/** The compaction prompt, with the instructions a user gave for this one (`/compact <instructions>`). */
+function compactionPrompt(prompt: string | undefined, instructions: string | undefined): string {
+  const base = prompt ?? COMPACT_PROMPT;
+  const extra = instructions?.trim() ?? '';
+  return extra === '' ? base : `${base}\n\nThe user gave these instructions for this summary:\n${extra}`;
 }
 
 /**
@@ -113,6 +128,10 @@ export async function summariseHistory(options: {
   provider: ModelProvider;
   model: ModelInfo;
   prompt: string | undefined;
+  /** Extra instructions for this summary (manual compaction); undefined for none. */
+  instructions?: string | undefined;
+  /** The session being compacted, handed to the provider for its cache routing. */
+  sessionId: string;
   signal: AbortSignal;
   /** Takes the usage of each compaction request. */
   onUsage?: UsageSink;
@@ -125,16 +144,21 @@ export async function summariseHistory(options: {
       message: 'the history has nothing that can be summarised',
     });
   }
+  const requestTokens = Math.floor(options.model.contextWindow * REQUEST_SHARE);
+  // No single message goes to the summariser whole when it would fill the request: it is cut head and tail.
+  const transcriptLimit = Math.max(2_000, Math.floor(requestTokens * 4 * TRANSCRIPT_MESSAGE_SHARE));
   let toSummarise = fitToWindow(
-    messages.slice(0, keptStart),
-    Math.floor(options.model.contextWindow * REQUEST_SHARE),
+    messages.slice(0, keptStart).map((message) => shrinkMessage(message, transcriptLimit)),
+    requestTokens,
   );
+  const messageLimitChars = Math.max(2_000, Math.floor(options.contextWindow * 4 * USER_MESSAGE_SHARE));
   for (let attempt = 1; ; attempt += 1) {
     if (options.signal.aborted) throw cancelledError('the turn was cancelled before the compaction request');
     const request = internalRequest({
       modelId: options.model.id,
       purpose: 'compaction',
-      systemPrompt: options.prompt ?? COMPACT_PROMPT,
+      sessionId: options.sessionId,
+      systemPrompt: compactionPrompt(options.prompt, options.instructions),
       userText: fillTemplate(COMPACT_INPUT_TEMPLATE, { transcript: renderTranscript(toSummarise) }),
     });
     try {
@@ -147,7 +171,11 @@ export async function summariseHistory(options: {
       const summary = text.trim();
       if (summary === '')
         throw new AgentError({ code: 'COMPACT_ERROR', message: 'the model answered with an empty summary' });
-      return { summary, keptCount: messages.length - keptStart };
+      const keptCount = messages.length - keptStart;
+      const oversized = messages
+        .slice(keptStart)
+        .some((message) => messageChars(message) > messageLimitChars);
+      return oversized ? { summary, keptCount, messageLimitChars } : { summary, keptCount };
     } catch (error) {
       if (options.signal.aborted) throw cancelledError('the turn was cancelled during compaction');
       if (isAgentError(error) && error.code === 'COMPACT_ERROR') throw error;

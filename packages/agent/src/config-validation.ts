@@ -17,12 +17,16 @@ export const AGENT_CONFIG_FIELDS: readonly string[] = [
   'maxToolCallsPerTurn',
   'compactThreshold',
   'compactPrompt',
+  'maxToolResultShare',
+  'autoCompact',
   'memoryNamespace',
   'memoryMaxItems',
   'memoryCheckpointInterval',
   'compactModel',
   'memoryModel',
   'onBackgroundError',
+  'maxActiveSessions',
+  'maxSubagentDepth',
 ];
 
 const PERSONALITY_FIELDS: readonly string[] = ['name', 'description'];
@@ -138,4 +142,24 @@ export function checkSystemInstructions(value: unknown): readonly string[] {
     copy.push(line);
   }
   return Object.freeze(copy);
+}
+
+/** Checks `maxToolResultShare`: a number in (0, 1], the share of the window one tool result may fill; default 0.25. */
+export function checkToolResultShare(value: unknown): number {
+  if (value === undefined) return 0.25;
+  if (typeof value !== 'number' || !(value > 0 && value <= 1)) {
+    throw invalidConfig(
+      `maxToolResultShare must be a number in (0, 1] (the share of the context window one tool result may fill), got ${describeKind(value)}`,
+    );
+  }
+  return value;
+}
+
+/** Checks `autoCompact`: a boolean, default true (false leaves compaction to `Session.compact`). */
+export function checkAutoCompact(value: unknown): boolean {
+  if (value === undefined) return true;
+  if (typeof value !== 'boolean') {
+    throw invalidConfig(`autoCompact must be true, false or left out, got ${describeKind(value)}`);
+  }
+  return value;
 }

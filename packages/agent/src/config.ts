@@ -1,8 +1,10 @@
 import {
   AGENT_CONFIG_FIELDS,
+  checkAutoCompact,
   checkEnvironmentContext,
   checkPersonality,
   checkSystemInstructions,
+  checkToolResultShare,
   invalidConfig,
   rejectUnknownFields,
 } from './config-validation.js';
@@ -39,6 +41,13 @@ export interface AgentConfig {
   compactThreshold?: number;
   /** Replaces the built-in compaction prompt. */
   compactPrompt?: string;
+  /**
+   * The share of the context window (what is left after the system prompt and tools) one tool result may fill
+   * in the context; a longer one enters cut, head and tail kept, with a notice. Default 0.25, in (0, 1].
+   */
+  maxToolResultShare?: number;
+  /** False turns automatic compaction off (before model calls and after a context-length error); default true. */
+  autoCompact?: boolean;
   /** Default 'default'. */
   memoryNamespace?: string;
   /** How many memories the prompt holds; consolidation keeps the store at or under it. Default 50. */
@@ -51,6 +60,10 @@ export interface AgentConfig {
   memoryModel?: string;
   /** Receives errors that happen outside any turn; default: console.warn. */
   onBackgroundError?: (error: AgentError) => void;
+  /** How many sessions may be active at once on this agent (a server's conversations); default 1. */
+  maxActiveSessions?: number;
+  /** How deep sub-agents may nest: 1 = a session's sub-agents call none; default 2. */
+  maxSubagentDepth?: number;
 }
 
 /** A skill: a prompt injected when the user writes `/name`, or that the model activates itself. */
@@ -73,12 +86,16 @@ export interface ResolvedConfig {
   maxToolCallsPerTurn: number;
   compactThreshold: number;
   compactPrompt: string | undefined;
+  maxToolResultShare: number;
+  autoCompact: boolean;
   memoryNamespace: string;
   memoryMaxItems: number;
   memoryCheckpointInterval: number;
   compactModel: string | undefined;
   memoryModel: string | undefined;
   onBackgroundError: (error: AgentError) => void;
+  maxActiveSessions: number;
+  maxSubagentDepth: number;
 }
 
 /** The largest delay setTimeout accepts. */
@@ -151,6 +168,8 @@ export function resolveConfig(config: AgentConfig): ResolvedConfig {
     maxToolCallsPerTurn: integerInRange('maxToolCallsPerTurn', config.maxToolCallsPerTurn, 100, 1, 1_000_000),
     compactThreshold: threshold,
     compactPrompt: optionalText('compactPrompt', config.compactPrompt),
+    maxToolResultShare: checkToolResultShare(config.maxToolResultShare),
+    autoCompact: checkAutoCompact(config.autoCompact),
     memoryNamespace: optionalText('memoryNamespace', config.memoryNamespace) ?? 'default',
     memoryMaxItems: integerInRange('memoryMaxItems', config.memoryMaxItems, 50, 1, 100_000),
     memoryCheckpointInterval: integerInRange(
@@ -163,5 +182,7 @@ export function resolveConfig(config: AgentConfig): ResolvedConfig {
     compactModel: optionalText('compactModel', config.compactModel),
     memoryModel: optionalText('memoryModel', config.memoryModel),
     onBackgroundError: guardBackgroundHandler(config.onBackgroundError ?? defaultBackgroundErrorHandler),
+    maxActiveSessions: integerInRange('maxActiveSessions', config.maxActiveSessions, 1, 1, 100_000),
+    maxSubagentDepth: integerInRange('maxSubagentDepth', config.maxSubagentDepth, 2, 1, 100),
   };
 }

@@ -1,5 +1,7 @@
+import { shrinkMessage } from './context-limits.js';
 import type { SessionEvent, SessionEventPayload } from './ports/storage.js';
 import { COMPACT_SUMMARY_PREFIX, INTERRUPTED_MESSAGE_NOTICE } from './prompt/templates.js';
+import { applyPruning } from './pruning.js';
 import type { ContentBlock, Message, SessionConfig } from './types.js';
 
 /** An image counts as 1,000 tokens (SPEC §5.11), i.e. 4,000 characters at four characters a token. */
@@ -159,12 +161,33 @@ export class ContextManager {
     return charsToTokens(this.totalChars + options.promptChars + options.toolsChars);
   }
 
-  /** Replaces the history by the summary followed by the last `keptCount` messages. */
-  applyCompaction(options: { summary: string; keptCount: number }): void {
-    const kept = options.keptCount > 0 ? this.history.slice(this.history.length - options.keptCount) : [];
-    this.reset([summaryMessage(options.summary), ...kept]);
+  /**
+   * Replaces the history by the summary followed by the last `keptCount` messages, each shrunk to
+   * `messageLimitChars` when given (a message too large for any window must not survive a compaction whole).
+   */
+  applyCompaction(options: { summary: string; keptCount: number; messageLimitChars?: number }): void {
+    this.reset(compactedMessages(this.history, options));
     this.stablePrompt = undefined;
   }
+
+  /** Replaces the results of the given tool calls by their pruned stubs; true when anything changed. */
+  applyPruning(callIds: ReadonlySet<string>): boolean {
+    const pruned = applyPruning(this.history, callIds);
+    if (pruned === this.history) return false;
+    this.reset(pruned.slice());
+    return true;
+  }
+}
+
+/** The summary message followed by the last `keptCount` messages, shrunk to `messageLimitChars` when given. */
+function compactedMessages(
+  history: readonly Message[],
+  options: { summary: string; keptCount: number; messageLimitChars?: number | undefined },
+): Message[] {
+  const kept = options.keptCount > 0 ? history.slice(history.length - options.keptCount) : [];
+  const limit = options.messageLimitChars;
+  const shrunk = limit === undefined ? kept : kept.map((message) => shrinkMessage(message, limit));
+  return [summaryMessage(options.summary), ...shrunk];
 }
 
 /** What a replayed log yields. */
@@ -187,15 +210,30 @@ function readSessionConfig(value: unknown): SessionConfig | undefined {
   return config;
 }
 
-function readCompaction(value: unknown): { summary: string; keptMessages: number } | undefined {
+function readCompaction(
+  value: unknown,
+): { summary: string; keptMessages: number; messageLimitChars: number | undefined } | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Record<string, unknown>;
   if (typeof record.summary !== 'string') return undefined;
   const kept = record.keptMessages;
+  // Written since the compaction shrinks oversized kept messages; older logs have none and kept them whole.
+  const limit = record.messageLimitChars;
   return {
     summary: record.summary,
     keptMessages: typeof kept === 'number' && kept > 0 ? Math.floor(kept) : 0,
+    messageLimitChars: typeof limit === 'number' && Number.isInteger(limit) && limit > 0 ? limit : undefined,
   };
+}
+
+/** The call ids of a `context_pruned` metadata value `{ callIds: string[] }`; empty when malformed. */
+function readPrunedCallIds(value: unknown): Set<string> {
+  const ids = new Set<string>();
+  if (typeof value !== 'object' || value === null) return ids;
+  const list = (value as { callIds?: unknown }).callIds;
+  if (!Array.isArray(list)) return ids;
+  for (const id of list) if (typeof id === 'string') ids.add(id);
+  return ids;
 }
 
 /** The result for a tool call left without one (by a crash); never saved. */
@@ -267,9 +305,13 @@ export function messageOf(payload: SessionEventPayload): Message | undefined {
 
 /**
  * Rebuilds the context from a log (0006 §8.1): messages in order, a notice after each incomplete assistant
- * message, compaction markers applied, and a synthetic error result for every tool call left without one.
+ * message, compaction markers applied, and a synthetic error result for every tool call left without one, but
+ * for the `held` calls of a suspended turn, which still wait for approval (see approvals.ts).
  */
-export function replaySessionEvents(events: readonly SessionEvent[]): ReplayedSession {
+export function replaySessionEvents(
+  events: readonly SessionEvent[],
+  held: ReadonlySet<string> = new Set(),
+): ReplayedSession {
   let messages: Message[] = [];
   // Measured as the messages are made, so that a resume walks its (often long) log once.
   let chars = 0;
@@ -294,8 +336,18 @@ export function replaySessionEvents(events: readonly SessionEvent[]): ReplayedSe
         const compaction = readCompaction(payload.value);
         if (compaction !== undefined) {
           closeOpenCalls();
-          const kept = compaction.keptMessages > 0 ? messages.slice(-compaction.keptMessages) : [];
-          messages = [summaryMessage(compaction.summary), ...kept];
+          messages = compactedMessages(messages, {
+            summary: compaction.summary,
+            keptCount: compaction.keptMessages,
+            messageLimitChars: compaction.messageLimitChars,
+          });
+          chars = 0;
+          for (const message of messages) chars += messageChars(message);
+        }
+      } else if (payload.key === 'context_pruned') {
+        const pruned = applyPruning(messages, readPrunedCallIds(payload.value));
+        if (pruned !== messages) {
+          messages = pruned.slice();
           chars = 0;
           for (const message of messages) chars += messageChars(message);
         }
@@ -311,6 +363,7 @@ export function replaySessionEvents(events: readonly SessionEvent[]): ReplayedSe
     add(message);
     if (message.type === 'assistant' && message.status === 'incomplete') add(interruptedNotice());
   }
+  for (const callId of held) open.delete(callId);
   closeOpenCalls();
   return { messages, chars, sessionConfig, turnCount };
 }

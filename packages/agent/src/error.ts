@@ -24,6 +24,8 @@ export type AgentErrorCode =
   | 'PLUGIN_ERROR'
   | 'MEMORY_ERROR'
   | 'SESSION_CLOSED'
+  /** A structured-output turn's final answer was not valid against its schema, even after one repair round. */
+  | 'OUTPUT_INVALID'
   /** An unexpected failure inside the runtime (a bug, or a part that broke its contract); `cause` holds it. */
   | 'INTERNAL_ERROR';
 

@@ -38,6 +38,8 @@ export interface HookEntry {
   pluginId: string;
   pluginConfig: unknown;
   handler: HookHandler;
+  /** What a time-out counts as: `continue` (the default) or `abort`. */
+  onTimeout?: 'continue' | 'abort';
 }
 
 /** Narrows a handler's answer; `undefined` means `continue`, anything malformed is rejected by the caller. */
@@ -134,6 +136,7 @@ export class HookRegistry {
       pluginId: entry.pluginId,
       pluginConfig: entry.pluginConfig,
       handler: entry.handler,
+      onTimeout: entry.onTimeout ?? 'continue',
     };
     this.#handlers.set(event, [...(this.#handlers.get(event) ?? []), own]);
     return () => {
@@ -152,7 +155,8 @@ export class HookRegistry {
 
   /**
    * Runs the event's handlers in order, each bounded by `timeoutMs`; never rejects. A handler that throws,
-   * rejects, answers garbage or does not answer in time is recorded in `errors` and counts as `continue`.
+   * rejects, answers garbage or does not answer in time is recorded in `errors` and counts as `continue`, but
+   * a time-out of a handler tapped with `onTimeout: 'abort'` stops the chain with an abort reason.
    */
   async dispatch(options: HookDispatchOptions): Promise<HookDispatchResult> {
     const { event, timeoutMs } = options;
@@ -168,7 +172,12 @@ export class HookRegistry {
         if (isThenable(value)) {
           const settled = await settleWithin(value, timeoutMs);
           if (settled.status === 'timeout') {
-            recordFailure(result, { entry, event, message: `did not answer within ${timeoutMs}ms` });
+            const message = `did not answer within ${timeoutMs}ms`;
+            recordFailure(result, { entry, event, message });
+            if (entry.onTimeout === 'abort') {
+              result.abortReason = `plugin '${entry.pluginId}' ${message}`;
+              break;
+            }
             continue;
           }
           if (settled.status === 'rejected') throw settled.error;

@@ -3,6 +3,13 @@
  * storages with `AgentBuilder`, then drive sessions. See the README for the event order of a turn.
  */
 export { Agent } from './agent.js';
+export type {
+  ApprovalDecision,
+  ApprovalRequest,
+  Approver,
+  PendingToolCall,
+  TurnRunOptions,
+} from './approval-types.js';
 export { AgentBuilder, type HasProvider, type NoProvider, TOOL_NAME_PATTERN } from './builder.js';
 export type { AgentConfig, EnvironmentContext, Personality, SkillDefinition } from './config.js';
 export {
@@ -22,14 +29,20 @@ export type {
   HookHandler,
   HookPayload,
   HookResult,
+  HookTapOptions,
   Memory,
   MemoryStorage,
+  ModelCallOutcome,
   ModelCapabilities,
   ModelInfo,
   ModelPricing,
   ModelProvider,
+  Observation,
+  ObserveOptions,
+  Observer,
   Plugin,
   PluginContext,
+  ResponseFormat,
   SessionClaim,
   SessionEvent,
   SessionEventPayload,
@@ -52,19 +65,20 @@ export {
   type SkillLoadProblem,
 } from './skill-loader.js';
 export { InMemoryMemoryStorage, InMemorySessionStorage } from './storage/in-memory.js';
-// For storage adapter authors: the checks, cursors and titles every SessionStorage/MemoryStorage shares.
+// What only a storage author needs (input checks, cursors, titles, the tagged-JSON codec) is on the
+// `@youyou/agent/storage` entry.
 export {
-  checkMemory,
-  checkPageLimit,
-  checkSessionEvent,
-  checkSessionId,
-  decodeSessionCursor,
-  encodeSessionCursor,
-  messageTextOf,
-  type SessionCursorPosition,
-  searchWordsOf,
-  sessionTitleOf,
-} from './storage/support.js';
+  OutputInvalidError,
+  type OutputOptions,
+  type SendMessageOptions,
+} from './structured-output.js';
+export { type AgentToolOptions, agentTool } from './subagent.js';
+export {
+  type SubagentLink,
+  type SubagentParent,
+  subagentLinksOf,
+  subagentParentOf,
+} from './subagent-links.js';
 export { TOOL_OUTPUT_LIMIT_BYTES } from './tool-dispatch.js';
 export type {
   ContentBlock,
@@ -72,6 +86,7 @@ export type {
   Message,
   MessageStatus,
   SessionConfig,
+  SubagentUsage,
   TokenUsage,
   UsageTotals,
   UserInput,

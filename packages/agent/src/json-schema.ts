@@ -68,7 +68,7 @@ export class SchemaCompiler {
    * Draft 2019-09 and 2020-12 schemas (by `$schema`) get the matching validator; any other `$schema`
    * (draft-04/06/07, which tool schemas rarely depend on) is checked as draft-07.
    */
-  compile(schema: JsonSchema): SchemaCheck {
+  compile(schema: JsonSchema, subject = 'arguments'): SchemaCheck {
     const draft = draftOf(schema);
     // draft-07's Ajv rejects a `$schema` it has no meta-schema for, so a draft-04/06 marker is dropped.
     const source = draft === 'draft-07' && '$schema' in schema ? withoutSchemaKeyword(schema) : schema;
@@ -86,7 +86,7 @@ export class SchemaCompiler {
       // from being served, uncompiled, from ajv's cache.
       ajv.removeSchema(source);
     }
-    return (value) => (validate(value) ? undefined : describeErrors(validate.errors));
+    return (value) => (validate(value) ? undefined : describeErrors(validate.errors, subject));
   }
 }
 
@@ -95,12 +95,12 @@ function withoutSchemaKeyword(schema: JsonSchema): JsonSchema {
   return rest;
 }
 
-/** `arguments/path must be string; arguments must have required property 'name'`. */
-function describeErrors(errors: ErrorObject[] | null | undefined): string {
-  if (!errors || errors.length === 0) return 'arguments do not match the schema';
+/** `arguments/path must be string; arguments must have required property 'name'` (`subject` names the value). */
+function describeErrors(errors: ErrorObject[] | null | undefined, subject: string): string {
+  if (!errors || errors.length === 0) return `${subject} does not match the schema`;
   const parts: string[] = [];
   for (const error of errors.slice(0, MAX_LISTED_ERRORS)) {
-    let part = `arguments${error.instancePath} ${error.message ?? 'is invalid'}`;
+    let part = `${subject}${error.instancePath} ${error.message ?? 'is invalid'}`;
     const extra = (error.params as { additionalProperty?: unknown }).additionalProperty;
     if (typeof extra === 'string') part += ` ('${extra}')`;
     parts.push(part);

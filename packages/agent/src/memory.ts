@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AgentError, toAgentError } from './error.js';
 import { cancelledError, collectText, internalRequest } from './model-call.js';
-import type { ModelProvider } from './ports/model.js';
+import type { ChatRequest, ModelProvider, ResponseFormat } from './ports/model.js';
 import type { Memory, MemoryStorage } from './ports/storage.js';
 import {
   fillTemplate,
@@ -18,6 +18,44 @@ import type { UsageSink } from './usage.js';
 export interface ExtractedMemory {
   content: string;
   category?: string;
+}
+
+/**
+ * The answer's shape, sent as `responseFormat` to a model that honours it. `category` is required but may be
+ * null, so the schema meets OpenAI's strict rules; a null category is dropped like any non-string one.
+ */
+export const MEMORY_RESPONSE_FORMAT: ResponseFormat = {
+  type: 'json_schema',
+  name: 'memories',
+  description: 'The long-term memories to keep.',
+  strict: true,
+  schema: {
+    type: 'object',
+    properties: {
+      memories: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { content: { type: 'string' }, category: { type: ['string', 'null'] } },
+          required: ['content', 'category'],
+          additionalProperties: false,
+        },
+      },
+    },
+    required: ['memories'],
+    additionalProperties: false,
+  },
+};
+
+/**
+ * Asks for the memory answer's shape where the model holds its answer to a schema (its
+ * `capabilities.structuredOutput`); other models get only the prompt's description, and the answer is dug
+ * out of their prose by `parseMemoryAnswer`, which reads a structured answer just as well.
+ */
+function withMemoryFormat(request: ChatRequest, provider: ModelProvider): ChatRequest {
+  const model = provider.models.find((info) => info.id === request.modelId);
+  if (model?.capabilities.structuredOutput !== true) return request;
+  return { ...request, responseFormat: MEMORY_RESPONSE_FORMAT };
 }
 
 /** How much of a bad answer an error message shows. */
@@ -221,14 +259,18 @@ export class MemoryManager {
   async extract(options: ExtractMemoriesOptions): Promise<Memory[]> {
     if (!hasConversationText(options.messages)) return [];
     if (options.signal.aborted) throw cancelledError();
-    const request = internalRequest({
-      modelId: options.modelId,
-      purpose: 'memory_extraction',
-      systemPrompt: MEMORY_EXTRACTION_PROMPT,
-      userText: fillTemplate(MEMORY_EXTRACTION_INPUT_TEMPLATE, {
-        transcript: renderTranscript(options.messages),
+    const request = withMemoryFormat(
+      internalRequest({
+        modelId: options.modelId,
+        purpose: 'memory_extraction',
+        sessionId: options.sessionId,
+        systemPrompt: MEMORY_EXTRACTION_PROMPT,
+        userText: fillTemplate(MEMORY_EXTRACTION_INPUT_TEMPLATE, {
+          transcript: renderTranscript(options.messages),
+        }),
       }),
-    });
+      options.provider,
+    );
     const answer = await collectText({
       provider: options.provider,
       request,
@@ -261,12 +303,16 @@ export class MemoryManager {
     const memoryLines = current.map((memory) =>
       memory.category ? `- [${memory.category}] ${memory.content}` : `- ${memory.content}`,
     );
-    const request = internalRequest({
-      modelId: options.modelId,
-      purpose: 'memory_consolidation',
-      systemPrompt: fillTemplate(MEMORY_CONSOLIDATION_PROMPT, { maxItems: this.maxItems }),
-      userText: fillTemplate(MEMORY_CONSOLIDATION_INPUT_TEMPLATE, { memories: memoryLines.join('\n') }),
-    });
+    const request = withMemoryFormat(
+      internalRequest({
+        modelId: options.modelId,
+        purpose: 'memory_consolidation',
+        sessionId: options.sessionId,
+        systemPrompt: fillTemplate(MEMORY_CONSOLIDATION_PROMPT, { maxItems: this.maxItems }),
+        userText: fillTemplate(MEMORY_CONSOLIDATION_INPUT_TEMPLATE, { memories: memoryLines.join('\n') }),
+      }),
+      options.provider,
+    );
     const answer = await collectText({
       provider: options.provider,
       request,

@@ -148,6 +148,8 @@ export function internalRequest(options: {
   purpose: Exclude<ChatPurpose, 'turn'>;
   systemPrompt: string;
   userText: string;
+  /** The session the call is made for, handed to the provider for its cache routing. */
+  sessionId: string;
 }): ChatRequest {
   const messages: Message[] = [{ type: 'user', content: [{ type: 'text', text: options.userText }] }];
   return {
@@ -157,6 +159,7 @@ export function internalRequest(options: {
     systemPromptParts: { stable: options.systemPrompt, dynamic: '' },
     messages,
     tools: [],
+    sessionId: options.sessionId,
   };
 }
 

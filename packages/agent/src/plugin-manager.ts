@@ -1,6 +1,15 @@
 import { AgentError, describeError } from './error.js';
 import type { HookRegistry } from './hook.js';
-import type { HookEvent, HookHandler, Plugin, PluginContext } from './ports/plugin.js';
+import { ObserverRegistry } from './observation.js';
+import type {
+  HookEvent,
+  HookHandler,
+  HookTapOptions,
+  ObserveOptions,
+  Observer,
+  Plugin,
+  PluginContext,
+} from './ports/plugin.js';
 import { settleWithin } from './settle.js';
 
 /** What the prompt says about a plugin. */
@@ -14,7 +23,7 @@ export interface PluginDescriptor {
 interface PluginRecord {
   plugin: Plugin;
   config: unknown;
-  /** Removes every hook the plugin tapped. */
+  /** Removes every hook and observer the plugin registered. */
   untaps: (() => void)[];
 }
 
@@ -36,6 +45,8 @@ export class PluginManager {
   readonly descriptors: readonly PluginDescriptor[];
   readonly #records: readonly PluginRecord[];
   readonly #hooks: HookRegistry;
+  /** Where `observe` registers; the runtime reads the same registry. */
+  readonly observers: ObserverRegistry;
   readonly #timeoutMs: number;
   readonly #onBackgroundError: (error: AgentError) => void;
   /** Plugins whose `initialize` succeeded and that are not shut down yet, in registration order. */
@@ -46,6 +57,8 @@ export class PluginManager {
   constructor(options: {
     plugins: readonly { plugin: Plugin; config: unknown }[];
     hooks: HookRegistry;
+    /** Defaults to a registry of the manager's own, reporting to `onBackgroundError`. */
+    observers?: ObserverRegistry;
     timeoutMs: number;
     onBackgroundError: (error: AgentError) => void;
   }) {
@@ -58,6 +71,7 @@ export class PluginManager {
       })),
     );
     this.#hooks = options.hooks;
+    this.observers = options.observers ?? new ObserverRegistry(options.onBackgroundError);
     this.#timeoutMs = options.timeoutMs;
     this.#onBackgroundError = options.onBackgroundError;
   }
@@ -109,10 +123,21 @@ export class PluginManager {
     const context: PluginContext = {
       pluginId: plugin.id,
       pluginConfig: record.config,
-      tap: (event: HookEvent, handler: HookHandler) => {
-        const untap = this.#hooks.tap(event, { pluginId: plugin.id, pluginConfig: record.config, handler });
+      tap: (event: HookEvent, handler: HookHandler, options?: HookTapOptions) => {
+        const onTimeout = readOnTimeout(plugin.id, options);
+        const untap = this.#hooks.tap(event, {
+          pluginId: plugin.id,
+          pluginConfig: record.config,
+          handler,
+          onTimeout,
+        });
         record.untaps.push(untap);
         return untap;
+      },
+      observe: (observer: Observer, options?: ObserveOptions) => {
+        const remove = this.observers.add({ pluginId: plugin.id, observer, enabled: options?.enabled });
+        record.untaps.push(remove);
+        return remove;
       },
     };
     // apply is synchronous by contract; a plugin written as async still gets its failure reported.
@@ -165,4 +190,16 @@ export class PluginManager {
       // The host's handler failed; there is nowhere left to report to.
     }
   }
+}
+
+/** A tap's `onTimeout`, checked: a plugin that asks for something else fails its build rather than fail open. */
+function readOnTimeout(pluginId: string, options: unknown): 'continue' | 'abort' {
+  if (options === undefined) return 'continue';
+  const value =
+    typeof options === 'object' && options !== null ? (options as HookTapOptions).onTimeout : null;
+  if (value === undefined || value === 'continue' || value === 'abort') return value ?? 'continue';
+  throw new AgentError({
+    code: 'INVALID_CONFIG',
+    message: `plugin '${pluginId}': tap options must be { onTimeout?: 'continue' | 'abort' }`,
+  });
 }

@@ -2,13 +2,18 @@ import type { AgentEvent } from './event.js';
 import type { UsageTotals } from './types.js';
 
 /** How a turn ended. */
-export type TurnStatus = 'completed' | 'cancelled' | 'failed';
+export type TurnStatus = 'completed' | 'cancelled' | 'failed' | 'suspended';
 
-/** What `RunningTurn.done` settles with: how the turn ended and the usage of its model calls. */
+/**
+ * What `RunningTurn.done` settles with: how the turn ended, the usage of its model calls and, for a completed
+ * structured-output turn, its parsed answer.
+ */
 export interface TurnResult {
   status: TurnStatus;
-  /** The sum of the turn's `usage` events (a cancelled turn's calls included). */
+  /** The sum of the turn's `usage` events (a cancelled turn's calls and its sub-agents' calls included). */
   usage: UsageTotals;
+  /** The parsed answer; present only when the turn asked for structured output and completed with a valid one. */
+  output?: unknown;
 }
 
 /**

@@ -1,15 +1,18 @@
+import type { HeldBatch } from './approval-types.js';
 import type { ResolvedConfig } from './config.js';
 import type { ContextManager } from './context.js';
 import { AgentError } from './error.js';
+import type { AgentEventPayload } from './event.js';
 import type { HookRegistry } from './hook.js';
 import type { MemoryManager } from './memory.js';
+import type { ObserverRegistry } from './observation.js';
 import type { PluginDescriptor } from './plugin-manager.js';
 import type { ModelInfo, ModelProvider } from './ports/model.js';
 import type { Memory, SessionClaim, SessionStorage } from './ports/storage.js';
 import type { SessionLog } from './session-log.js';
 import type { SkillManager } from './skill.js';
 import type { ToolDispatcher } from './tool-dispatch.js';
-import type { Message } from './types.js';
+import type { Message, SubagentUsage } from './types.js';
 import type { SessionUsage } from './usage.js';
 
 /** A model and the provider that serves it. */
@@ -51,6 +54,8 @@ export class ModelRouter {
 export interface AgentRuntime {
   readonly config: ResolvedConfig;
   readonly hooks: HookRegistry;
+  /** The plugins' observers (PluginContext.observe). */
+  readonly observers: ObserverRegistry;
   readonly tools: ToolDispatcher;
   /** Characters of the tool specs as JSON, for the token estimate (measured once). */
   readonly toolsChars: number;
@@ -59,6 +64,8 @@ export interface AgentRuntime {
   readonly models: ModelRouter;
   readonly memory: MemoryManager | undefined;
   readonly sessionStorage: SessionStorage | undefined;
+  /** The turns running now, for the sub-agent tools they call. */
+  readonly turns: TurnLinks;
 }
 
 /** The mutable state of one session (0006 §8 SessionState). */
@@ -81,4 +88,55 @@ export interface SessionState {
   nextSequence: number;
   /** The session's running usage totals (restored from the log on resume). */
   readonly usage: SessionUsage;
+  /** The tool batch a suspended turn holds until its calls are decided and the turn continued. */
+  heldBatch?: HeldBatch | undefined;
+}
+
+/** One running turn, as its sub-agents see it. */
+export interface TurnLink {
+  readonly sessionId: string;
+  /** 0 for a turn of a session the host opened; a sub-agent's turn is one deeper than its caller's. */
+  readonly depth: number;
+  readonly emit: (payload: AgentEventPayload) => void;
+  readonly log: SessionLog;
+  /** The session's model: a sub-agent without a model of its own runs on it. */
+  readonly model: RoutedModel;
+  /** What the sub-agents this turn called have used, theirs included (filled as each one ends). */
+  readonly subagentUsage: SubagentUsage;
+}
+
+/**
+ * The turns running on an agent, by turn id: what a sub-agent tool needs of the turn that called it (its event
+ * stream, its log, its model, its depth) and where its sub-agents' usage is summed. A tool only gets the turn id
+ * in its ToolInput; this registry is how the runtime's own sub-agent tool finds the rest.
+ */
+export class TurnLinks {
+  readonly #links = new Map<string, TurnLink>();
+
+  /** Registers a turn for as long as it runs (until `close`). */
+  open(turnId: string, link: Omit<TurnLink, 'subagentUsage'>): TurnLink {
+    const full: TurnLink = {
+      ...link,
+      subagentUsage: {
+        inputTokens: 0,
+        outputTokens: 0,
+        cachedInputTokens: 0,
+        cacheWriteTokens: 0,
+        reasoningTokens: 0,
+        modelCalls: 0,
+      },
+    };
+    this.#links.set(turnId, full);
+    return full;
+  }
+
+  /** Removes a turn that has ended. */
+  close(turnId: string): void {
+    this.#links.delete(turnId);
+  }
+
+  /** The running turn of this id, if any. */
+  get(turnId: string): TurnLink | undefined {
+    return this.#links.get(turnId);
+  }
 }

@@ -47,6 +47,8 @@ export interface ExecuteBatchOptions {
   emit: (payload: AgentEventPayload) => void;
   /** Receives the PLUGIN_ERRORs of BeforeToolUse / AfterToolUse handlers. */
   reportError: (error: AgentError) => void;
+  /** Calls that must not run (denied approvals), with the text of their error result. */
+  refused?: ReadonlyMap<string, string>;
   /** Awaited strictly in call order, each as soon as it and every earlier outcome are in (write-ahead). */
   onResult: (outcome: ToolCallOutcome) => Promise<void> | void;
 }
@@ -107,7 +109,9 @@ export class ToolBatch {
   constructor(options: ExecuteBatchOptions, tools: ReadonlyMap<string, RegisteredTool>, timeoutMs: number) {
     this.#options = options;
     this.#timeoutMs = timeoutMs;
-    this.#plans = options.calls.map((call, index) => plan(call, index, options.runnable, tools));
+    this.#plans = options.calls.map(
+      (call, index) => options.refused?.get(call.callId) ?? plan(call, index, options.runnable, tools),
+    );
   }
 
   /**

@@ -32,17 +32,41 @@ export class ToolDispatcher {
   readonly #tools = new Map<string, RegisteredTool>();
   readonly #timeoutMs: number;
 
-  /** Compiles every tool's schema once; throws INVALID_CONFIG for a schema that is not an object schema or does not compile. */
-  constructor(options: { tools: readonly ToolHandler[]; timeoutMs: number }) {
+  /**
+   * Compiles every tool's schema once; throws INVALID_CONFIG for a schema that is not an object schema or does
+   * not compile. A tool found in `compiled` (see `subset`) keeps the check compiled for it there.
+   */
+  constructor(options: {
+    tools: readonly ToolHandler[];
+    timeoutMs: number;
+    compiled?: ReadonlyMap<string, RegisteredTool>;
+  }) {
     this.#timeoutMs = options.timeoutMs;
     const specs: ToolSpec[] = [];
     const compiler = new SchemaCompiler();
     for (const handler of options.tools) {
+      const known = options.compiled?.get(handler.name);
+      if (known !== undefined && known.handler === handler) {
+        this.#tools.set(handler.name, known);
+        specs.push({
+          name: handler.name,
+          description: handler.description,
+          parameters: handler.parametersSchema,
+        });
+        continue;
+      }
       const schema = handler.parametersSchema;
       if (!isPlainObject(schema) || schema.type !== 'object') {
         throw new AgentError({
           code: 'INVALID_CONFIG',
           message: `tool '${handler.name}': parametersSchema must be a JSON Schema object with type 'object'`,
+        });
+      }
+      const rule: unknown = handler.needsApproval;
+      if (rule !== undefined && typeof rule !== 'boolean' && typeof rule !== 'function') {
+        throw new AgentError({
+          code: 'INVALID_CONFIG',
+          message: `tool '${handler.name}': needsApproval must be a boolean or a function of the arguments`,
         });
       }
       let check: SchemaCheck;
@@ -61,9 +85,24 @@ export class ToolDispatcher {
     this.specs = specs;
   }
 
+  /** A dispatcher of the named tools only (unknown names are skipped), sharing their compiled schemas. */
+  subset(names: readonly string[]): ToolDispatcher {
+    const tools: ToolHandler[] = [];
+    for (const name of names) {
+      const registered = this.#tools.get(name);
+      if (registered !== undefined) tools.push(registered.handler);
+    }
+    return new ToolDispatcher({ tools, timeoutMs: this.#timeoutMs, compiled: this.#tools });
+  }
+
   /** True when a tool of this name is registered. */
   has(name: string): boolean {
     return this.#tools.has(name);
+  }
+
+  /** The registered tool of this name, with its compiled schema check. */
+  find(name: string): RegisteredTool | undefined {
+    return this.#tools.get(name);
   }
 
   /** The tool's `isMutating`; false for an unknown name. */

@@ -1,5 +1,9 @@
+import type { HeldBatch, TurnRunOptions } from './approval-types.js';
 import type { AgentEventPayload } from './event.js';
+import type { Observers } from './observation.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
+import type { SteeringInbox } from './steering-inbox.js';
+import type { StructuredOutputPlan } from './structured-output.js';
 import type { UsageTotals, UserInput } from './types.js';
 import type { UsageSink } from './usage.js';
 
@@ -13,10 +17,20 @@ export interface TurnOptions {
   signal: AbortSignal;
   emit: (payload: AgentEventPayload) => void;
   /**
-   * Takes the usage of each model call the turn makes (its own, compaction, memory). Absent (a step run
-   * outside a turn), the steps make a sink that emits on `emit` and adds to the session's totals only.
+   * Takes the usage of each model call the turn makes (its own, compaction, memory). Absent, `runTurn` makes
+   * one that emits on `emit` and adds to `usageTotals` and the session's totals.
    */
-  recordUsage?: UsageSink;
+  recordUsage?: UsageSink | undefined;
   /** The turn's usage so far, added to by `recordUsage`; `turn_complete` carries it. */
-  usageTotals?: UsageTotals;
+  usageTotals?: UsageTotals | undefined;
+  /** Set when the turn's final answer must be structured output. */
+  output?: StructuredOutputPlan;
+  /** The observers that watch this turn (asked once at its start); unset when none does. */
+  observers?: Observers;
+  /** Messages steered into this turn while it runs; taken at its step boundaries. */
+  steering?: SteeringInbox;
+  /** The approver of calls that need approval, and its window. */
+  approval?: TurnRunOptions;
+  /** Set when the turn continues a suspended one: its held batch runs first, instead of steps 1–3. */
+  resume?: HeldBatch;
 }

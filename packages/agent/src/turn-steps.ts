@@ -1,8 +1,8 @@
 /** The steps of the turn loop that are long enough to stand alone; `runTurn` calls them in order. */
 
-import { summariseHistory } from './compaction.js';
-import { type AgentError, isAgentError, toAgentError } from './error.js';
+import { type AgentError, toAgentError } from './error.js';
 import { readChatStream } from './model-call.js';
+import { observedProvider } from './observation.js';
 import type { ChatRequest } from './ports/model.js';
 import { buildStablePrompt } from './prompt/index.js';
 import type { TurnStatus } from './running-turn.js';
@@ -26,7 +26,7 @@ export interface ModelAnswer {
 
 /** Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects. */
 export async function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
-  const { session, signal, emit } = options;
+  const { session, turnId, signal, emit } = options;
   const reasoning: ContentBlock[] = [];
   let reasoningText = '';
   let reasoningOpen = false;
@@ -51,7 +51,10 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
   };
   try {
     await readChatStream({
-      provider: session.model.provider,
+      provider: observedProvider(options.observers, session.model.provider, {
+        sessionId: session.id,
+        turnId,
+      }),
       request,
       signal,
       onEvent: (event) => {
@@ -113,66 +116,13 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
   return answer;
 }
 
-/** Runs BeforeCompact and the compaction; reports COMPACT_ERROR and goes on with the full history. */
-export async function compact(
-  options: TurnOptions,
-  estimatedTokens: number,
-): Promise<'compacted' | 'skipped' | 'cancelled'> {
-  const { runtime, session, turnId, signal, emit } = options;
-  const context = session.context;
-  if (signal.aborted) return 'cancelled';
-  if (runtime.hooks.has('BeforeCompact')) {
-    const outcome = await runtime.hooks.dispatch({
-      event: 'BeforeCompact',
-      sessionId: session.id,
-      turnId,
-      data: {
-        messageCount: context.messages.length,
-        estimatedTokens,
-        contextWindow: session.model.info.contextWindow,
-      },
-      timeoutMs: runtime.config.toolTimeoutMs,
-    });
-    for (const error of outcome.errors) emit({ type: 'error', error });
-    if (outcome.abortReason !== undefined) return 'skipped';
-  }
-  // Yield point: before the compaction request.
-  if (signal.aborted) return 'cancelled';
-  const compactModel = runtime.config.compactModel;
-  const route = compactModel === undefined ? session.model : runtime.models.resolve(compactModel);
-  try {
-    const result = await summariseHistory({
-      context,
-      contextWindow: session.model.info.contextWindow,
-      provider: route.provider,
-      model: route.info,
-      prompt: runtime.config.compactPrompt,
-      signal,
-      onUsage: usageSink(options),
-    });
-    context.applyCompaction(result);
-    await session.log.append({
-      type: 'metadata',
-      key: 'compaction',
-      value: { summary: result.summary, keptMessages: result.keptCount },
-    });
-    emit({ type: 'context_compacted' });
-    return 'compacted';
-  } catch (error) {
-    if (signal.aborted) return 'cancelled';
-    if (isAgentError(error) && error.code === 'STORAGE_ERROR') throw error;
-    emit({ type: 'error', error: toAgentError(error, 'COMPACT_ERROR') });
-    return 'skipped';
-  }
-}
-
 /**
  * Extracts memories when the checkpoint interval is reached, then reloads the memories the prompt shows.
  * The messages are given up only once an extraction succeeded, so a failed or cancelled one leaves them
  * for the next extraction (at the next checkpoint or at close).
  */
 export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | 'cancelled'> {
-  const { runtime, session, signal, emit } = options;
+  const { runtime, session, turnId, signal, emit } = options;
   const memory = runtime.memory;
   const interval = runtime.config.memoryCheckpointInterval;
   if (memory === undefined || interval === 0 || session.turnsSinceCheckpoint < interval) return 'done';
@@ -185,7 +135,7 @@ export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | '
   try {
     await memory.extract({
       messages,
-      provider: route.provider,
+      provider: observedProvider(options.observers, route.provider, { sessionId: session.id, turnId }),
       modelId: route.info.id,
       sessionId: session.id,
       signal,

@@ -25,6 +25,9 @@ export type UsageSink = (call: Omit<UsageReport, 'costUsd'>) => void;
 /** The key of the session-log metadata event that records one call's usage. */
 export const USAGE_METADATA_KEY = 'usage';
 
+/** The key of the session-log metadata event that records what a turn's sub-agents used, in sum. */
+export const SUBAGENT_USAGE_METADATA_KEY = 'subagent_usage';
+
 const PER_MILLION = 1_000_000;
 
 /**
@@ -68,6 +71,17 @@ export function addUsage(totals: UsageTotals, usage: TokenUsage, costUsd: number
   if (costUsd !== undefined) totals.costUsd = (totals.costUsd ?? 0) + costUsd;
 }
 
+/** Adds totals of several calls (sub-agents' ones) to `totals`, in place. */
+export function addTotals(totals: UsageTotals, added: UsageTotals): void {
+  totals.inputTokens += added.inputTokens;
+  totals.outputTokens += added.outputTokens;
+  totals.cachedInputTokens += added.cachedInputTokens;
+  totals.cacheWriteTokens += added.cacheWriteTokens;
+  totals.reasoningTokens += added.reasoningTokens;
+  totals.modelCalls += added.modelCalls;
+  if (added.costUsd !== undefined) totals.costUsd = (totals.costUsd ?? 0) + added.costUsd;
+}
+
 /** A copy a caller may keep or change. */
 export function copyUsageTotals(totals: UsageTotals): UsageTotals {
   return { ...totals };
@@ -101,7 +115,13 @@ export function usageTotalsOfLog(events: readonly SessionEvent[]): UsageTotals {
   const totals = emptyUsageTotals();
   for (const event of events) {
     const payload = event.payload;
-    if (payload.type !== 'metadata' || payload.key !== USAGE_METADATA_KEY) continue;
+    if (payload.type !== 'metadata') continue;
+    if (payload.key === SUBAGENT_USAGE_METADATA_KEY) {
+      const summed = readLoggedTotals(payload.value);
+      if (summed !== undefined) addTotals(totals, summed);
+      continue;
+    }
+    if (payload.key !== USAGE_METADATA_KEY) continue;
     const record = readLoggedUsage(payload.value);
     if (record !== undefined) addUsage(totals, record.usage, record.costUsd);
   }
@@ -127,6 +147,16 @@ function readLoggedUsage(value: unknown): { usage: TokenUsage; costUsd: number |
   const cost = record.costUsd;
   const costUsd = typeof cost === 'number' && Number.isFinite(cost) && cost >= 0 ? cost : undefined;
   return { usage, costUsd };
+}
+
+function readLoggedTotals(value: unknown): UsageTotals | undefined {
+  const record = readLoggedUsage({ usage: value, costUsd: (value as { costUsd?: unknown } | null)?.costUsd });
+  const calls = countOf((value as { modelCalls?: unknown }).modelCalls);
+  if (record === undefined || calls === undefined) return undefined;
+  const totals = emptyUsageTotals();
+  addUsage(totals, record.usage, record.costUsd);
+  totals.modelCalls = calls;
+  return totals;
 }
 
 function countOf(value: unknown): number | undefined {
@@ -175,6 +205,14 @@ export class SessionUsage {
       write.catch(ignore);
       this.#lastWrite = write;
     };
+  }
+
+  /** Adds what a turn's sub-agents used to the totals and records it in the log. */
+  addSubagents(used: UsageTotals, log: SessionLog): void {
+    addTotals(this.#totals, used);
+    const write = log.append({ type: 'metadata', key: SUBAGENT_USAGE_METADATA_KEY, value: { ...used } });
+    write.catch(ignore);
+    this.#lastWrite = write;
   }
 
   /** Waits for the usage records written so far; resolves with the storage's failure, if the last one failed. */

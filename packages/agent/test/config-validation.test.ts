@@ -67,8 +67,23 @@ const badConfigs: [string, unknown][] = [
   ['compactThreshold', { ...base, compactThreshold: '0.5' }],
   ['compactThreshold', { ...base, compactThreshold: null }],
   ['compactThreshold', { ...base, compactThreshold: -0.1 }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: 0 }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: 1.5 }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: -0.25 }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: Number.NaN }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: '0.25' }],
+  ['maxToolResultShare', { ...base, maxToolResultShare: null }],
+  ['autoCompact', { ...base, autoCompact: 'no' }],
+  ['autoCompact', { ...base, autoCompact: 0 }],
+  ['autoCompact', { ...base, autoCompact: null }],
   ['memoryMaxItems', { ...base, memoryMaxItems: 'many' }],
   ['memoryCheckpointInterval', { ...base, memoryCheckpointInterval: 0.5 }],
+  ['maxActiveSessions', { ...base, maxActiveSessions: 0 }],
+  ['maxActiveSessions', { ...base, maxActiveSessions: 1.5 }],
+  ['maxActiveSessions', { ...base, maxActiveSessions: '4' }],
+  ['maxActiveSessions', { ...base, maxActiveSessions: null }],
+  ['maxSubagentDepth', { ...base, maxSubagentDepth: 0 }],
+  ['maxSubagentDepth', { ...base, maxSubagentDepth: '2' }],
   // strings
   ['compactPrompt', { ...base, compactPrompt: 42 }],
   ['compactPrompt', { ...base, compactPrompt: '' }],
@@ -101,8 +116,21 @@ describe('build() checks every AgentConfig field → INVALID_CONFIG naming the f
       environmentContext: { cwd: '/work', shell: undefined },
       toolTimeoutMs: undefined,
       onBackgroundError: undefined,
+      maxToolResultShare: undefined,
+      autoCompact: undefined,
     });
     await agent.shutdown();
+  });
+
+  test('maxToolResultShare accepts (0, 1] and autoCompact a boolean', async () => {
+    for (const config of [
+      { maxToolResultShare: 1 },
+      { maxToolResultShare: 0.01 },
+      { autoCompact: false },
+      { autoCompact: true },
+    ]) {
+      await (await buildWith({ ...base, ...config })).shutdown();
+    }
   });
 });
 
@@ -120,7 +148,12 @@ describe('a checked config reaches the prompt as given, and the host changing it
     const agent = await buildWith(config, provider);
     const session = await agent.newSession();
     expect((await (await session.sendMessage('hi')).done).status).toBe('completed');
-    const first = provider.requests[0]?.systemPrompt ?? '';
+    // The whole prompt: the system prompt (stable) and the dynamic part, which travels before the user message.
+    const promptOf = (index: number): string => {
+      const request = provider.requests[index];
+      return `${request?.systemPrompt}\n\n${request?.systemPromptParts.dynamic}`;
+    };
+    const first = promptOf(0);
     expect(first).toContain('<name>Ada</name>');
     expect(first).toContain('A careful helper.');
     expect(first).toContain('cwd: /work');
@@ -136,7 +169,7 @@ describe('a checked config reaches the prompt as given, and the host changing it
     for await (const event of turn) types.push(event.payload.type);
     expect(types).not.toContain('error');
     expect(types.at(-1)).toBe('turn_complete');
-    expect(provider.requests[1]?.systemPrompt).toBe(first);
+    expect(promptOf(1)).toBe(first);
     await agent.shutdown();
   });
 });

@@ -11,7 +11,7 @@ const stepArbitrary: fc.Arbitrary<ScriptStep> = fc.oneof(
     weight: 3,
     arbitrary: fc
       .record({
-        toolName: fc.constantFrom('lookup', 'write_note', 'missing_tool'),
+        toolName: fc.constantFrom('lookup', 'write_note', 'missing_tool', 'gated'),
         arguments: fc.oneof(
           fc.record({ key: fc.string({ maxLength: 6 }) }),
           fc.constant('{not json'),
@@ -39,6 +39,9 @@ const turnArbitrary = fc.record({
   answers: fc.array(fc.array(stepArbitrary, { maxLength: 6 }), { minLength: 1, maxLength: 4 }),
   /** Cancel after reading this many events; null = never. */
   cancelAfter: fc.option(fc.nat({ max: 8 }), { nil: null }),
+  /** When the turn suspends: approve (true) or deny each pending call, in order; and whether to resume first. */
+  decisions: fc.array(fc.boolean(), { maxLength: 6 }),
+  reopen: fc.boolean(),
 });
 
 function makeTools(): ToolHandler[] {
@@ -61,8 +64,18 @@ function makeTools(): ToolHandler[] {
       isMutating: true,
       execute: async () => ({ content: 'written', isError: false }),
     },
+    {
+      name: 'gated',
+      description: 'needs approval',
+      parametersSchema: schema,
+      isMutating: true,
+      needsApproval: true,
+      execute: async () => ({ content: 'approved and ran', isError: false }),
+    },
   ];
 }
+
+const TERMINAL = new Set(['turn_complete', 'turn_cancelled', 'turn_suspended']);
 
 function checkToolPairs(messages: readonly Message[]): void {
   const calls = messages.filter((message) => message.type === 'tool_call').map((message) => message.callId);
@@ -87,29 +100,50 @@ test('random scripts keep the turn and context invariants, and resume rebuilds t
         .registerSessionStorage(storage);
       for (const tool of makeTools()) builder = builder.registerTool(tool);
       const agent = await builder.build();
-      const session = await agent.newSession();
+      let session = await agent.newSession();
       let lastSequence = -1;
       for (const turnPlan of turns) {
         plan = turnPlan.answers.map((answer) => [...answer]);
-        const turn = await session.sendMessage('go');
-        const events: AgentEvent[] = [];
-        for await (const event of turn) {
-          events.push(event);
-          if (turnPlan.cancelAfter !== null && events.length === turnPlan.cancelAfter) turn.cancel();
+        let turn = await session.sendMessage('go');
+        const turnId = turn.turnId;
+        const decisions = [...turnPlan.decisions];
+        // A suspended turn is decided and continued until it ends; each part has one terminal event.
+        for (let part = 0; ; part++) {
+          const events: AgentEvent[] = [];
+          for await (const event of turn) {
+            events.push(event);
+            if (part === 0 && turnPlan.cancelAfter !== null && events.length === turnPlan.cancelAfter) {
+              turn.cancel();
+            }
+          }
+          const terminal = events.filter((event) => TERMINAL.has(event.payload.type));
+          expect(terminal).toHaveLength(1);
+          expect(events.at(-1)).toBe(terminal[0]);
+          for (const event of events) {
+            expect(event.sequence).toBeGreaterThan(lastSequence);
+            lastSequence = event.sequence;
+            expect(event.turnId).toBe(turnId);
+          }
+          const starts = events.filter((event) => event.payload.type === 'tool_call_start').length;
+          const ends = events.filter((event) => event.payload.type === 'tool_call_end').length;
+          expect(ends).toBe(starts);
+          const last = events.at(-1)?.payload;
+          if (last?.type !== 'turn_suspended') break;
+          if (turnPlan.reopen) {
+            const before = session.messages();
+            await session.close();
+            session = await agent.resumeSession(session.id);
+            expect(session.messages()).toEqual(before);
+            // A resumed Session numbers its events afresh.
+            lastSequence = -1;
+          }
+          expect(session.pendingApprovals()).toEqual(last.pendingCalls);
+          for (const call of last.pendingCalls) {
+            if (decisions.shift() ?? true) await session.approve(call.callId);
+            else await session.deny(call.callId, 'no');
+          }
+          turn = await session.continue();
         }
-        const terminal = events.filter(
-          (event) => event.payload.type === 'turn_complete' || event.payload.type === 'turn_cancelled',
-        );
-        expect(terminal).toHaveLength(1);
-        expect(events.at(-1)).toBe(terminal[0]);
-        for (const event of events) {
-          expect(event.sequence).toBeGreaterThan(lastSequence);
-          lastSequence = event.sequence;
-          expect(event.turnId).toBe(turn.turnId);
-        }
-        const starts = events.filter((event) => event.payload.type === 'tool_call_start').length;
-        const ends = events.filter((event) => event.payload.type === 'tool_call_end').length;
-        expect(ends).toBe(starts);
         checkToolPairs(session.messages());
       }
       const live = session.messages();

@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { SkillDefinition } from '../src/config.js';
 import type { PluginDescriptor } from '../src/plugin-manager.js';
 import type { Memory } from '../src/ports/storage.js';
-import { buildDynamicPrompt, buildStablePrompt, combinePrompt } from '../src/prompt/index.js';
+import { buildDynamicPrompt, buildStablePrompt, placeDynamicPrompt } from '../src/prompt/index.js';
 import {
   MEMORY_INSTRUCTIONS,
   PLUGIN_SECTION_HEADER,
   SKILL_SECTION_HEADER,
   SKILL_USAGE_RULES,
 } from '../src/prompt/templates.js';
+import type { Message } from '../src/types.js';
 
 const skills: SkillDefinition[] = [
   { name: 'plan', description: 'Plans work\nbefore starting', prompt: 'p', allowImplicitInvocation: true },
@@ -152,14 +153,36 @@ describe('buildDynamicPrompt', () => {
   });
 });
 
-describe('combinePrompt', () => {
-  it('joins the two parts with a blank line when both are present', () => {
-    expect(combinePrompt('stable', 'dynamic')).toBe('stable\n\ndynamic');
+describe('placeDynamicPrompt', () => {
+  const user = (text: string): Message => ({ type: 'user', content: [{ type: 'text', text }] });
+  const history: Message[] = [
+    user('first'),
+    { type: 'assistant', content: [{ type: 'text', text: 'ok' }], status: 'complete' },
+    user('second'),
+    { type: 'tool_call', callId: 'c1', toolName: 'lookup', arguments: {} },
+    { type: 'tool_result', callId: 'c1', content: 'found', isError: false },
+  ];
+
+  it('puts the dynamic part right before the latest user message, leaving the history as it was', () => {
+    const before = structuredClone(history);
+    const placed = placeDynamicPrompt(history, 'memories');
+    expect(placed).toEqual([
+      history[0],
+      history[1],
+      { type: 'system', content: 'memories' },
+      history[2],
+      history[3],
+      history[4],
+    ]);
+    expect(history).toEqual(before);
   });
 
-  it('returns the non-empty part alone', () => {
-    expect(combinePrompt('stable', '')).toBe('stable');
-    expect(combinePrompt('', 'dynamic')).toBe('dynamic');
-    expect(combinePrompt('', '')).toBe('');
+  it('puts it first when the history has no user message, and adds nothing for an empty part', () => {
+    const noUser = history.slice(3);
+    expect(placeDynamicPrompt(noUser, 'env')).toEqual([{ type: 'system', content: 'env' }, ...noUser]);
+    expect(placeDynamicPrompt([], 'env')).toEqual([{ type: 'system', content: 'env' }]);
+    const copy = placeDynamicPrompt(history, '');
+    expect(copy).toEqual(history);
+    expect(copy).not.toBe(history);
   });
 });

@@ -226,7 +226,7 @@ describe('counters, hooks and memories on resume', () => {
     });
     const session = await agent.newSession();
     await collect(await session.sendMessage('hello'));
-    expect(lastTurnRequest(provider).systemPrompt).not.toContain('metric units');
+    expect(JSON.stringify(lastTurnRequest(provider))).not.toContain('metric units');
     await session.close();
     const now = new Date();
     await memory.save({
@@ -238,8 +238,10 @@ describe('counters, hooks and memories on resume', () => {
     });
     const resumed = await agent.resumeSession(session.id);
     await collect(await resumed.sendMessage('how far is it?'));
-    expect(lastTurnRequest(provider).systemPrompt).toContain('The user prefers metric units');
-    expect(lastTurnRequest(provider).systemPromptParts.dynamic).toContain('The user prefers metric units');
+    const request = lastTurnRequest(provider);
+    expect(request.systemPromptParts.dynamic).toContain('The user prefers metric units');
+    // The dynamic part reaches the model as the system message right before the new user message.
+    expect(request.messages.at(-2)).toEqual({ type: 'system', content: request.systemPromptParts.dynamic });
     await agent.shutdown();
   });
 });

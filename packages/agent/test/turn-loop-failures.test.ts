@@ -120,7 +120,11 @@ describe('the request', () => {
       expect(request.tools.map((tool) => tool.name)).toEqual(['look']);
       expect(stable).not.toBe('');
       expect(dynamic).not.toBe('');
-      expect(request.systemPrompt).toBe(`${stable}\n\n${dynamic}`);
+      // The system prompt is the stable part alone; the dynamic part is the system message before the user's.
+      expect(request.systemPrompt).toBe(stable);
+      const latestUser = request.messages.findLastIndex((message) => message.type === 'user');
+      expect(request.messages[latestUser - 1]).toEqual({ type: 'system', content: dynamic });
+      expect(request.messages.filter((message) => message.type === 'system')).toHaveLength(1);
     }
     const { stable, dynamic } = provider.requests[0]!.systemPromptParts;
     const instructions = stable.indexOf('Answer briefly.');

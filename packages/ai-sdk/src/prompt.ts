@@ -72,6 +72,8 @@ class PromptBuilder {
   /** The last message pushed, while it is an assistant message that tool calls may still join. */
   private openAssistant: AssistantMessage | undefined;
   private block: OpenToolBlock | undefined;
+  /** The type of the history message added last. */
+  private previous: Message['type'] | undefined;
 
   constructor(private readonly options: PromptOptions) {}
 
@@ -87,6 +89,8 @@ class PromptBuilder {
   }
 
   add(message: Message): void {
+    const previous = this.previous;
+    this.previous = message.type;
     switch (message.type) {
       case 'system':
         this.closeBlock();
@@ -112,6 +116,9 @@ class PromptBuilder {
         return;
       }
       case 'tool_call':
+        // A call after a result is the next reply of a tool loop: joining it to the reply before would also
+        // rewrite the previous request's messages, and a provider's prefix cache with them.
+        if (previous === 'tool_result') this.closeBlock();
         this.addToolCall(message);
         return;
       case 'tool_result':

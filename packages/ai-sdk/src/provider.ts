@@ -11,6 +11,7 @@ import {
   type ChatRequest,
   type ModelInfo,
   type ModelProvider,
+  type ResponseFormat,
 } from '@youyou/agent';
 import { type ErrorContext, toProviderError } from './errors.js';
 import { type SystemMessageMode, toPrompt, toTools } from './prompt.js';
@@ -169,10 +170,32 @@ function toCallOptions(options: {
     abortSignal: options.signal,
   };
   if (request.tools.length > 0) callOptions.tools = toTools(request.tools);
+  if (request.responseFormat !== undefined)
+    callOptions.responseFormat = toResponseFormat(request.responseFormat);
   if (request.maxOutputTokens !== undefined) callOptions.maxOutputTokens = request.maxOutputTokens;
   if (request.temperature !== undefined) callOptions.temperature = request.temperature;
   if (entry.providerOptions !== undefined) callOptions.providerOptions = entry.providerOptions;
   return callOptions;
+}
+
+type JsonResponseFormat = Extract<
+  NonNullable<LanguageModelV3CallOptions['responseFormat']>,
+  { type: 'json' }
+>;
+
+/**
+ * The AI SDK's `responseFormat`: JSON with the schema, its name and description. How strictly the wrapped
+ * model holds to it is the AI SDK provider's business (OpenAI sends `response_format`, others a tool or a
+ * prompt); the runtime checks the answer either way.
+ */
+function toResponseFormat(format: ResponseFormat): JsonResponseFormat {
+  const json: JsonResponseFormat = {
+    type: 'json',
+    schema: format.schema as NonNullable<JsonResponseFormat['schema']>,
+    name: format.name,
+  };
+  if (format.description !== undefined) json.description = format.description;
+  return json;
 }
 
 /** One call of `doStream`, read to its end; stops reading (and cancels the stream) when the signal fires. */

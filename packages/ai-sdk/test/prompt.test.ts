@@ -121,6 +121,40 @@ describe('the prompt sent to the model', () => {
     ]);
   });
 
+  test('each step of a tool loop only adds to the prompt of the step before: a call after a result is a new reply', async () => {
+    const step2: Message[] = [
+      { type: 'system', content: 'Dynamic part.' },
+      { type: 'user', content: [{ type: 'text', text: 'look twice' }] },
+      { type: 'tool_call', callId: 'a', toolName: 'read', arguments: { q: 'a' } },
+      { type: 'tool_result', callId: 'a', content: 'found a', isError: false },
+    ];
+    const step3: Message[] = [
+      ...step2,
+      { type: 'tool_call', callId: 'b', toolName: 'read', arguments: { q: 'b' } },
+      { type: 'tool_result', callId: 'b', content: 'found b', isError: false },
+    ];
+    const before = await promptFor(step2);
+    const after = await promptFor(step3);
+    expect(JSON.stringify(after).startsWith(JSON.stringify(before).slice(0, -1))).toBe(true);
+    expect(after.slice(before.length)).toEqual([
+      {
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId: 'b', toolName: 'read', input: { q: 'b' } }],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 'b',
+            toolName: 'read',
+            output: { type: 'text', value: 'found b' },
+          },
+        ],
+      },
+    ]);
+  });
+
   test('a call without a result gets a synthetic error result; a result without its call becomes a user note', async () => {
     const prompt = await promptFor([
       { type: 'user', content: [{ type: 'text', text: 'hi' }] },

@@ -4,6 +4,7 @@
  */
 export { REDACTED_THINKING_PREFIX } from './messages.js';
 export { ANTHROPIC_MODELS, type AnthropicModelInfo, type AnthropicThinkingMode } from './models.js';
+export { closesEveryObject } from './output-format.js';
 export {
   type AnthropicLogLevel,
   type AnthropicProvider,

@@ -22,6 +22,17 @@ type ImageMediaType = Anthropic.Base64ImageSource['media_type'];
 export interface HistoryOptions {
   /** Send reasoning blocks back as thinking blocks (thinking is on); otherwise drop them. */
   replayThinking: boolean;
+  /**
+   * Indices into the runtime's messages: for each, the block sent last before that message's first block is
+   * reported in `boundaryBlocks` (a cache breakpoint goes there). Thinking blocks are never reported.
+   */
+  boundaries?: readonly number[];
+}
+
+/** The mapped history and the blocks found at the asked boundaries, in the order of the boundaries. */
+export interface MappedHistory {
+  messages: ApiMessage[];
+  boundaryBlocks: Block[];
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -98,10 +109,24 @@ function pairResults(messages: readonly Message[]): {
  * in their assistant message, and no empty text block is sent.
  */
 export function toAnthropicMessages(messages: readonly Message[], options: HistoryOptions): ApiMessage[] {
+  return mapHistory(messages, options).messages;
+}
+
+/** `toAnthropicMessages`, also reporting the blocks that end the history before each of `options.boundaries`. */
+export function mapHistory(messages: readonly Message[], options: HistoryOptions): MappedHistory {
   const { firstCall, result } = pairResults(messages);
   const out: ApiMessage[] = [];
   let current: { role: Role; content: Block[] } | undefined;
   let openCalls: string[] = [];
+  const boundaries = new Set(options.boundaries ?? []);
+  const boundaryBlocks: Block[] = [];
+  /** Set when a boundary was passed: the block sent last is reported before the next block goes in. */
+  let atBoundary = false;
+  const lastSent = (): Block | undefined => {
+    if (current !== undefined && current.content.length > 0) return current.content.at(-1);
+    const previous = out.at(-1)?.content;
+    return Array.isArray(previous) ? previous.at(-1) : undefined;
+  };
 
   const close = (): void => {
     if (current === undefined) return;
@@ -136,10 +161,16 @@ export function toAnthropicMessages(messages: readonly Message[], options: Histo
     const target = current;
     // Thinking blocks must lead their message; one that comes later cannot be sent.
     if (isThinking(block) && target.content.some((existing) => !isThinking(existing))) return;
+    if (atBoundary) {
+      atBoundary = false;
+      const last = lastSent();
+      if (last !== undefined && !isThinking(last)) boundaryBlocks.push(last);
+    }
     target.content.push(block);
   };
 
   messages.forEach((message, index) => {
+    if (boundaries.has(index)) atBoundary = true;
     switch (message.type) {
       case 'user':
         for (const block of message.content) {
@@ -168,6 +199,9 @@ export function toAnthropicMessages(messages: readonly Message[], options: Histo
       }
       case 'tool_call':
         if (firstCall.get(message.callId) !== index) break; // a repeated id cannot be sent twice
+        // A call after a result is the next reply of a tool loop, not part of the one before: merging them
+        // would also rewrite the previous request's messages and void its cache.
+        if (messages[index - 1]?.type === 'tool_result') close();
         push('assistant', {
           type: 'tool_use',
           id: message.callId,
@@ -192,5 +226,5 @@ export function toAnthropicMessages(messages: readonly Message[], options: Histo
   if (out.length === 0 || out.at(-1)?.role === 'assistant') {
     out.push({ role: 'user', content: [{ type: 'text', text: CONTINUE_TEXT }] });
   }
-  return out;
+  return { messages: out, boundaryBlocks };
 }

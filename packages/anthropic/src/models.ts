@@ -23,7 +23,8 @@ export interface AnthropicModelInfo extends ModelInfo {
 
 /** `max_tokens` for models that think on every request: room for the thinking and the answer. */
 const THINKING_MAX_TOKENS = 32_000;
-const CAPABILITIES = { toolUse: true, vision: true, streaming: true } as const;
+/** Every model listed here is Claude 4.5 or later: all of them take `output_config.format` (JSON outputs). */
+const CAPABILITIES = { toolUse: true, vision: true, streaming: true, structuredOutput: true } as const;
 
 function model(options: {
   id: string;
@@ -117,6 +118,8 @@ export interface ResolvedModel {
   defaultMaxTokens: number;
   thinking: AnthropicThinkingMode;
   thinksByDefault: boolean;
+  /** The model's `capabilities.structuredOutput`: `output_config.format` is used, else a forced final tool. */
+  structuredOutput: boolean;
 }
 
 /** Fills the Anthropic fields a plain ModelInfo lacks. */
@@ -127,5 +130,6 @@ export function resolveModel(info: AnthropicModelInfo): ResolvedModel {
     defaultMaxTokens: info.defaultMaxTokens ?? 8192,
     thinking: info.thinking ?? 'budget',
     thinksByDefault: info.thinksByDefault ?? false,
+    structuredOutput: info.capabilities?.structuredOutput === true,
   };
 }

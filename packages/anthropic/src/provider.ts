@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { AgentError, type ChatEvent, type ChatRequest, type ModelProvider } from '@youyou/agent';
 import { cancelledError, makeScrubber, type Scrubber, toAgentError } from './errors.js';
 import { ANTHROPIC_MODELS, type AnthropicModelInfo, resolveModel } from './models.js';
+import { answerFromOutputTool, outputRoute } from './output-format.js';
 import { buildParams, MIN_THINKING_BUDGET, type ThinkingOption } from './request.js';
 import { assembleChatEvents } from './stream.js';
 
@@ -102,12 +103,15 @@ export function anthropicProvider(options: AnthropicProviderOptions = {}): Anthr
           sourceComponent: 'provider',
         });
       }
-      return streamMessages({
+      const model = resolveModel(info);
+      const route = outputRoute(request, model.structuredOutput);
+      const events = streamMessages({
         client,
         scrub,
         signal,
-        params: buildParams({ request, model: resolveModel(info), thinking }),
+        params: buildParams({ request, model, thinking, outputRoute: route }),
       });
+      return route?.kind === 'tool' ? answerFromOutputTool(events, route.toolName) : events;
     },
   };
 }

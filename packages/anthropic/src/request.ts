@@ -1,7 +1,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { AgentError, type ChatRequest } from '@youyou/agent';
-import { toAnthropicMessages } from './messages.js';
+import { messagesWithBreakpoints } from './cache.js';
 import type { ResolvedModel } from './models.js';
+import { applyOutputRoute, type OutputRoute } from './output-format.js';
 
 /** The `thinking` option of the provider: turns extended thinking on for every request. */
 export interface ThinkingOption {
@@ -22,18 +23,23 @@ export function thinkingActive(model: ResolvedModel, thinking: ThinkingOption | 
 }
 
 /**
- * The `system` parameter: the stable part (cached with `cache_control`) and the dynamic part as two text
- * blocks, each left out when empty; undefined when there is no system prompt at all.
+ * The `system` parameter: the system prompt as one text block marked for caching (the runtime sends the stable
+ * part alone there and the dynamic part in the messages); undefined when there is none. A caller that still
+ * puts a dynamic part after the stable one in `systemPrompt` gets the stable part marked and the rest after it.
  */
 function systemBlocks(request: ChatRequest): Anthropic.TextBlockParam[] | undefined {
-  const { stable, dynamic } = request.systemPromptParts;
-  const blocks: Anthropic.TextBlockParam[] = [];
-  // A caller that fills only `systemPrompt` gets it cached as one stable block.
-  const stableText = stable.trim() === '' && dynamic.trim() === '' ? request.systemPrompt : stable;
-  if (stableText.trim() !== '')
-    blocks.push({ type: 'text', text: stableText, cache_control: { type: 'ephemeral' } });
-  if (dynamic.trim() !== '') blocks.push({ type: 'text', text: dynamic });
-  return blocks.length > 0 ? blocks : undefined;
+  const { stable } = request.systemPromptParts;
+  const text = request.systemPrompt === '' ? stable : request.systemPrompt;
+  if (text.trim() === '') return undefined;
+  if (stable.trim() !== '' && text.length > stable.length && text.startsWith(stable)) {
+    const rest = text.slice(stable.length).replace(/^\n\n/, '');
+    const blocks: Anthropic.TextBlockParam[] = [
+      { type: 'text', text: stable, cache_control: { type: 'ephemeral' } },
+    ];
+    if (rest.trim() !== '') blocks.push({ type: 'text', text: rest });
+    return blocks;
+  }
+  return [{ type: 'text', text, cache_control: { type: 'ephemeral' } }];
 }
 
 function maxTokensFor(options: {
@@ -68,13 +74,19 @@ export function buildParams(options: {
   request: ChatRequest;
   model: ResolvedModel;
   thinking: ThinkingOption | undefined;
+  /** How `request.responseFormat` is sent (see outputRoute). */
+  outputRoute?: OutputRoute | undefined;
 }): Anthropic.MessageCreateParamsStreaming {
   const { request, model, thinking } = options;
   const system = systemBlocks(request);
   const params: Anthropic.MessageCreateParamsStreaming = {
     model: model.id,
     max_tokens: maxTokensFor(options),
-    messages: toAnthropicMessages(request.messages, { replayThinking: thinkingActive(model, thinking) }),
+    messages: messagesWithBreakpoints({
+      request,
+      history: { replayThinking: thinkingActive(model, thinking) },
+      systemBreakpoints: system === undefined ? 0 : 1,
+    }),
     stream: true,
   };
   if (system !== undefined) params.system = system;
@@ -86,5 +98,13 @@ export function buildParams(options: {
     }));
   }
   if (thinking !== undefined) params.thinking = thinkingParam(model, thinking);
+  if (options.outputRoute !== undefined) {
+    applyOutputRoute({
+      params,
+      request,
+      route: options.outputRoute,
+      thinking: thinkingActive(model, thinking),
+    });
+  }
   return params;
 }

@@ -11,7 +11,17 @@ import {
 import { messagesApiViolations } from '../../../test-support/anthropic-wire-rules.js';
 import { startWireServer, type WireServer } from '../../../test-support/wire-server.js';
 import { REDACTED_THINKING_PREFIX } from '../src/index.js';
-import { API_KEY, agentFor, bodyOf, collect, lookupTool, types } from './support/harness.js';
+import {
+  API_KEY,
+  agentFor,
+  bodyOf,
+  cacheMarks,
+  collect,
+  ENVIRONMENT_BLOCK,
+  lookupTool,
+  types,
+  withoutCacheMarks,
+} from './support/harness.js';
 
 let server: WireServer;
 beforeEach(async () => {
@@ -41,15 +51,21 @@ describe('an Agent turn over the Messages API', () => {
     const body = bodyOf(server, 0);
     expect(messagesApiViolations(body)).toEqual([]);
     expect(body).toMatchObject({ model: 'claude-sonnet-5-5', stream: true, max_tokens: 32_000 });
-    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
+    // The dynamic part (the environment) opens the user message; the conversation's cache mark ends it.
+    expect(body.messages).toEqual([
+      {
+        role: 'user',
+        content: [ENVIRONMENT_BLOCK, { type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }],
+      },
+    ]);
     expect(body.system).toEqual([
       {
         type: 'text',
         text: expect.stringContaining('You are a test assistant.'),
         cache_control: { type: 'ephemeral' },
       },
-      { type: 'text', text: expect.stringContaining('cwd: /work') },
     ]);
+    expect(JSON.stringify(body.system)).not.toContain('/work');
     expect(body).not.toHaveProperty('tools'); // none registered
     expect(body).not.toHaveProperty('thinking'); // the model thinks by default; nothing to ask for
     await agent.shutdown();
@@ -104,7 +120,8 @@ describe('an Agent turn over the Messages API', () => {
       content: [
         { type: 'thinking', thinking: 'Let me think.', signature: 'sig-abc' },
         { type: 'redacted_thinking', data: 'opaque-data' },
-        { type: 'text', text: 'Answer.' },
+        // The end of the first turn carries the mark that turn boundaries get.
+        { type: 'text', text: 'Answer.', cache_control: { type: 'ephemeral' } },
       ],
     });
     await agent.shutdown();
@@ -155,8 +172,9 @@ describe('an Agent turn over the Messages API', () => {
     ]);
     const second = bodyOf(server, 1);
     expect(messagesApiViolations(second)).toEqual([]);
-    expect(second.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'look up apple and pear' }] },
+    expect(cacheMarks(second)).toEqual(['messages.2.content.1', 'system.0']);
+    expect(withoutCacheMarks(second.messages)).toEqual([
+      { role: 'user', content: [ENVIRONMENT_BLOCK, { type: 'text', text: 'look up apple and pear' }] },
       {
         role: 'assistant',
         content: [
@@ -191,10 +209,11 @@ describe('an Agent turn over the Messages API', () => {
     expect(types(events)).toEqual(['text_delta', 'usage', 'turn_complete']);
     const body = bodyOf(server, 0);
     expect(messagesApiViolations(body)).toEqual([]);
-    expect(body.messages).toEqual([
+    expect(withoutCacheMarks(body.messages)).toEqual([
       {
         role: 'user',
         content: [
+          ENVIRONMENT_BLOCK,
           { type: 'text', text: 'What is this?' },
           { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
         ],

@@ -10,7 +10,17 @@ import {
   REDACTED_THINKING_PREFIX,
   toAnthropicMessages,
 } from '../src/messages.js';
-import { agentFor, bodyOf, chatRequest, collect, drain, lookupTool, providerFor } from './support/harness.js';
+import {
+  agentFor,
+  bodyOf,
+  cacheMarks,
+  chatRequest,
+  collect,
+  drain,
+  lookupTool,
+  providerFor,
+  withoutCacheMarks,
+} from './support/harness.js';
 
 let server: WireServer;
 beforeEach(async () => {
@@ -86,11 +96,21 @@ describe('a whole history sent through a resumed Agent', () => {
     const body = bodyOf(server, 0);
     expect(messagesApiViolations(body)).toEqual([]);
     const system = body.system as { cache_control?: unknown }[];
-    expect(system).toHaveLength(2);
+    expect(system).toHaveLength(1);
     expect(system[0]?.cache_control).toEqual({ type: 'ephemeral' });
-    expect(system[1]).not.toHaveProperty('cache_control');
+    // System, the end of the history before each of the two latest user messages (the interrupted notice, and
+    // the tool-limit notice before the dynamic part), and the last block.
+    expect(cacheMarks(body)).toEqual([
+      'messages.4.content.0',
+      'messages.6.content.1',
+      'messages.6.content.3',
+      'system.0',
+    ]);
 
-    const messages = body.messages as { role: string; content: Record<string, unknown>[] }[];
+    const messages = withoutCacheMarks(body.messages) as {
+      role: string;
+      content: Record<string, unknown>[];
+    }[];
     expect(messages.map((message) => message.role)).toEqual([
       'user',
       'assistant',

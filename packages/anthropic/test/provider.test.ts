@@ -102,16 +102,36 @@ describe('the request', () => {
     expect(bodyOf(server, 1)).toMatchObject({ max_tokens: 64_000, thinking: { budget_tokens: 4096 } });
   });
 
-  test('system parts: empty ones are left out; a request with only systemPrompt is cached whole', async () => {
+  test('system prompt: sent as one cached block; the dynamic part is not sent again from systemPromptParts', async () => {
     server.enqueue(textReply(['a']), textReply(['b']), textReply(['c']));
     const provider = providerFor(server);
+    // The runtime's layout: the dynamic part is in the messages, the system prompt is the stable part.
     await drain(
-      provider.chat(chatRequest({ systemPromptParts: { stable: '', dynamic: 'today' } }), signal()),
+      provider.chat(
+        chatRequest({
+          systemPrompt: 'Be brief.',
+          systemPromptParts: { stable: 'Be brief.', dynamic: 'today' },
+        }),
+        signal(),
+      ),
     );
-    expect(bodyOf(server, 0).system).toEqual([{ type: 'text', text: 'today' }]);
-    await drain(provider.chat(chatRequest({ systemPromptParts: { stable: '', dynamic: '' } }), signal()));
+    expect(bodyOf(server, 0).system).toEqual([
+      { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+    ]);
+    expect(JSON.stringify(bodyOf(server, 0))).not.toContain('today');
+    // A caller that puts both parts into systemPrompt gets the stable one cached and the rest after it.
+    await drain(
+      provider.chat(
+        chatRequest({
+          systemPrompt: 'Be brief.\n\ntoday',
+          systemPromptParts: { stable: 'Be brief.', dynamic: 'today' },
+        }),
+        signal(),
+      ),
+    );
     expect(bodyOf(server, 1).system).toEqual([
       { type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'today' },
     ]);
     await drain(
       provider.chat(

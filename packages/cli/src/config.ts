@@ -2,12 +2,16 @@ import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { type FlagSettings, PROVIDER_NAMES, type ProviderName } from './args.js';
+import { ConfigError, isRecord, type Json, optionalString } from './config-values.js';
+import { type ApprovalRule, type ApprovalRules, NO_RULES, parseRule } from './rules.js';
 import {
   parseSandboxConfig,
   resolveSandbox,
   type SandboxFileConfig,
   type SandboxSettings,
 } from './sandbox-config.js';
+
+export { ConfigError, isRecord, type Json, optionalString } from './config-values.js';
 
 /** Where a compatible server is looked for when nothing else is configured: a local Ollama. */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:11434/v1';
@@ -16,15 +20,27 @@ export const DEFAULT_COMPATIBLE_MODEL = 'llama3.2';
 /** The context window assumed for a compatible server's model when the config does not say. */
 export const DEFAULT_COMPATIBLE_CONTEXT_WINDOW = 32_768;
 
-/** A bad configuration file or setting: shown as one line, exit code 2. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
-
-/** An MCP server of the config file: a command to start (stdio) or a URL (Streamable HTTP). */
-export type McpServerSetting =
+/**
+ * An MCP server of the config file: a command to start (stdio) or a URL (Streamable HTTP); `timeoutMs`
+ * bounds connecting and each call (default 60000).
+ */
+export type McpServerSetting = (
   | { command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
-  | { url: string; headers?: Record<string, string> };
+  | { url: string; headers?: Record<string, string> }
+) & { timeoutMs?: number };
+
+/** The longest timer Node accepts, so the largest MCP timeout. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+function parseServerTimeout(where: string, value: unknown): { timeoutMs?: number } {
+  if (value === undefined) return {};
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_TIMER_MS) {
+    throw new ConfigError(
+      `${where}.timeoutMs must be a whole number of milliseconds from 1 to ${MAX_TIMER_MS}`,
+    );
+  }
+  return { timeoutMs: value };
+}
 
 /** `~/.youyou/config.json` after validation. */
 export interface FileConfig {
@@ -40,6 +56,7 @@ export interface FileConfig {
   sandbox?: SandboxFileConfig;
   /** Names of variables of this process passed to the shell and stdio MCP servers besides the allowlist. */
   passEnv?: string[];
+  approval?: ApprovalRules;
 }
 
 /** Everything the CLI runs with: flags over environment over config file over defaults. */
@@ -60,6 +77,8 @@ export interface CliSettings {
   systemInstructions: string[];
   toolTimeoutMs: number | undefined;
   mcpServers: Record<string, McpServerSetting>;
+  /** The allow and deny rules of the config file's "approval". */
+  approvalRules: ApprovalRules;
   /** The workspace root, absolute. */
   cwd: string;
   yes: boolean;
@@ -80,15 +99,8 @@ const FILE_KEYS = new Set([
   'systemInstructions',
   'toolTimeoutMs',
   'mcpServers',
+  'approval',
 ]);
-
-/** A parsed JSON object. */
-export type Json = Record<string, unknown>;
-
-/** True for a JSON object (not an array, not null). */
-export function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isStringRecord(value: unknown): value is Record<string, string> {
   return isRecord(value) && Object.values(value).every((item) => typeof item === 'string');
@@ -97,6 +109,7 @@ function isStringRecord(value: unknown): value is Record<string, string> {
 function parseMcpServer(file: string, name: string, value: unknown): McpServerSetting {
   const where = `${file}: mcpServers.${name}`;
   if (!isRecord(value)) throw new ConfigError(`${where} must be an object with "command" or "url"`);
+  const timeout = parseServerTimeout(where, value.timeoutMs);
   if (typeof value.url === 'string') {
     try {
       new URL(value.url);
@@ -106,7 +119,11 @@ function parseMcpServer(file: string, name: string, value: unknown): McpServerSe
     if (value.headers !== undefined && !isStringRecord(value.headers)) {
       throw new ConfigError(`${where}.headers must map header names to strings`);
     }
-    return { url: value.url, ...(value.headers === undefined ? {} : { headers: value.headers }) };
+    return {
+      url: value.url,
+      ...(value.headers === undefined ? {} : { headers: value.headers }),
+      ...timeout,
+    };
   }
   if (typeof value.command !== 'string' || value.command === '') {
     throw new ConfigError(
@@ -124,20 +141,34 @@ function parseMcpServer(file: string, name: string, value: unknown): McpServerSe
   }
   if (value.cwd !== undefined && typeof value.cwd !== 'string')
     throw new ConfigError(`${where}.cwd must be a string`);
-  const server: McpServerSetting = { command: value.command };
+  const server: McpServerSetting = { command: value.command, ...timeout };
   if (value.args !== undefined) server.args = value.args as string[];
   if (value.env !== undefined) server.env = value.env;
   if (typeof value.cwd === 'string') server.cwd = value.cwd;
   return server;
 }
 
-/** `data[key]` when it is a non-empty string, undefined when absent; anything else is a ConfigError. */
-export function optionalString(file: string, data: Json, key: string): string | undefined {
-  const value = data[key];
-  if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '')
-    throw new ConfigError(`${file}: "${key}" must be a non-empty string`);
-  return value;
+function parseRuleList(file: string, list: unknown, key: string): ApprovalRule[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list) || !list.every((item) => typeof item === 'string')) {
+    throw new ConfigError(`${file}: "approval.${key}" must be an array of rules such as "shell(git status)"`);
+  }
+  return list.map((text: string) => {
+    const rule = parseRule(text);
+    if (typeof rule === 'string') throw new ConfigError(`${file}: approval.${key}: ${rule}`);
+    return rule;
+  });
+}
+
+function parseApproval(file: string, value: unknown): ApprovalRules {
+  if (!isRecord(value))
+    throw new ConfigError(`${file}: "approval" must be an object with "allow" and "deny" lists`);
+  for (const key of Object.keys(value)) {
+    if (key !== 'allow' && key !== 'deny') {
+      throw new ConfigError(`${file}: "approval.${key}" is not a setting; use "allow" and "deny"`);
+    }
+  }
+  return { allow: parseRuleList(file, value.allow, 'allow'), deny: parseRuleList(file, value.deny, 'deny') };
 }
 
 function optionalInteger(file: string, data: Json, key: string, min: number): number | undefined {
@@ -212,6 +243,7 @@ export function validateFileConfig(options: {
     }
     config.passEnv = passEnv as string[];
   }
+  if (data.approval !== undefined) config.approval = parseApproval(file, data.approval);
   return config;
 }
 
@@ -340,6 +372,7 @@ export function resolveSettings(options: {
     systemInstructions: file.systemInstructions ?? [],
     toolTimeoutMs: file.toolTimeoutMs,
     mcpServers: file.mcpServers ?? {},
+    approvalRules: file.approval ?? NO_RULES,
     cwd: workspaceRoot(flags.cwd),
     yes: flags.yes,
     sandbox: resolveSandbox({

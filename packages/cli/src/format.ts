@@ -1,73 +1,50 @@
 import type { ToolOutput } from '@youyou/agent';
+import stringWidth from 'string-width';
+import { neutralizeLine } from './terminal-text.js';
 
-/** ANSI styling that turns into plain text when colour is off. */
-export interface Styles {
-  dim(text: string): string;
-  bold(text: string): string;
-  red(text: string): string;
-  green(text: string): string;
-  yellow(text: string): string;
-  cyan(text: string): string;
-}
+export { createStyles, plainMessage, type Styles, wantsColor } from './style.js';
 
-function wrap(open: number, close: number): (text: string) => string {
-  return (text) => (text === '' ? '' : `\x1b[${open}m${text}\x1b[${close}m`);
-}
-
-const identity = (text: string): string => text;
-
-/** Styles for a stream: ANSI codes only when `color` is true. */
-export function createStyles(color: boolean): Styles {
-  if (!color)
-    return {
-      dim: identity,
-      bold: identity,
-      red: identity,
-      green: identity,
-      yellow: identity,
-      cyan: identity,
-    };
-  return {
-    dim: wrap(2, 22),
-    bold: wrap(1, 22),
-    red: wrap(31, 39),
-    green: wrap(32, 39),
-    yellow: wrap(33, 39),
-    cyan: wrap(36, 39),
-  };
-}
-
-/** Whether a stream gets colours: a terminal, and NO_COLOR unset or empty (https://no-color.org). */
-export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
-  return stream.isTTY === true && (env.NO_COLOR === undefined || env.NO_COLOR === '');
-}
-
-/** True for code points a terminal draws two columns wide (CJK, Hangul, full-width forms, most emoji). */
-function isWide(codePoint: number): boolean {
-  return (
-    (codePoint >= 0x1100 && codePoint <= 0x115f) ||
-    (codePoint >= 0x2e80 && codePoint <= 0xa4cf) ||
-    (codePoint >= 0xac00 && codePoint <= 0xd7a3) ||
-    (codePoint >= 0xf900 && codePoint <= 0xfaff) ||
-    (codePoint >= 0xfe30 && codePoint <= 0xfe4f) ||
-    (codePoint >= 0xff00 && codePoint <= 0xff60) ||
-    (codePoint >= 0xffe0 && codePoint <= 0xffe6) ||
-    (codePoint >= 0x1f300 && codePoint <= 0x1faff) ||
-    (codePoint >= 0x20000 && codePoint <= 0x3fffd)
-  );
-}
-
-/** The columns one line of plain text takes in a terminal (tabs to the next multiple of 8). */
+/**
+ * The columns one line of text takes in a terminal (tabs to the next multiple of 8), measured by the
+ * maintained `string-width` (East Asian Width, emoji sequences, zero-width and combining characters);
+ * styling codes take no room.
+ */
 export function displayWidth(line: string): number {
+  if (!line.includes('\t')) return stringWidth(line);
   let width = 0;
-  for (const character of line) {
-    const codePoint = character.codePointAt(0) ?? 0;
-    if (character === '\t') width += 8 - (width % 8);
-    else if (codePoint < 0x20 || (codePoint >= 0x7f && codePoint < 0xa0)) continue;
-    else if (codePoint >= 0x300 && codePoint <= 0x36f) continue;
-    else width += isWide(codePoint) ? 2 : 1;
+  for (const [index, part] of line.split('\t').entries()) {
+    if (index > 0) width += 8 - (width % 8);
+    width += stringWidth(part);
   }
   return width;
+}
+
+/** The characters of `text` as the terminal places them: a wide emoji sequence or a base with its marks is one. */
+function graphemes(text: string): string[] {
+  return Array.from(segmenter.segment(text), (segment) => segment.segment);
+}
+
+const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/** One line of plain (unstyled) text broken into rows of at most `columns` columns; never an empty list. */
+export function wrapLine(line: string, columns: number): string[] {
+  const width = Math.max(1, columns);
+  if (displayWidth(line) <= width) return [line];
+  const rows: string[] = [];
+  let row = '';
+  let used = 0;
+  for (const character of graphemes(line)) {
+    const next = displayWidth(character);
+    if (used + next > width && row !== '') {
+      rows.push(row);
+      row = '';
+      used = 0;
+    }
+    row += character;
+    used += next;
+  }
+  rows.push(row);
+  return rows;
 }
 
 /** The terminal rows text written from column 0 occupies, with the cursor left on its last row. */
@@ -84,7 +61,7 @@ export function truncate(text: string, max: number): string {
   if (displayWidth(text) <= max) return text;
   let result = '';
   let width = 0;
-  for (const character of text) {
+  for (const character of graphemes(text)) {
     const next = displayWidth(character);
     if (width + next > max - 1) break;
     result += character;
@@ -111,7 +88,12 @@ function oneLine(text: string): string {
 
 function valueText(value: unknown, bare: boolean): string {
   if (typeof value === 'string') {
-    if (value.includes('\n')) return `(${lineCount(value)} lines)`;
+    if (value.includes('\n')) {
+      if (!bare) return `(${lineCount(value)} lines)`;
+      // A multi-line command: its first line says what it is, the count that there is more.
+      const first = value.split('\n').find((line) => line.trim() !== '') ?? '';
+      return `${truncate(first.trim(), MAX_VALUE_LENGTH)} ⏎ … (${lineCount(value)} lines)`;
+    }
     const cut = truncate(value, MAX_VALUE_LENGTH);
     return bare || !/[\s"]/.test(cut) ? cut : JSON.stringify(cut);
   }
@@ -125,8 +107,12 @@ function valueText(value: unknown, bare: boolean): string {
   return truncate(oneLine(json), MAX_VALUE_LENGTH);
 }
 
-/** One line saying what a tool call was asked to do: `src/a.ts startLine=3`. */
+/** One line saying what a tool call was asked to do: `src/a.ts startLine=3`, control characters shown escaped. */
 export function summarizeArguments(args: unknown): string {
+  return neutralizeLine(summarizeRaw(args));
+}
+
+function summarizeRaw(args: unknown): string {
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return args === undefined ? '' : valueText(args, true);
   }
@@ -154,8 +140,9 @@ export function describeOutput(output: ToolOutput): string {
   const content = output.content.trim();
   if (output.isError) {
     const first = content.split('\n')[0] ?? '';
-    return (
-      oneLine(first.startsWith(HOOK_ABORT_PREFIX) ? first.slice(HOOK_ABORT_PREFIX.length) : first) || 'failed'
+    return neutralizeLine(
+      oneLine(first.startsWith(HOOK_ABORT_PREFIX) ? first.slice(HOOK_ABORT_PREFIX.length) : first) ||
+        'failed',
     );
   }
   if (content === '') return 'no output';
@@ -166,9 +153,4 @@ export function describeOutput(output: ToolOutput): string {
 /** Word count of reasoning text, for the collapsed summary. */
 export function countWords(text: string): number {
   return text.match(/\S+/g)?.length ?? 0;
-}
-
-/** An error message without its `[CODE] ` prefix, as the user reads it. */
-export function plainMessage(message: string): string {
-  return message.replace(/^\[[A-Z_]+\] /, '');
 }

@@ -1,5 +1,6 @@
 import type { AgentError, Message, RunningTurn, Session } from '@youyou/agent';
 import type { ApprovalAnswer, ApprovalRequest } from './approval.js';
+import type { ApprovalQuestion } from './approval-prompt.js';
 import {
   formatSessionTable,
   formatSkills,
@@ -7,19 +8,19 @@ import {
   packageVersion,
   resolveSessionId,
   shortId,
+  storedMessageCount,
+  workspacesOf,
 } from './commands.js';
 import type { CliSettings } from './config.js';
-import { createStyles, plainMessage, type Styles, summarizeArguments, truncate } from './format.js';
-import { type CliIo, openSession } from './print-mode.js';
+import { createStyles, plainMessage, type Styles } from './format.js';
+import type { MarkdownStream } from './markdown.js';
+import { loadMarkdownStream } from './markdown-load.js';
+import { type CliIo, newWorkspaceSession, openSession } from './print-mode.js';
 import { TurnView } from './render.js';
 import { type CliRuntime, setUpRuntime } from './setup.js';
-import { isInterrupt, type Key, loadHistory, saveHistory, Terminal } from './terminal.js';
+import { isInterrupt, type Key, loadHistory, type PromptResult, saveHistory, Terminal } from './terminal.js';
+import { neutralize, neutralizeLine } from './terminal-text.js';
 import { sessionUsageReport } from './usage-line.js';
-
-/** A question waiting for one key. */
-interface PendingApproval {
-  answer: (value: ApprovalAnswer) => void;
-}
 
 const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;
 
@@ -38,7 +39,13 @@ class Chat {
   #showReasoning = false;
   /** The last thing the user did was Ctrl-C: one more exits. */
   #interruptedOnce = false;
-  #approval: PendingApproval | undefined;
+  #approval: ApprovalQuestion | undefined;
+  /** Settles when the last question asked so far is answered. */
+  #questions: Promise<void> = Promise.resolve();
+  /** Commands typed and sent with Enter while a turn ran: each runs after it, in order. */
+  readonly #queued: string[] = [];
+  /** Text typed while a turn ran without Enter: it is put back at the next prompt. */
+  #typed = '';
   #view: TurnView | undefined;
   /** Set by /exit: the loop ends after the command. */
   #leaving = false;
@@ -55,12 +62,12 @@ class Chat {
     this.#terminal.output.write(text);
   }
 
-  /** Prints the banner and, for a resumed session, where the conversation stood. */
-  start(session: Session | undefined): void {
+  /** Prints the banner and, for a resumed session (with its stored message count), where it stood. */
+  start(resumed: { session: Session; messageCount: number } | undefined): void {
     const { provider } = this.#runtime;
     const where = provider.baseURL === undefined ? provider.name : provider.baseURL;
     this.#write(
-      `${this.#styles.bold('youyou')} ${packageVersion()} ${this.#styles.dim(`· ${provider.modelId} via ${where} · ${this.#settings.cwd}`)}\n`,
+      `${this.#styles.bold('youyou')} ${packageVersion()} ${this.#styles.dim(`· ${neutralizeLine(`${provider.modelId} via ${where} · ${this.#settings.cwd}`)}`)}\n`,
     );
     const { sandbox } = this.#runtime;
     this.#write(
@@ -69,13 +76,14 @@ class Chat {
         : this.#styles.dim(`sandbox: ${sandbox.mode} · network ${sandbox.network ? 'on' : 'off'}\n`),
     );
     this.#write(this.#styles.dim('/help for commands · Ctrl-C cancels a turn · Ctrl-D exits\n'));
-    if (session !== undefined) this.#showResumed(session);
+    if (resumed !== undefined) this.#showResumed(resumed.session, resumed.messageCount);
   }
 
-  #showResumed(session: Session): void {
+  /** `messageCount` is the stored count that `sessions` shows too (the context may hold more or fewer). */
+  #showResumed(session: Session, messageCount: number): void {
     this.#session = session;
     const messages = session.messages();
-    this.#write(this.#styles.dim(`Resumed session ${shortId(session.id)} · ${messages.length} messages\n`));
+    this.#write(this.#styles.dim(`Resumed session ${shortId(session.id)} · ${messageCount} messages\n`));
     const textOf = (message: Message): string =>
       'content' in message && Array.isArray(message.content)
         ? message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
@@ -85,7 +93,7 @@ class Chat {
     );
     for (const message of shown.slice(-4)) {
       const lines = textOf(message).trim().split('\n');
-      const text = lines.length > 6 ? `${lines.slice(0, 6).join('\n')}\n…` : lines.join('\n');
+      const text = neutralize(lines.length > 6 ? `${lines.slice(0, 6).join('\n')}\n…` : lines.join('\n'));
       const prefix = message.type === 'user' ? this.#styles.cyan('› ') : '';
       this.#write(`${prefix}${message.type === 'user' ? text : this.#styles.dim(text)}\n`);
     }
@@ -94,7 +102,17 @@ class Chat {
   /** Runs until the user leaves; resolves with the exit code. */
   async loop(): Promise<number> {
     for (;;) {
-      const result = await this.#terminal.readLine(this.#color ? '\x1b[36m›\x1b[39m ' : '› ');
+      const prompt = this.#color ? '\x1b[36m›\x1b[39m ' : '› ';
+      const queued = this.#queued.shift();
+      if (queued !== undefined) this.#write(`${prompt}${neutralize(queued)}\n`);
+      let result: PromptResult;
+      if (queued !== undefined) result = { type: 'line', text: queued };
+      else {
+        // Text typed during the last turn without Enter is already on the new prompt line.
+        const typed = this.#typed;
+        this.#typed = '';
+        result = await this.#terminal.readLine(prompt, typed);
+      }
       if (result.type === 'eof') return this.#leave();
       if (result.type === 'interrupt') {
         if (result.hadText) continue;
@@ -136,6 +154,7 @@ class Chat {
           this.#write(
             formatSessionTable({
               sessions: page.sessions,
+              workspaces: await workspacesOf(runtime.sessions, page.sessions),
               columns: this.#terminal.columns,
               color: this.#color,
               currentId: this.#session?.id,
@@ -151,8 +170,11 @@ class Chat {
         }
         try {
           const id = await resolveSessionId(runtime.sessions, argument);
+          // A session another youyou runs is refused (SESSION_BUSY) before this one is closed.
+          if (id !== this.#session?.id) await (await runtime.sessions.acquireSession(id)).release();
           await this.#closeSession();
-          this.#showResumed(await runtime.agent.resumeSession(id));
+          const session = await runtime.agent.resumeSession(id);
+          this.#showResumed(session, await storedMessageCount(runtime.sessions, id));
         } catch (error) {
           this.#write(
             this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`),
@@ -160,8 +182,14 @@ class Chat {
         }
         return 'done';
       }
+      case 'compact':
+        await this.#compact(argument);
+        return 'done';
       case 'new':
+      case 'clear':
         await this.#closeSession();
+        // Erase the screen and its scrollback, cursor home: the new session starts on a clean terminal.
+        if (name === 'clear') this.#write('\x1b[2J\x1b[3J\x1b[H');
         this.#write(this.#styles.dim('New session.\n'));
         return 'done';
       case 'usage':
@@ -172,6 +200,9 @@ class Chat {
             color: this.#color,
           }),
         );
+        return 'done';
+      case 'model':
+        await this.#switchModel(argument);
         return 'done';
       case 'reasoning':
         this.#showReasoning = !this.#showReasoning;
@@ -194,6 +225,49 @@ class Chat {
     }
   }
 
+  /** `/model NAME`: the next requests go to NAME; without a name, says which model is in use. */
+  async #switchModel(name: string): Promise<void> {
+    if (name === '') {
+      this.#write(
+        `${neutralizeLine(this.#runtime.provider.modelId)} ${this.#styles.dim('(/model NAME switches)')}\n`,
+      );
+      return;
+    }
+    try {
+      const chosen = await this.#runtime.switchModel(name);
+      this.#write(this.#styles.dim(`Model: ${neutralizeLine(chosen.modelId)}\n`));
+    } catch (error) {
+      this.#write(
+        this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`),
+      );
+    }
+  }
+
+  /** `/compact [instructions]`: summarises the session's context now, with a status line while it runs. */
+  async #compact(instructions: string): Promise<void> {
+    const session = this.#session;
+    if (session === undefined) {
+      this.#write(this.#styles.dim('Nothing to compact yet: no message was sent in this session.\n'));
+      return;
+    }
+    const view = this.#newView();
+    view.status('compacting the context');
+    this.#terminal.startKeys((key) => {
+      if (isInterrupt(key)) this.#hardExit();
+    });
+    let outcome: string;
+    try {
+      await session.compact(instructions === '' ? undefined : instructions);
+      outcome = this.#styles.dim('Context compacted: the earlier conversation is now a summary.\n');
+    } catch (error) {
+      outcome = this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`);
+    } finally {
+      this.#terminal.stopKeys();
+      view.close();
+    }
+    this.#write(outcome);
+  }
+
   /** Closes the current session (SessionEnd, memory extraction) with a status line while it runs. */
   async #closeSession(): Promise<void> {
     const session = this.#session;
@@ -212,7 +286,7 @@ class Chat {
     }
   }
 
-  #newView(): TurnView {
+  #newView(markdown?: MarkdownStream): TurnView {
     return new TurnView({
       sinks: { answer: (text) => this.#write(text), activity: (text) => this.#write(text) },
       live: true,
@@ -220,6 +294,7 @@ class Chat {
       columns: () => this.#terminal.columns,
       showReasoning: () => this.#showReasoning,
       baseURL: this.#runtime.provider.baseURL,
+      markdown,
     });
   }
 
@@ -227,7 +302,7 @@ class Chat {
   async #turn(text: string): Promise<'done' | 'exit'> {
     let turn: RunningTurn;
     try {
-      this.#session ??= await this.#runtime.agent.newSession();
+      this.#session ??= await newWorkspaceSession(this.#runtime, this.#settings.cwd);
       turn = await this.#session.sendMessage(text);
     } catch (error) {
       this.#write(
@@ -235,7 +310,18 @@ class Chat {
       );
       return 'done';
     }
-    const view = this.#newView();
+    // Text steered in during a turn that the turn did not take starts the next turn by itself: show it too.
+    for (;;) {
+      if ((await this.#show(turn)) === 'exit') return 'exit';
+      const next = this.#session.currentTurn;
+      if (next === undefined || next.turnId === turn.turnId) return 'done';
+      turn = next;
+    }
+  }
+
+  /** Shows one turn's events and handles the keys while it runs. */
+  async #show(turn: RunningTurn): Promise<'done' | 'exit'> {
+    const view = this.#newView(this.#color ? await loadMarkdownStream(this.#terminal.output) : undefined);
     this.#view = view;
     let cancelled = false;
     let exit = false;
@@ -244,15 +330,19 @@ class Chat {
       stop = resolve;
     });
     this.#terminal.startKeys((key) => {
-      if (this.#approval !== undefined) {
-        this.#answerApproval(key, () => {
+      const question = this.#approval;
+      if (question !== undefined) {
+        question.key(key, () => {
           cancelled = true;
           this.#interruptedOnce = true;
           turn.cancel();
         });
         return;
       }
-      if (!isInterrupt(key)) return;
+      if (!isInterrupt(key)) {
+        this.#typeAhead(key, view);
+        return;
+      }
       if (cancelled) {
         exit = true;
         stop?.();
@@ -280,45 +370,80 @@ class Chat {
     return exit ? 'exit' : 'done';
   }
 
-  /** The approval question for a mutating tool; called from the approval plugin during a turn. */
-  ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-    const view = this.#view;
-    view?.pause();
-    const summary = truncate(
-      summarizeArguments(request.arguments),
-      Math.max(20, this.#terminal.columns - 60),
-    );
-    this.#write(
-      `${this.#styles.yellow('?')} Allow ${this.#styles.bold(request.toolName)} ${summary}?  ${this.#styles.dim('y = yes · a = always for this tool · n = no ›')} `,
-    );
-    return new Promise<ApprovalAnswer>((resolve) => {
-      const answer = (value: ApprovalAnswer): void => {
-        if (this.#approval !== pending) return;
-        this.#approval = undefined;
-        signal.removeEventListener('abort', onAbort);
-        const label = value === 'once' ? 'yes' : value === 'always' ? `always ${request.toolName}` : 'no';
-        this.#write(`${value === 'deny' ? this.#styles.red(label) : this.#styles.green(label)}\n`);
-        resolve(value);
-      };
-      const pending: PendingApproval = { answer };
-      const onAbort = (): void => answer('deny');
-      signal.addEventListener('abort', onAbort);
-      this.#approval = pending;
-    });
-  }
-
-  #answerApproval(key: Key, cancelTurn: () => void): void {
-    const pending = this.#approval;
-    if (pending === undefined) return;
-    if (isInterrupt(key)) {
-      pending.answer('deny');
-      cancelTurn();
+  /**
+   * Keeps what the user types while a turn runs. Enter steers the turn with it: the model reads it at the
+   * turn's next step (after the running tool calls, or right after its answer). A /command is kept and run
+   * when the turn ends.
+   */
+  #typeAhead(key: Key, view: TurnView): void {
+    if (key.name === 'return' || key.name === 'enter') {
+      const text = this.#typed;
+      this.#typed = '';
+      if (text.trim() === '') return;
+      const session = this.#session;
+      if (COMMAND.test(text.trim()) || session === undefined) {
+        this.#queued.push(text);
+        view.line(this.#styles.dim(`› ${neutralizeLine(text)}  (queued: runs when this turn ends)`));
+        return;
+      }
+      view.line(this.#styles.dim(`› ${neutralizeLine(text)}  (sent: the model reads it at its next step)`));
+      session.steer(text).catch((error: unknown) => {
+        view.line(this.#styles.red(plainMessage(error instanceof Error ? error.message : String(error))));
+      });
       return;
     }
-    const name = key.name?.toLowerCase();
-    if (name === 'y') pending.answer('once');
-    else if (name === 'a') pending.answer('always');
-    else if (name === 'n' || name === 'escape') pending.answer('deny');
+    if (key.name === 'backspace') {
+      this.#typed = Array.from(this.#typed).slice(0, -1).join('');
+      return;
+    }
+    const text = key.sequence;
+    if (text === undefined || key.ctrl === true || key.meta === true) return;
+    // Only printable text is kept: arrows and function keys are not part of a message.
+    if (neutralizeLine(text) === text) this.#typed += text;
+  }
+
+  /** The approval question for a mutating tool; called from the approval plugin during a turn. */
+  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    // Calls of one batch may ask at once: one question at a time, in order, each with the keys to itself.
+    const earlier = this.#questions;
+    let done: (() => void) | undefined;
+    this.#questions = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    try {
+      await earlier;
+      if (signal.aborted) return { type: 'deny' };
+      return await this.#askNow(request, signal);
+    } finally {
+      done?.();
+    }
+  }
+
+  async #askNow(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    // Loaded on the first question: the diff library is not needed to start.
+    const { ApprovalQuestion } = await import('./approval-prompt.js');
+    this.#view?.pause();
+    return new Promise<ApprovalAnswer>((resolve) => {
+      const onAbort = (): void => question.abandon();
+      const question = new ApprovalQuestion({
+        request,
+        workspace: this.#settings.cwd,
+        columns: this.#terminal.columns,
+        rows: this.#terminal.rows,
+        color: this.#color,
+        write: (text) => this.#write(text),
+        flushInput: () => this.#terminal.flushInput(),
+        resolve: (answer) => {
+          if (this.#approval === question) this.#approval = undefined;
+          signal.removeEventListener('abort', onAbort);
+          resolve(answer);
+        },
+      });
+      signal.addEventListener('abort', onAbort);
+      this.#approval = question;
+      question.open();
+      if (signal.aborted) question.abandon();
+    });
   }
 
   /** Leaves: the session is closed (memories extracted), then everything else. */
@@ -356,18 +481,25 @@ export async function runInteractive(options: {
       : {
           type: 'ask',
           ask: (request, signal) =>
-            chat === undefined ? Promise.resolve('deny') : chat.ask(request, signal),
+            chat === undefined ? Promise.resolve({ type: 'deny' }) : chat.ask(request, signal),
         },
     warn: io.warn,
+    notice: (text) => io.stderr.write(`${text}\n`),
     onBackgroundError: (error: AgentError) => io.warn(plainMessage(error.message)),
   });
   try {
     chat = new Chat({ runtime, terminal, settings, color: options.color });
-    const session =
-      options.resume !== undefined || options.latest
-        ? await openSession({ runtime, resume: options.resume, latest: options.latest })
-        : undefined;
-    chat.start(session);
+    let resumed: { session: Session; messageCount: number } | undefined;
+    if (options.resume !== undefined || options.latest) {
+      const session = await openSession({
+        runtime,
+        resume: options.resume,
+        latest: options.latest,
+        workspace: settings.cwd,
+      });
+      resumed = { session, messageCount: await storedMessageCount(runtime.sessions, session.id) };
+    }
+    chat.start(resumed);
     return await chat.loop();
   } finally {
     saveHistory(settings.historyPath, terminal.history);

@@ -1,11 +1,13 @@
-import { isAgentError } from '@youyou/agent';
+import type { AgentError } from '@youyou/agent';
 import { parseCommandLine, UsageError, usageText } from './args.js';
 import { CommandError, packageVersion, runSessionsCommand } from './commands.js';
 import { ConfigError, resolveSettings } from './config.js';
-import { plainMessage, wantsColor } from './format.js';
-import { runInteractive } from './interactive.js';
-import { type CliIo, runPrintMode } from './print-mode.js';
+// Types only: the chat modes (and through them the agent, the SDKs, MCP and SQLite) are imported when a
+// run needs them, so that `--help` and `--version` answer without loading them.
+import type { CliIo } from './print-mode.js';
 import { UnreachableError } from './provider.js';
+import { plainMessage, wantsColor } from './style.js';
+import { neutralize } from './terminal-text.js';
 
 /** What `run` needs from the process. */
 export interface RunOptions {
@@ -24,7 +26,10 @@ async function readAll(stream: NodeJS.ReadStream): Promise<string> {
 }
 
 /** The exit code and the one line to print for an error that ends the run. */
-function describeFailure(error: unknown): { code: number; text: string } {
+function describeFailure(
+  error: unknown,
+  isAgentError: (value: unknown) => value is AgentError,
+): { code: number; text: string } {
   if (error instanceof UsageError)
     return { code: 2, text: `${error.message}\nRun 'youyou --help' for usage.` };
   if (error instanceof ConfigError || error instanceof UnreachableError)
@@ -43,7 +48,10 @@ export async function run(options: RunOptions): Promise<number> {
   const { stdout, stderr, env } = options;
   const stderrColor = wantsColor(stderr, env);
   const warn = (text: string): void => {
-    stderr.write(`${stderrColor ? '\x1b[33myouyou: warning:\x1b[39m' : 'youyou: warning:'} ${text}\n`);
+    // Warnings quote file names, MCP servers and their errors: hostile text, shown escaped.
+    stderr.write(
+      `${stderrColor ? '\x1b[33myouyou: warning:\x1b[39m' : 'youyou: warning:'} ${neutralize(text)}\n`,
+    );
   };
   try {
     const { command, flags } = parseCommandLine(options.argv);
@@ -76,6 +84,7 @@ export async function run(options: RunOptions): Promise<number> {
         throw new UsageError('no prompt: stdin is not a terminal and was empty; use -p "prompt"');
     }
     if (prompt !== undefined) {
+      const { runPrintMode } = await import('./print-mode.js');
       return await runPrintMode({
         settings,
         prompt,
@@ -85,6 +94,7 @@ export async function run(options: RunOptions): Promise<number> {
         io,
       });
     }
+    const { runInteractive } = await import('./interactive.js');
     return await runInteractive({
       settings,
       resume: command.resume,
@@ -93,8 +103,10 @@ export async function run(options: RunOptions): Promise<number> {
       color: wantsColor(stdout, env),
     });
   } catch (error) {
-    const failure = describeFailure(error);
-    stderr.write(`youyou: ${failure.text}\n`);
+    // The runtime is loaded here rather than up front, so that `--help` does not load it.
+    const { isAgentError } = await import('@youyou/agent');
+    const failure = describeFailure(error, isAgentError);
+    stderr.write(`youyou: ${neutralize(failure.text)}\n`);
     return failure.code;
   }
 }

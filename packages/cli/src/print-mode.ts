@@ -1,10 +1,12 @@
 import type { AgentError, Session } from '@youyou/agent';
-import { latestSessionId, resolveSessionId } from './commands.js';
+import { latestSessionId, recordWorkspace, resolveSessionId } from './commands.js';
 import type { CliSettings } from './config.js';
-import { plainMessage } from './format.js';
+import { plainMessage, wantsColor } from './format.js';
+import { loadMarkdownStream } from './markdown-load.js';
 import { isUnreachableError, unreachableMessage } from './provider.js';
 import { TurnView } from './render.js';
 import { type CliRuntime, setUpRuntime } from './setup.js';
+import { terminalSafeJson } from './terminal-text.js';
 
 /** The streams a run writes to, and the environment it reads. */
 export interface CliIo {
@@ -21,18 +23,36 @@ export interface CliIo {
 /** Exit codes of a print-mode turn. */
 const EXIT = { ok: 0, failed: 1, unreachable: 2, cancelled: 130 } as const;
 
-/** Opens the session a run asks for: the one named, the latest, or a new one. */
+/**
+ * Opens the session a run asks for: the one named, the latest of the workspace, or a new one (which
+ * records the workspace). A session another process runs rejects with SESSION_BUSY (the storage's claim).
+ */
 export async function openSession(options: {
   runtime: CliRuntime;
   resume: string | undefined;
   latest: boolean;
+  workspace: string;
 }): Promise<Session> {
   const { runtime } = options;
   if (options.resume !== undefined) {
     return runtime.agent.resumeSession(await resolveSessionId(runtime.sessions, options.resume));
   }
-  if (options.latest) return runtime.agent.resumeSession(await latestSessionId(runtime.sessions));
-  return runtime.agent.newSession();
+  if (options.latest) {
+    return runtime.agent.resumeSession(await latestSessionId(runtime.sessions, options.workspace));
+  }
+  return newWorkspaceSession(runtime, options.workspace);
+}
+
+/** A new session that records the workspace it was started in. */
+export async function newWorkspaceSession(runtime: CliRuntime, workspace: string): Promise<Session> {
+  const session = await runtime.agent.newSession();
+  try {
+    await recordWorkspace({ storage: runtime.sessions, sessionId: session.id, workspace });
+  } catch (error) {
+    await session.close();
+    throw error;
+  }
+  return session;
 }
 
 /**
@@ -54,6 +74,7 @@ export async function runPrintMode(options: {
     env: io.env,
     approval: settings.yes ? { type: 'allow_all' } : { type: 'deny_all' },
     warn: io.warn,
+    notice: (text) => io.stderr.write(`youyou: ${text}\n`),
     onBackgroundError: (error: AgentError) => io.warn(plainMessage(error.message)),
   });
   let interrupted = 0;
@@ -65,7 +86,12 @@ export async function runPrintMode(options: {
   };
   process.on('SIGINT', onSigint);
   try {
-    const session = await openSession({ runtime, resume: options.resume, latest: options.latest });
+    const session = await openSession({
+      runtime,
+      resume: options.resume,
+      latest: options.latest,
+      workspace: settings.cwd,
+    });
     const turn = await session.sendMessage(options.prompt);
     cancel = () => turn.cancel();
     if (interrupted > 0) turn.cancel();
@@ -77,6 +103,8 @@ export async function runPrintMode(options: {
       columns: () => io.stderr.columns ?? 100,
       showReasoning: () => false,
       baseURL,
+      // Markdown is rendered for a terminal only: pipes and --json get the answer exactly as it came.
+      markdown: !json && wantsColor(io.stdout, io.env) ? await loadMarkdownStream(io.stdout) : undefined,
     });
     let unreachable = false;
     let limitReached = false;
@@ -90,7 +118,7 @@ export async function runPrintMode(options: {
         view.handle(event);
         continue;
       }
-      io.stdout.write(`${JSON.stringify(event)}\n`);
+      io.stdout.write(`${terminalSafeJson(event)}\n`);
       if (payload.type === 'error') {
         const text =
           isUnreachableError(payload.error) && baseURL !== undefined

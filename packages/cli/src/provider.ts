@@ -1,13 +1,9 @@
 import { connect } from 'node:net';
 import type { ModelInfo, ModelProvider } from '@youyou/agent';
-import { ANTHROPIC_MODELS, type AnthropicModelInfo, anthropicProvider } from '@youyou/anthropic';
-import {
-  OPENAI_MODELS,
-  type OpenAIModelInfo,
-  openaiChatProvider,
-  openaiCompatibleProvider,
-  openaiResponsesProvider,
-} from '@youyou/openai';
+// Types only: the adapters (and their SDKs) are imported when a provider is built, so that `--help`,
+// `--version` and `sessions` do not load them.
+import type { AnthropicModelInfo } from '@youyou/anthropic';
+import type { OpenAIModelInfo } from '@youyou/openai';
 import type { ProviderName } from './args.js';
 import {
   type CliSettings,
@@ -65,9 +61,10 @@ function requireKey(settings: CliSettings, variable: string): string {
   );
 }
 
-/** Builds the model provider the settings ask for; throws ConfigError when something is missing. */
-export function chooseProvider(settings: CliSettings): ChosenProvider {
+/** Builds the model provider the settings ask for; rejects with ConfigError when something is missing. */
+export async function chooseProvider(settings: CliSettings): Promise<ChosenProvider> {
   if (settings.provider === 'compatible') {
+    const { openaiCompatibleProvider } = await import('@youyou/openai');
     const baseURL = settings.baseURL ?? DEFAULT_BASE_URL;
     const modelId = settings.model ?? DEFAULT_COMPATIBLE_MODEL;
     const model: OpenAIModelInfo = {
@@ -85,6 +82,7 @@ export function chooseProvider(settings: CliSettings): ChosenProvider {
   }
   if (settings.provider === 'openai') {
     const apiKey = requireKey(settings, 'OPENAI_API_KEY');
+    const { OPENAI_MODELS, openaiChatProvider, openaiResponsesProvider } = await import('@youyou/openai');
     const modelId = settings.model ?? OPENAI_MODELS[0]?.id ?? 'gpt-5';
     const models = withModel<OpenAIModelInfo>({
       models: OPENAI_MODELS,
@@ -101,6 +99,7 @@ export function chooseProvider(settings: CliSettings): ChosenProvider {
     return { provider, name: 'openai', modelId, baseURL: settings.baseURL };
   }
   const apiKey = requireKey(settings, 'ANTHROPIC_API_KEY');
+  const { ANTHROPIC_MODELS, anthropicProvider } = await import('@youyou/anthropic');
   const preferred = ANTHROPIC_MODELS.find((model) => model.id.includes('sonnet')) ?? ANTHROPIC_MODELS[0];
   const modelId = settings.model ?? preferred?.id ?? 'claude-sonnet-4-6';
   const models = withModel<AnthropicModelInfo>({

@@ -10,8 +10,18 @@ import {
   summarizeArguments,
   truncate,
 } from './format.js';
+import type { MarkdownStream } from './markdown.js';
 import { isUnreachableError, unreachableMessage } from './provider.js';
+import { neutralize, neutralizeLine } from './terminal-text.js';
 import { turnUsageLine } from './usage-line.js';
+
+/**
+ * The answer text as the terminal gets it: control characters shown escaped (a model's OSC 52 must not write
+ * the clipboard). The one place answer text is turned into terminal output, for a richer renderer to replace.
+ */
+export function answerForTerminal(text: string): string {
+  return neutralize(text.replace(/\r\n/g, '\n'));
+}
 
 /** Where the view writes: the answer text, and everything else (the same terminal in interactive mode). */
 export interface ViewSinks {
@@ -30,6 +40,8 @@ export interface ViewOptions {
   showReasoning: () => boolean;
   /** The model server's URL, for the unreachable sentence. */
   baseURL?: string | undefined;
+  /** Renders the answer as Markdown (a terminal); without it the answer is written as the model sent it. */
+  markdown?: MarkdownStream | undefined;
 }
 
 interface ToolEntry {
@@ -76,6 +88,7 @@ export class TurnView {
   /** Shows a spinning status line (live mode only), e.g. while waiting for the model. */
   status(text: string): void {
     if (!this.#options.live) return;
+    this.#settleMarkdown();
     // Streamed reasoning is collapsed first: its erasure counts only its own rows.
     this.#endReasoning();
     this.#region = this.#region.filter((entry) => entry.kind !== 'status');
@@ -85,6 +98,7 @@ export class TurnView {
 
   /** Removes the status line and the live region from the screen, so a question can be asked below them. */
   pause(): void {
+    this.#settleMarkdown();
     this.#clearStatus();
     this.#endReasoning();
     this.#eraseRegion();
@@ -114,7 +128,11 @@ export class TurnView {
       case 'tool_call_start':
         this.#clearStatus();
         this.#endReasoning();
-        this.#toolStart(payload.callId, payload.toolName, summarizeArguments(payload.arguments));
+        this.#toolStart(
+          payload.callId,
+          neutralizeLine(payload.toolName),
+          summarizeArguments(payload.arguments),
+        );
         return;
       case 'tool_call_end':
         this.#toolEnd(payload.callId, {
@@ -148,6 +166,18 @@ export class TurnView {
       case 'usage':
         // Shown summed up after the answer (turn_complete carries the turn's totals).
         return;
+      case 'turn_suspended':
+        // youyou asks in-process, so its turns never suspend; another host's tool may still ask for approval.
+        this.#finish();
+        this.line(
+          this.#styles.yellow(`⏸ waiting for approval of ${payload.pendingCalls.length} tool call(s)`),
+        );
+        return;
+      case 'steered':
+      case 'follow_up_queued':
+      case 'subagent':
+        // The chat showed the message when it was typed; youyou registers no sub-agent tools.
+        return;
     }
   }
 
@@ -177,7 +207,10 @@ export class TurnView {
     if (this.#options.live && !this.#atLineStart) this.#activity('\n');
   }
 
-  #text(text: string): void {
+  #text(received: string): void {
+    // The Markdown renderer neutralizes the model's text itself, before adding its own styling.
+    const { markdown } = this.#options;
+    const text = markdown === undefined ? answerForTerminal(received) : markdown.push(received);
     if (text === '') return;
     if (this.#options.live) this.#ensureRegionFlushed();
     this.#options.sinks.answer(text);
@@ -187,6 +220,7 @@ export class TurnView {
 
   /** Answer text that resumes after tool calls starts on its own line, in both sinks. */
   #closeAnswerLine(): void {
+    this.#settleMarkdown();
     if (!this.#answerOpen) return;
     this.#answerOpen = false;
     // On a shared terminal a status line may already have moved the cursor to a new line.
@@ -195,14 +229,25 @@ export class TurnView {
     if (this.#options.live) this.#atLineStart = true;
   }
 
+  /** Renders the open Markdown block in place of its raw text: nothing else may be drawn below it. */
+  #settleMarkdown(): void {
+    const rest = this.#options.markdown?.flush();
+    if (rest === undefined || rest === '') return;
+    this.#options.sinks.answer(rest);
+    this.#answerOpen = !rest.endsWith('\n');
+    if (this.#options.live) this.#atLineStart = rest.endsWith('\n');
+  }
+
   #reason(text: string): void {
     if (this.#reasoning === undefined) {
       this.#closeAnswerLine();
       this.#ensureLineStart();
       this.#reasoning = '';
     }
-    this.#reasoning += text;
-    if (this.#options.live) this.#activity(this.#styles.dim(text));
+    const shown = neutralize(text);
+    // What was drawn is counted, so that collapsing erases exactly the rows the escaped text took.
+    this.#reasoning += shown;
+    if (this.#options.live) this.#activity(this.#styles.dim(shown));
   }
 
   #endReasoning(): void {

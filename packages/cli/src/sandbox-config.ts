@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import type { FlagSettings } from './args.js';
-import { ConfigError, isRecord, optionalString } from './config.js';
+import { ConfigError, isRecord, optionalString } from './config-values.js';
 import { DEFAULT_SANDBOX_MODE, SANDBOX_MODES, type SandboxMode, SECRET_HOME_PATHS } from './sandbox.js';
 
 /** `sandbox` of the config file. */

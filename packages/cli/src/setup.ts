@@ -1,25 +1,21 @@
-import { mkdirSync } from 'node:fs';
-import { release } from 'node:os';
+import { homedir, release } from 'node:os';
 import path from 'node:path';
 import {
   type Agent,
   AgentBuilder,
   type AgentError,
   loadSkillsFromDirectories,
-  type SessionStorage,
   type SkillDefinition,
   type ToolHandler,
 } from '@youyou/agent';
-import {
-  connectMcpServers,
-  type McpServerConfig,
-  type McpServerSet,
-  validateServerConfig,
-} from '@youyou/mcp';
-import { openSqliteStorage, type SqliteStorage } from '@youyou/sqlite';
+// Types only: MCP and SQLite are imported where they are used, so that `--help` does not load them.
+import type { McpServerConfig, McpServerSet } from '@youyou/mcp';
+import type { SqliteSessionStorage, SqliteStorage } from '@youyou/sqlite';
 import { type ApprovalPolicy, createApprovalPlugin, mutatingToolNames } from './approval.js';
 import { type CliSettings, ConfigError, type McpServerSetting } from './config.js';
 import { refusedNames, toolEnvironment } from './env.js';
+import { projectInstructions } from './instructions.js';
+import { preparePrivateHome } from './private-home.js';
 import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
 import {
   findExecutable,
@@ -29,6 +25,10 @@ import {
   type ShellSandbox,
   sandboxUnavailableText,
 } from './sandbox.js';
+import { SwitchableProvider } from './switchable-provider.js';
+import { startTelemetry, type Telemetry } from './telemetry.js';
+import { neutralizeLine } from './terminal-text.js';
+import { answerOnAbort } from './tools/answer-on-abort.js';
 import { createWorkspaceTools } from './tools/index.js';
 
 /** The CLI's own instructions, before those of the config file. */
@@ -41,11 +41,17 @@ const BASE_INSTRUCTIONS = [
 /** The runtime's default bound on tool calls and hooks, when the config file does not set toolTimeoutMs. */
 const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
 
+/** How long MCP servers may take to connect before the user is told that youyou is waiting for them. */
+const CONNECTING_NOTICE_AFTER_MS = 300;
+
 /** Everything a chat runs with, and how to tear it down. */
 export interface CliRuntime {
   agent: Agent;
-  sessions: SessionStorage;
-  provider: ChosenProvider;
+  sessions: SqliteSessionStorage;
+  /** The provider and model requests go to now (`/model` changes it). */
+  readonly provider: ChosenProvider;
+  /** Sends the later requests of this session (and the next ones) to model `name` of the same provider. */
+  switchModel(name: string): Promise<ChosenProvider>;
   skills: SkillDefinition[];
   tools: ToolHandler[];
   /** How the shell really runs: the mode in force (danger-full-access after a chosen fallback too). */
@@ -63,6 +69,7 @@ function mcpConfigs(options: {
   servers: Record<string, McpServerSetting>;
   toolEnv: Readonly<Record<string, string>>;
   warn: (text: string) => void;
+  validateServerConfig: (config: unknown) => void;
 }): McpServerConfig[] {
   const sdkDefaults = new Set(['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER']);
   const inherited = Object.fromEntries(
@@ -80,9 +87,13 @@ function mcpConfigs(options: {
             env: { ...inherited, ...server.env },
             ...(server.cwd ? { cwd: server.cwd } : {}),
           };
-    const config = { name, transport };
+    const config = {
+      name,
+      transport,
+      ...(server.timeoutMs === undefined ? {} : { timeoutMs: server.timeoutMs }),
+    };
     try {
-      validateServerConfig(config);
+      options.validateServerConfig(config);
       configs.push(config);
     } catch (error) {
       options.warn(`MCP server "${name}" skipped: ${messageOf(error)}`);
@@ -190,6 +201,30 @@ function chooseSandbox(options: {
 }
 
 /**
+ * Connects the MCP servers; when they take longer than a moment (a server that hangs waits its
+ * `timeoutMs`), `notice` says so first, so the terminal never sits silent.
+ */
+async function connectServers(options: {
+  configs: McpServerConfig[];
+  notice: (text: string) => void;
+  warn: (text: string) => void;
+}): Promise<McpServerSet> {
+  const { connectMcpServers } = await import('@youyou/mcp');
+  const names = options.configs.map((config) => config.name).join(', ');
+  const timer = setTimeout(
+    () => options.notice(`connecting to MCP server${options.configs.length === 1 ? '' : 's'} ${names}…`),
+    CONNECTING_NOTICE_AFTER_MS,
+  );
+  try {
+    const set = await connectMcpServers(options.configs);
+    for (const failure of set.failures) options.warn(messageOf(failure.error));
+    return set;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * Builds the agent from the settings: provider (checked reachable when it is a local server), workspace and
  * MCP tools, skills from disk, the approval plugin and the SQLite storages. Problems that leave a part out
  * (a skill file, an MCP server) are warnings; a missing provider or database rejects.
@@ -199,6 +234,8 @@ export async function setUpRuntime(options: {
   env: NodeJS.ProcessEnv;
   approval: ApprovalPolicy;
   warn: (text: string) => void;
+  /** A line saying what youyou waits for (`connecting…`), on stderr; default `warn`. */
+  notice?: (text: string) => void;
   onBackgroundError: (error: AgentError) => void;
 }): Promise<CliRuntime> {
   const { settings, warn } = options;
@@ -211,27 +248,42 @@ export async function setUpRuntime(options: {
   }
   const toolEnv = toolEnvironment({ env: options.env, pass: settings.passEnv });
   const shell = findShell(options.env);
-  const provider = chooseProvider(settings);
+  const provider = await chooseProvider(settings);
   if (provider.name === 'compatible' && provider.baseURL !== undefined)
     await checkReachable(provider.baseURL);
-  mkdirSync(settings.home, { recursive: true });
-  const storage: SqliteStorage = await openSqliteStorage(settings.databasePath);
+  const models = new SwitchableProvider(provider);
+  const tightened = preparePrivateHome(settings.home);
+  if (tightened.length > 0)
+    warn(`others could read ${neutralizeLine(tightened.join(', '))}; made it private`);
+  const { openSqliteStorage } = await import('@youyou/sqlite');
+  const storage: SqliteStorage = await openSqliteStorage(settings.databasePath, {
+    // A claim on the session that could not be renewed is said on stderr, not on the console of a library.
+    onBackgroundError: options.onBackgroundError,
+  });
   let mcp: McpServerSet | undefined;
+  let telemetry: Telemetry | undefined;
   try {
+    telemetry = await startTelemetry({ env: options.env, warn });
     const workspaceTools = createWorkspaceTools({
       root: settings.cwd,
       shellSandbox,
       shellEnv: toolEnv,
       shell,
     });
-    const configs = mcpConfigs({ servers: settings.mcpServers, toolEnv, warn });
-    if (configs.length > 0) {
-      mcp = await connectMcpServers(configs);
-      for (const failure of mcp.failures) warn(messageOf(failure.error));
+    if (Object.keys(settings.mcpServers).length > 0) {
+      const { validateServerConfig } = await import('@youyou/mcp');
+      const configs = mcpConfigs({ servers: settings.mcpServers, toolEnv, warn, validateServerConfig });
+      if (configs.length > 0) mcp = await connectServers({ configs, notice: options.notice ?? warn, warn });
     }
-    const tools = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn });
+    const tools = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn }).map(answerOnAbort);
     const loaded = await loadSkillsFromDirectories({
-      directories: [path.join(settings.cwd, '.youyou', 'skills'), path.join(settings.home, 'skills')],
+      directories: [
+        path.join(settings.cwd, '.youyou', 'skills'),
+        // Agent Skills' shared locations, read by other agents too.
+        path.join(settings.cwd, '.agents', 'skills'),
+        path.join(settings.home, 'skills'),
+        path.join(homedir(), '.agents', 'skills'),
+      ],
     });
     for (const problem of loaded.problems) warn(`skill ${problem.path}: ${problem.message}`);
     const skills = usableSkills({
@@ -243,40 +295,60 @@ export async function setUpRuntime(options: {
     const toolTimeoutMs = settings.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const builder = new AgentBuilder({
       defaultModel: provider.modelId,
-      systemInstructions: [...BASE_INSTRUCTIONS, ...settings.systemInstructions],
+      systemInstructions: [
+        ...BASE_INSTRUCTIONS,
+        ...settings.systemInstructions,
+        ...projectInstructions({ workspace: settings.cwd, warn }),
+      ],
       environmentContext: environmentContext(settings, shell),
       toolTimeoutMs,
-      onBackgroundError: options.onBackgroundError,
+      onBackgroundError: (error) => {
+        // The memory request skipped after a failed turn: that failure was reported already.
+        if (error !== models.skippedMemoryError) options.onBackgroundError(error);
+      },
     })
-      .registerModelProvider(provider.provider)
+      .registerModelProvider(models)
       .registerSessionStorage(storage.sessions)
       .registerMemoryStorage(storage.memories)
       .registerPlugin(
         createApprovalPlugin({
           mutating: mutatingToolNames(tools),
           policy: options.approval,
+          rules: settings.approvalRules,
           // Leave the runtime's hook bound a margin, so a slow answer is a denial and never a silent approval.
           answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
         }),
       );
+    if (telemetry !== undefined) builder.registerPlugin(telemetry.plugin);
     for (const tool of tools) builder.registerTool(tool);
     for (const skill of skills) builder.registerSkill(skill);
     const agent = await builder.build();
     const servers = mcp;
+    const exporting = telemetry;
     return {
       agent,
       sessions: storage.sessions,
-      provider,
+      get provider() {
+        return models.current;
+      },
+      switchModel: async (name) => {
+        const next = await chooseProvider({ ...settings, model: name });
+        models.switchTo(next);
+        return next;
+      },
       skills,
       tools,
       sandbox: { mode: shellSandbox.mode, network: shellSandbox.network },
       close: async () => {
         await agent.shutdown();
+        // After the agent: its shutdown ends the spans still open, then they are sent.
+        await exporting?.shutdown();
         await servers?.close();
         await storage.close().catch(() => undefined);
       },
     };
   } catch (error) {
+    await telemetry?.shutdown();
     await mcp?.close();
     await storage.close().catch(() => undefined);
     throw error;

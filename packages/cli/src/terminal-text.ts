@@ -56,3 +56,15 @@ export function neutralize(text: string, options: NeutralizeOptions = {}): strin
 export function neutralizeLine(text: string): string {
   return neutralize(text, { multiline: false });
 }
+
+/**
+ * JSON.stringify escapes C0 controls but leaves DEL, the C1 controls (U+0080–009F, which some terminals take
+ * as CSI and OSC), the bidi controls and the line separators raw. This writes them as `\uXXXX` escapes too:
+ * the same JSON value, parsed, and nothing a terminal interprets when the lines are shown.
+ */
+export function terminalSafeJson(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]/g,
+    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

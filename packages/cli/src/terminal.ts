@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdirSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface, emitKeypressEvents } from 'node:readline';
 
@@ -80,8 +80,13 @@ export class Terminal {
     return this.output.columns ?? 80;
   }
 
-  /** Reads one line with line editing and history. */
-  readLine(prompt: string): Promise<PromptResult> {
+  /** Terminal height. */
+  get rows(): number {
+    return this.output.rows ?? 24;
+  }
+
+  /** Reads one line with line editing and history; `initial` is already typed (text kept from a turn). */
+  readLine(prompt: string, initial = ''): Promise<PromptResult> {
     this.stopKeys();
     const readline = createInterface({
       input: this.input,
@@ -114,6 +119,7 @@ export class Terminal {
         finish({ type: 'eof' });
       });
       readline.prompt();
+      if (initial !== '') readline.write(initial);
     });
   }
 
@@ -137,6 +143,35 @@ export class Terminal {
     this.input.off('keypress', listener);
     if (this.input.isTTY) this.input.setRawMode(false);
     this.input.pause();
+  }
+
+  /**
+   * Throws away what was typed but not read yet, so that keys pressed before a question was drawn cannot
+   * answer it. The terminal's input is opened a second time without blocking (Linux's /proc/self/fd) and
+   * read until it is empty; the stream's own descriptor is left as it is. False where that cannot be done.
+   */
+  flushInput(): boolean {
+    const fd = (this.input as { fd?: unknown }).fd;
+    if (this.input.isTTY !== true || typeof fd !== 'number' || process.platform !== 'linux') return false;
+    let reader: number;
+    try {
+      reader = openSync(
+        `/proc/self/fd/${fd}`,
+        constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY,
+      );
+    } catch {
+      return false;
+    }
+    try {
+      const buffer = Buffer.alloc(4096);
+      // EAGAIN (nothing left) ends the loop by throwing.
+      while (readSync(reader, buffer, 0, buffer.length, null) > 0);
+    } catch {
+      // Empty.
+    } finally {
+      closeSync(reader);
+    }
+    return true;
   }
 
   /** Gives the terminal back as it was: cooked mode and a visible cursor. */

@@ -8,7 +8,9 @@ import {
   createApprovalPlugin,
   mutatingToolNames,
   nonInteractiveDenial,
+  unansweredQuestion,
 } from '../src/approval.js';
+import type { ApprovalRules } from '../src/rules.js';
 
 function tool(name: string, isMutating: boolean, runs: string[]): ToolHandler {
   return {
@@ -24,7 +26,12 @@ function tool(name: string, isMutating: boolean, runs: string[]): ToolHandler {
 }
 
 /** Runs one turn in which the model calls each of `calls`, one per model call, then answers. */
-async function turnWith(options: { policy: ApprovalPolicy; calls: string[]; answerWithinMs?: number }) {
+async function turnWith(options: {
+  policy: ApprovalPolicy;
+  calls: string[];
+  answerWithinMs?: number;
+  rules?: ApprovalRules;
+}) {
   const runs: string[] = [];
   const tools = [tool('read_thing', false, runs), tool('write_thing', true, runs)];
   const provider = new ScriptedModelProvider({
@@ -42,6 +49,7 @@ async function turnWith(options: { policy: ApprovalPolicy; calls: string[]; answ
         mutating: mutatingToolNames(tools),
         policy: options.policy,
         answerWithinMs: options.answerWithinMs ?? 5_000,
+        ...(options.rules === undefined ? {} : { rules: options.rules }),
       }),
     );
   for (const handler of tools) builder.registerTool(handler);
@@ -61,7 +69,7 @@ function asking(answers: ApprovalAnswer[], asked: ApprovalRequest[]): ApprovalPo
     type: 'ask',
     ask: async (request) => {
       asked.push(request);
-      return answers.shift() ?? 'deny';
+      return answers.shift() ?? { type: 'deny' };
     },
   };
 }
@@ -76,18 +84,21 @@ describe('the approval plugin', () => {
 
   test('a mutating tool runs once allowed, with the question naming the tool and its arguments', async () => {
     const asked: ApprovalRequest[] = [];
-    const { runs } = await turnWith({ policy: asking(['once'], asked), calls: ['write_thing'] });
+    const { runs } = await turnWith({ policy: asking([{ type: 'once' }], asked), calls: ['write_thing'] });
     expect(runs).toEqual(['write_thing']);
     expect(asked).toMatchObject([{ toolName: 'write_thing', arguments: { path: 'x' } }]);
   });
 
   test('"once" asks again next time; "always" does not', async () => {
     const onceAsked: ApprovalRequest[] = [];
-    await turnWith({ policy: asking(['once', 'once'], onceAsked), calls: ['write_thing', 'write_thing'] });
+    await turnWith({
+      policy: asking([{ type: 'once' }, { type: 'once' }], onceAsked),
+      calls: ['write_thing', 'write_thing'],
+    });
     expect(onceAsked).toHaveLength(2);
     const alwaysAsked: ApprovalRequest[] = [];
     const { runs } = await turnWith({
-      policy: asking(['always'], alwaysAsked),
+      policy: asking([{ type: 'always', rule: { tool: 'write_thing', text: 'write_thing' } }], alwaysAsked),
       calls: ['write_thing', 'write_thing'],
     });
     expect(alwaysAsked).toHaveLength(1);
@@ -95,7 +106,10 @@ describe('the approval plugin', () => {
   });
 
   test('a denial stops the tool and tells the model', async () => {
-    const { runs, results } = await turnWith({ policy: asking(['deny'], []), calls: ['write_thing'] });
+    const { runs, results } = await turnWith({
+      policy: asking([{ type: 'deny' }], []),
+      calls: ['write_thing'],
+    });
     expect(runs).toEqual([]);
     expect(results[0]).toEqual({
       isError: true,
@@ -114,21 +128,50 @@ describe('the approval plugin', () => {
     expect(allowed.runs).toEqual(['write_thing', 'read_thing']);
   });
 
-  test('no answer in time is a denial, never a silent approval', async () => {
+  test('no answer in time stops the tool and is reported as unanswered, not as a denial', async () => {
     let signalled = false;
     const policy: ApprovalPolicy = {
       type: 'ask',
+      // Like the terminal's question: it answers "deny" the moment it is given up.
       ask: (_request, signal) =>
-        new Promise<ApprovalAnswer>(() => {
+        new Promise<ApprovalAnswer>((resolve) => {
           signal.addEventListener('abort', () => {
             signalled = true;
+            resolve({ type: 'deny' });
           });
         }),
     };
     const { runs, results } = await turnWith({ policy, calls: ['write_thing'], answerWithinMs: 50 });
     expect(runs).toEqual([]);
-    expect(results[0]?.content).toContain('did not answer whether write_thing may run');
+    expect(results[0]?.content).toBe(`Tool aborted by hook: ${unansweredQuestion('write_thing', 0)}`);
+    expect(results[0]?.content).not.toContain('denied');
     expect(signalled).toBe(true);
+  });
+
+  test('a denial with a reason hands the reason to the model', async () => {
+    const { results } = await turnWith({
+      policy: asking([{ type: 'deny', reason: 'use the staging folder' }], []),
+      calls: ['write_thing'],
+    });
+    expect(results[0]?.content).toContain('use the staging folder');
+  });
+
+  test('deny rules win over allow rules and over --yes; allow rules skip the question', async () => {
+    const rules = {
+      allow: [{ tool: 'write_thing', text: 'write_thing' }],
+      deny: [{ tool: 'write_thing', pattern: 'x', text: 'write_thing(x)' }],
+    };
+    const denied = await turnWith({ policy: { type: 'allow_all' }, calls: ['write_thing'], rules });
+    expect(denied.runs).toEqual([]);
+    expect(denied.results[0]?.content).toContain('write_thing(x)');
+    const asked: ApprovalRequest[] = [];
+    const allowed = await turnWith({
+      policy: asking([], asked),
+      calls: ['write_thing'],
+      rules: { allow: rules.allow, deny: [] },
+    });
+    expect(allowed.runs).toEqual(['write_thing']);
+    expect(asked).toEqual([]);
   });
 
   test('a question that fails is a denial', async () => {

@@ -193,8 +193,10 @@ describe('arguments and configuration', () => {
     await mkdir(other);
     server.reply(textReply('ok'));
     await cli('-p', 'where am I?', '--cwd', other, '--base-url', server.baseURL);
-    const system = contentText(messagesOf(server.turnRequests()[0]!)[0]!);
-    expect(system).toContain(`cwd: ${other}`);
+    // The environment is the dynamic prompt part, the system message right before the user's.
+    const messages = messagesOf(server.turnRequests()[0]!);
+    expect(messages.at(-2)?.role).toBe('system');
+    expect(contentText(messages.at(-2)!)).toContain(`cwd: ${other}`);
   });
 });
 
@@ -206,8 +208,10 @@ describe('sessions', () => {
     const result = await cli('--continue', '-p', 'who am I?', '--base-url', server.baseURL);
 
     expect(result.stdout).toBe('You are Ada.\n');
-    const texts = messagesOf(server.turnRequests()[1]!).map(contentText);
-    expect(texts.slice(1)).toEqual(['my name is Ada', 'Hello Ada.', 'who am I?']);
+    const texts = messagesOf(server.turnRequests()[1]!)
+      .filter((message) => message.role !== 'system')
+      .map(contentText);
+    expect(texts).toEqual(['my name is Ada', 'Hello Ada.', 'who am I?']);
     const again = jsonLines((await cli('sessions', '--json')).stdout) as {
       sessionId: string;
       messageCount: number;
@@ -235,7 +239,7 @@ describe('sessions', () => {
     const resumed = await cli('resume', first.slice(0, 8), '-p', 'and now?', '--base-url', server.baseURL);
     expect(resumed.stdout).toBe('Still apples.\n');
     expect(messagesOf(server.turnRequests().at(-1)!).map(contentText)).toContain('about apples');
-  });
+  }, 90_000);
 
   test('resume of an unknown id fails with a clear message', async () => {
     const result = await cli('resume', 'deadbeef', '-p', 'hi', '--base-url', server.baseURL);

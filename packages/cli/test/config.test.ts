@@ -138,4 +138,19 @@ describe('validateFileConfig', () => {
     expect(check({ modle: 'x' }, warnings)).toEqual({});
     expect(warnings[0]).toMatch(/^config.json: unknown key "modle" ignored/);
   });
+
+  test('approval rules: allow and deny lists of TOOL or TOOL(pattern); anything else is refused', () => {
+    expect(
+      check({ approval: { allow: ['shell(git status)', 'edit_file'], deny: ['shell(rm)'] } }).approval,
+    ).toEqual({
+      allow: [
+        { tool: 'shell', pattern: 'git status', text: 'shell(git status)' },
+        { tool: 'edit_file', text: 'edit_file' },
+      ],
+      deny: [{ tool: 'shell', pattern: 'rm', text: 'shell(rm)' }],
+    });
+    expect(() => check({ approval: { allow: 'shell' } })).toThrow(ConfigError);
+    expect(() => check({ approval: { allow: ['shell(a && b)'] } })).toThrow(/approval\.allow/);
+    expect(() => check({ approval: { permit: [] } })).toThrow(/approval\.permit/);
+  });
 });

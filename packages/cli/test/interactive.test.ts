@@ -121,7 +121,7 @@ describe('youyou in a terminal', () => {
     expect(await readFile(path.join(sandbox.workspace, 'note.txt'), 'utf8')).toBe('hi\n');
   });
 
-  test('n denies the tool and the model is told; a always allows the tool for the session', async () => {
+  test('n denies the tool and the model is told; a then Enter always allows the tool for the session', async () => {
     server.reply(
       toolCallReply({ id: 'call_1', name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }),
       textReply('Not written.'),
@@ -141,6 +141,8 @@ describe('youyou in a terminal', () => {
     await send(chat, 'write b and c');
     await chat.waitFor('Allow write_file b.txt');
     await chat.type('a');
+    await chat.waitFor('1 (or Enter) = every write_file call');
+    await chat.keys('Enter');
     const screen = await chat.waitFor(/Both written\.\n› *\n*$/);
     expect(screen).not.toContain('Allow write_file c.txt');
     expect(existsSync(path.join(sandbox.workspace, 'c.txt'))).toBe(true);
@@ -227,6 +229,34 @@ describe('youyou in a terminal', () => {
     expect(texts).toContain('remember 42');
     expect(texts).toContain('The number is noted.');
     expect(texts.at(-1)).toBe('which number?');
+  });
+
+  test('/compact INSTRUCTIONS summarises now: the instructions reach the compaction request, the next request holds the summary', async () => {
+    server.reply(
+      textReply('Hello, noted.'),
+      textReply('SUMMARY-7731: the user said hello.'),
+      textReply('Still here.'),
+    );
+    const chat = await startChat();
+    await send(chat, '/compact');
+    await chat.waitFor('Nothing to compact yet');
+    await send(chat, 'hello there');
+    await chat.waitFor(/Hello, noted\.\n› *\n*$/);
+
+    await send(chat, '/compact keep the word pineapple');
+    await chat.waitFor('Context compacted');
+    await send(chat, 'and now?');
+    await chat.waitFor(/Still here\.\n› *\n*$/);
+
+    const [, compaction, next] = server.turnRequests();
+    const system = messagesOf(compaction!).find(
+      (message) => message.role === 'system' || message.role === 'developer',
+    );
+    expect(contentText(system!)).toContain('keep the word pineapple');
+    expect(messagesOf(compaction!).map(contentText).join('\n')).toContain('hello there');
+    const texts = messagesOf(next!).map(contentText);
+    expect(texts.some((text) => text.includes('SUMMARY-7731'))).toBe(true);
+    expect(texts.at(-1)).toBe('and now?');
   });
 
   test('/skills, /new, /sessions and /resume', async () => {

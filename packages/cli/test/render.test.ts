@@ -1,7 +1,14 @@
 import type { AgentEvent, AgentEventPayload, UsageTotals } from '@youyou/agent';
 import { AgentError } from '@youyou/agent';
 import { describe, expect, test } from 'vitest';
-import { describeOutput, displayWidth, rowsOf, summarizeArguments, truncate } from '../src/format.js';
+import {
+  describeOutput,
+  displayWidth,
+  rowsOf,
+  summarizeArguments,
+  truncate,
+  wrapLine,
+} from '../src/format.js';
 import { TurnView } from '../src/render.js';
 
 let sequence = 0;
@@ -201,6 +208,14 @@ describe('formatting', () => {
   test('widths count wide characters as two columns', () => {
     expect(displayWidth('abc')).toBe(3);
     expect(displayWidth('日本')).toBe(4);
+    // string-width knows what hand-made ranges missed: ⌚ is wide, a skin-tone emoji is one wide glyph,
+    // a combining accent and a zero-width joiner take no room.
+    expect(displayWidth('⌚')).toBe(2);
+    expect(displayWidth('👍🏽')).toBe(2);
+    expect(displayWidth('e\u0301')).toBe(1);
+    expect(displayWidth('a\tb')).toBe(9);
+    expect(wrapLine('ab日本cd', 3)).toEqual(['ab', '日', '本c', 'd']);
+    expect(truncate('👍🏽👍🏽👍🏽', 4)).toBe('👍🏽…');
     expect(rowsOf('日本語日本', 4)).toBe(3);
     expect(rowsOf('', 80)).toBe(1);
     expect(truncate('hello world', 6)).toBe('hello…');

@@ -144,8 +144,12 @@ describe('the shell sandbox', () => {
 
   test('runs bash when there is one, and the system prompt names the shell that runs', async () => {
     const { output } = await runShell({ command: 'echo "bash=[$BASH_VERSION] shell=[$SHELL]"' });
-    const system = messagesOf(server.turnRequests()[0]!).find((message) => message.role === 'system');
-    const named = /shell: (\S+)/.exec(contentText(system!))?.[1];
+    // The environment is in the dynamic prompt part: a system message of its own, before the user's.
+    const system = messagesOf(server.turnRequests()[0]!)
+      .filter((message) => message.role === 'system')
+      .map(contentText)
+      .join('\n');
+    const named = /shell: (\S+)/.exec(system)?.[1];
     expect(named).toBeDefined();
     const bash = ['/usr/bin/bash', '/bin/bash'].find((candidate) => existsSync(candidate));
     if (bash === undefined) {

@@ -1,6 +1,7 @@
 import { AgentError, type ChatEvent, type ChatRequest, type ModelProvider } from '@youyou/agent';
 import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import { promptCacheKey, promptCacheKeyOption } from './cache-key.js';
 import { toChatMessages, toChatTools } from './chat-messages.js';
 import { chatEvents } from './chat-stream.js';
 import {
@@ -12,6 +13,7 @@ import {
 } from './client.js';
 import { type ErrorContext, toProviderError } from './errors.js';
 import { findModel, isReasoningModel, type OpenAIModelInfo, resolveModels } from './models.js';
+import { chatResponseFormat } from './response-format.js';
 
 /** A reasoning model's effort setting, as the API names it. */
 
@@ -26,6 +28,12 @@ export interface OpenAICompatibleProviderOptions extends ConnectionOptions {
   models: readonly OpenAIModelInfo[];
   /** Default: a placeholder, as local servers need none (the environment's OpenAI key is never sent). */
   apiKey?: string;
+  /**
+   * Send `prompt_cache_key` (a hash of the session id); default false: Ollama, vLLM, llama.cpp and LM Studio
+   * cache prompt prefixes on their own and ignore the field at best. Turn it on for a gateway that passes it on
+   * to OpenAI.
+   */
+  promptCacheKey?: boolean;
 }
 
 /** How the two Chat Completions providers differ. */
@@ -37,6 +45,13 @@ interface ChatWireSettings {
   /** OpenAI wants `max_completion_tokens`; compatible servers know `max_tokens`. */
   maxTokensField: 'max_completion_tokens' | 'max_tokens';
   reasoningEffort: ReasoningEffort | undefined;
+  /** Whether requests carry `prompt_cache_key`. */
+  promptCacheKey: boolean;
+  /**
+   * OpenAI takes `response_format` json_schema for every chat model; a compatible server may not (older
+   * ones answer 400), so there it is sent only for models whose `capabilities.structuredOutput` says so.
+   */
+  responseFormatOnlyWhenCapable: boolean;
 }
 
 /** What local servers get as the API key when none is given: the SDK refuses to run without one. */
@@ -51,8 +66,14 @@ function chatParams(settings: ChatWireSettings, request: ChatRequest): ChatCompl
     stream_options: { include_usage: true },
   };
   if (request.tools.length > 0) params.tools = toChatTools(request.tools);
+  const format = request.responseFormat;
+  const formatWanted =
+    !settings.responseFormatOnlyWhenCapable || model.capabilities.structuredOutput === true;
+  if (format !== undefined && formatWanted) params.response_format = chatResponseFormat(format);
   if (request.maxOutputTokens !== undefined) params[settings.maxTokensField] = request.maxOutputTokens;
   if (request.temperature !== undefined) params.temperature = request.temperature;
+  const cacheKey = settings.promptCacheKey ? promptCacheKey(request.sessionId) : undefined;
+  if (cacheKey !== undefined) params.prompt_cache_key = cacheKey;
   if (settings.reasoningEffort !== undefined && isReasoningModel(model)) {
     params.reasoning_effort = settings.reasoningEffort;
   }
@@ -102,6 +123,12 @@ export function openaiChatProvider(options: OpenAIChatProviderOptions = {}): Mod
     errorContext,
     maxTokensField: 'max_completion_tokens',
     reasoningEffort: options.reasoningEffort,
+    promptCacheKey: promptCacheKeyOption({
+      value: options.promptCacheKey,
+      fallback: true,
+      providerName: 'openaiChatProvider',
+    }),
+    responseFormatOnlyWhenCapable: false,
   });
 }
 
@@ -134,5 +161,11 @@ export function openaiCompatibleProvider(options: OpenAICompatibleProviderOption
     errorContext,
     maxTokensField: 'max_tokens',
     reasoningEffort: undefined,
+    promptCacheKey: promptCacheKeyOption({
+      value: options.promptCacheKey,
+      fallback: false,
+      providerName: name,
+    }),
+    responseFormatOnlyWhenCapable: true,
   });
 }

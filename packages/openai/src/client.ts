@@ -98,6 +98,11 @@ export interface OpenAIAccountOptions extends ConnectionOptions {
   project?: string;
   /** Sent to reasoning models as their reasoning effort. */
   reasoningEffort?: ReasoningEffort;
+  /**
+   * Send `prompt_cache_key` (a hash of the session id) so that the requests of a session reach the same prompt
+   * cache; default true. Turn it off for a proxy at `baseURL` that refuses the field.
+   */
+  promptCacheKey?: boolean;
 }
 
 /** The id, models and client of a provider of OpenAI's own API (key and base URL from the environment too). */

@@ -10,4 +10,5 @@ export {
 } from './chat-provider.js';
 export type { ConnectionOptions, OpenAIAccountOptions, ReasoningEffort } from './client.js';
 export { isReasoningModel, OPENAI_MODELS, type OpenAIModelInfo } from './models.js';
+export { meetsStrictRules } from './response-format.js';
 export { type OpenAIResponsesProviderOptions, openaiResponsesProvider } from './responses-provider.js';

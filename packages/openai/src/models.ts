@@ -9,7 +9,8 @@ export interface OpenAIModelInfo extends ModelInfo {
   reasoning?: boolean;
 }
 
-const ALL = { toolUse: true, vision: true, streaming: true } as const;
+/** Every model listed here speaks `response_format` / `text.format` json_schema (structured outputs). */
+const ALL = { toolUse: true, vision: true, streaming: true, structuredOutput: true } as const;
 
 function model(options: {
   id: string;
@@ -126,7 +127,7 @@ export const OPENAI_MODELS: readonly OpenAIModelInfo[] = Object.freeze([
     id: 'o3-mini',
     displayName: 'o3-mini',
     contextWindow: 200_000,
-    capabilities: { toolUse: true, vision: false, streaming: true },
+    capabilities: { toolUse: true, vision: false, streaming: true, structuredOutput: true },
     reasoning: true,
     pricing: price(1.1, 0.55, 4.4),
   },

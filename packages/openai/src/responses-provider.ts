@@ -4,9 +4,11 @@ import type {
   ResponseCreateParamsStreaming,
   ResponseStreamEvent,
 } from 'openai/resources/responses/responses';
+import { promptCacheKey, promptCacheKeyOption } from './cache-key.js';
 import { type OpenAIAccountOptions, openaiAccountClient, type ReasoningEffort } from './client.js';
 import { type ErrorContext, toProviderError } from './errors.js';
 import { findModel, isReasoningModel, type OpenAIModelInfo } from './models.js';
+import { responsesTextFormat } from './response-format.js';
 import { toResponsesInput, toResponsesTools } from './responses-input.js';
 import { responsesEvents } from './responses-stream.js';
 
@@ -23,6 +25,8 @@ interface ResponsesSettings {
   errorContext: ErrorContext;
   reasoningEffort: ReasoningEffort | undefined;
   reasoningSummary: 'auto' | 'concise' | 'detailed' | null;
+  /** Whether requests carry `prompt_cache_key`. */
+  promptCacheKey: boolean;
 }
 
 function responsesParams(settings: ResponsesSettings, request: ChatRequest): ResponseCreateParamsStreaming {
@@ -47,8 +51,11 @@ function responsesParams(settings: ResponsesSettings, request: ChatRequest): Res
     };
   }
   if (request.tools.length > 0) params.tools = toResponsesTools(request.tools);
+  if (request.responseFormat !== undefined) params.text = responsesTextFormat(request.responseFormat);
   if (request.maxOutputTokens !== undefined) params.max_output_tokens = request.maxOutputTokens;
   if (request.temperature !== undefined) params.temperature = request.temperature;
+  const cacheKey = settings.promptCacheKey ? promptCacheKey(request.sessionId) : undefined;
+  if (cacheKey !== undefined) params.prompt_cache_key = cacheKey;
   return params;
 }
 
@@ -87,6 +94,11 @@ export function openaiResponsesProvider(options: OpenAIResponsesProviderOptions 
     errorContext,
     reasoningEffort: options.reasoningEffort,
     reasoningSummary: options.reasoningSummary === undefined ? 'auto' : options.reasoningSummary,
+    promptCacheKey: promptCacheKeyOption({
+      value: options.promptCacheKey,
+      fallback: true,
+      providerName: 'openaiResponsesProvider',
+    }),
   };
   return {
     id,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AgentError, checkSessionId } from '@youyou/agent';
+import { AgentError } from '@youyou/agent';
+import { checkSessionId } from '@youyou/agent/storage';
 import { encodeText } from './codec.js';
 import type { Database } from './database.js';
 import { invalidConfig, storageError } from './errors.js';
@@ -350,7 +351,11 @@ class HeldLease implements SessionLease {
   #heartbeat(): void {
     if (this.#renewing !== undefined || this.lost) return;
     this.renew().catch((error: unknown) => {
-      if (this.lost) return;
+      // Lost during this renewal (it found the lease taken over): the host hears of it once, here.
+      if (this.lost) {
+        this.#onBackgroundError(this.lostError());
+        return;
+      }
       // The database could not be asked; past the deadline another process may hold the session.
       if (Date.now() >= this.#deadline) {
         this.loseTo('it could not be renewed before it expired');

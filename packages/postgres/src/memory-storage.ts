@@ -1,4 +1,5 @@
-import { checkMemory, type Memory, type MemoryStorage, searchWordsOf } from '@youyou/agent';
+import type { Memory, MemoryStorage } from '@youyou/agent';
+import { checkMemory, searchWordsOf } from '@youyou/agent/storage';
 import { decodeText, encodeText, searchForm, sortKey } from './codec.js';
 import type { Database, Statement } from './database.js';
 import { invalidInput } from './errors.js';

@@ -1,27 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import type { SessionEvent, SessionPage, SessionStorage, SessionSummary } from '@youyou/agent';
 import {
   checkPageLimit,
   checkSessionEvent,
   checkSessionId,
   decodeSessionCursor,
+  decodeStoredValue,
   encodeSessionCursor,
+  encodeStoredValue,
   messageTextOf,
-  type SessionEvent,
-  type SessionPage,
-  type SessionStorage,
-  type SessionSummary,
   sessionTitleOf,
-} from '@youyou/agent';
-import {
-  decodeText,
-  encodeText,
-  escapeLike,
-  parseTagged,
-  REPLACEMENT,
-  searchForm,
-  sortKey,
-  stringifyTagged,
-} from './codec.js';
+} from '@youyou/agent/storage';
+import { decodeText, encodeText, escapeLike, REPLACEMENT, searchForm, sortKey } from './codec.js';
 import type { Database } from './database.js';
 import { invalidInput } from './errors.js';
 import type { AcquireLeaseOptions, LeaseHolder, LeaseManager, SessionLease } from './lease.js';
@@ -143,7 +133,7 @@ export class PostgresSessionStorage implements SessionStorage {
       timestampMs: event.timestamp.getTime(),
       messages: payload.type === 'metadata' ? 0 : 1,
       type: payload.type,
-      json: stringifyTagged(payload),
+      json: encodeStoredValue(payload, 'the session event').json,
       searchText: null,
       title: null,
       titleSearch: null,
@@ -218,7 +208,7 @@ export class PostgresSessionStorage implements SessionStorage {
     if (result.rows.length === 0) return null;
     return result.rows.map((row) => ({
       timestamp: new Date(Number(row.timestamp_ms)),
-      payload: parseTagged(row.payload) as SessionEvent['payload'],
+      payload: decodeStoredValue(row.payload) as SessionEvent['payload'],
     }));
   }
 
@@ -322,7 +312,7 @@ export class PostgresSessionStorage implements SessionStorage {
     return this.#leases.acquire(sessionId, options);
   }
 
-  /** The port-shaped lease hook the core can call from newSession/resumeSession (see the README). */
+  /** The port's `acquireSession`: the Agent takes the lease with it in newSession/resumeSession (see the README). */
   acquireSession(sessionId: string): Promise<SessionLease> {
     return this.#leases.acquire(sessionId);
   }
@@ -346,7 +336,7 @@ export class PostgresSessionStorage implements SessionStorage {
       context: 'searching sessions failed',
     });
     return result.rows.some((row) => {
-      const payload = parseTagged(row.payload) as { content: Parameters<typeof messageTextOf>[0] };
+      const payload = decodeStoredValue(row.payload) as { content: Parameters<typeof messageTextOf>[0] };
       return messageTextOf(payload.content).toLowerCase().includes(needle);
     });
   }

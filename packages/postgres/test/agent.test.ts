@@ -70,8 +70,13 @@ test('an Agent session on PostgreSQL is resumed by another Agent with a fresh po
     ]);
     const request = resumedProvider.requests[0];
     expect(request?.systemPrompt).toContain('Answer briefly.');
-    expect(request?.systemPrompt).toContain('The user studies leases');
-    expect(request?.messages.slice(0, -1)).toStrictEqual(messagesBefore);
+    // Memories are in the dynamic prompt part, the system message before the new user message.
+    expect(request?.systemPromptParts.dynamic).toContain('The user studies leases');
+    expect(request?.messages.slice(0, -2)).toStrictEqual(messagesBefore);
+    expect(request?.messages.at(-2)).toStrictEqual({
+      type: 'system',
+      content: request?.systemPromptParts.dynamic,
+    });
     await resumed.close();
     await resumedAgent.shutdown();
 
@@ -106,7 +111,7 @@ test('an Agent session on PostgreSQL is resumed by another Agent with a fresh po
   }
 });
 
-test('with the lease, a second Agent on another server cannot resume a session that is running', async () => {
+test('the Agent leases the session: a second Agent on another server cannot resume it while it runs', async () => {
   const pools = [testPool(), testPool()];
   const [serverA, serverB] = await Promise.all(pools.map((pool) => openPostgresStorage({ pool, schema })));
   try {
@@ -119,27 +124,19 @@ test('with the lease, a second Agent on another server cannot resume a session t
     await runTurn(created, 'first');
     await created.close();
 
-    // A core with the lease hook (SessionStorage.acquireSession, see the README) leases every session it
-    // runs; until then the host does it around resumeSession. The test runs either way.
-    const probe = await agentA.newSession();
-    const coreLeases = (await serverA.sessions.getLease(probe.id)) !== null;
-    await probe.close();
-    const leaseA = coreLeases ? undefined : await serverA.sessions.acquireSession(created.id);
+    // The Agent takes the lease itself (SessionStorage.acquireSession) before it touches the log, and
+    // releases it when the session closes: the host writes no lease code.
     const onA = await agentA.resumeSession(created.id);
-    await expect(
-      coreLeases ? agentB.resumeSession(created.id) : serverB.sessions.acquireSession(created.id),
-    ).rejects.toMatchObject({ code: 'SESSION_BUSY' });
+    expect(await serverB.sessions.getLease(created.id)).toMatchObject({ owner: serverA.sessions.leaseOwner });
+    await expect(agentB.resumeSession(created.id)).rejects.toMatchObject({ code: 'SESSION_BUSY' });
     await runTurn(onA, 'second');
     await onA.close();
-    await leaseA?.release();
     expect(await serverB.sessions.getLease(created.id)).toBeNull();
 
-    const leaseB = coreLeases ? undefined : await serverB.sessions.acquireSession(created.id);
     const onB = await agentB.resumeSession(created.id);
     expect(await serverA.sessions.getLease(created.id)).toMatchObject({ owner: serverB.sessions.leaseOwner });
     await runTurn(onB, 'third');
     await onB.close();
-    await leaseB?.release();
     const texts = ((await serverA.sessions.loadSession(created.id)) ?? []).flatMap((event) =>
       event.payload.type === 'user_message' || event.payload.type === 'assistant_message'
         ? event.payload.content.map((block) => (block.type === 'text' ? block.text : ''))

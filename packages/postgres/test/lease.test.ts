@@ -160,6 +160,23 @@ describe('session leases', () => {
     await again.release();
   });
 
+  test('a heartbeat that finds the lease taken over aborts the signal and tells onBackgroundError', async () => {
+    const a = await processStorage({ lease: { ttlMs: 60_000, heartbeatMs: 100 } });
+    const b = await processStorage();
+    const lease = await a.storage.sessions.acquireLease('overtaken');
+    // A stalls past its ttl: the lease expires by hand, and b takes it before a's next renewal.
+    await admin.query(
+      `UPDATE "${schema}".youyou_session_leases SET expires_at = clock_timestamp() - interval '1 second'
+        WHERE session_id = 'overtaken'`,
+    );
+    const taken = await b.storage.sessions.acquireLease('overtaken');
+    expect(await aborted(lease.signal)).toEqual(busy);
+    await until(async () => a.backgroundErrors.length > 0, 'the lost lease to be reported');
+    expect(a.backgroundErrors).toEqual([busy]);
+    await lease.release();
+    await taken.release();
+  });
+
   test('a takeover and a save in progress are ordered: the save lands before the new holder reads, or is refused', async () => {
     const applicationName = `yy_lease_${randomBytes(4).toString('hex')}`;
     const named = { application_name: applicationName };

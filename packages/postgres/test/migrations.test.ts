@@ -1,7 +1,8 @@
 import type { SessionEvent } from '@youyou/agent';
+import { encodeStoredValue } from '@youyou/agent/storage';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { sortKey, stringifyTagged } from '../src/codec.js';
+import { sortKey } from '../src/codec.js';
 import { migratePostgresSchema, openPostgresStorage, SCHEMA_VERSION } from '../src/index.js';
 import { migrateSchemaTo } from '../src/migrations.js';
 import { dropSchema, randomSchema, testDatabase, testPool } from './support/database.js';
@@ -179,7 +180,7 @@ async function writeVersion1Session(
         index + 1,
         event.timestamp.getTime(),
         event.payload.type,
-        stringifyTagged(event.payload),
+        encodeStoredValue(event.payload).json,
         text?.toLowerCase() ?? null,
       ],
     );

@@ -1,3 +1,4 @@
+import { closeSync, openSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentError, isAgentError } from '@youyou/agent';
 import Database from 'better-sqlite3';
@@ -5,6 +6,14 @@ import { closedError, isBusy, storageError } from './errors.js';
 import { MIGRATIONS, type Migration, runMigrations } from './migrations.js';
 
 /** What `openSqliteStorage` takes besides the path; every field is optional. */
+/** Claim settings of a storage (`openSqliteStorage(path, { claims })`). */
+export interface SqliteClaimOptions {
+  /** How long a claim outlives its last renewal, when its process cannot be seen to have died. Default 30000. */
+  ttlMs?: number;
+  /** How often a held claim is renewed. Default a third of the ttl. */
+  heartbeatMs?: number;
+}
+
 export interface SqliteStorageOptions {
   /** Open the file read-only: reads work, every write rejects with STORAGE_ERROR. Default false. */
   readonly?: boolean;
@@ -17,10 +26,21 @@ export interface SqliteStorageOptions {
    * commits but never corrupts the file (SQLite's advice for WAL). `'full'`: each commit is fsynced.
    */
   synchronous?: 'normal' | 'full';
+  /** How session claims (`acquireSession`) expire and are renewed. */
+  claims?: SqliteClaimOptions;
+  /** Failures of background work (renewing a claim) that no call can reject with. Default: console.warn. */
+  onBackgroundError?: (error: AgentError) => void;
+  /**
+   * The permission bits a new database file is created with; SQLite gives its -wal and -shm files the
+   * database's. Default 0o600: sessions hold every prompt, answer and tool output, readable by no one else.
+   * An existing file keeps its mode.
+   */
+  fileMode?: number;
 }
 
 const DEFAULT_BUSY_TIMEOUT_MS = 5_000;
 const DEFAULT_BUSY_RETRIES = 3;
+const DEFAULT_FILE_MODE = 0o600;
 const BACKOFF_BASE_MS = 20;
 const BACKOFF_CAP_MS = 500;
 
@@ -32,7 +52,10 @@ function checkOptions(path: unknown, options: SqliteStorageOptions): void {
   if (typeof path !== 'string' || path === '') {
     throw invalidConfig("openSqliteStorage takes the path of a database file, or ':memory:'");
   }
-  const { readonly, busyTimeoutMs, busyRetries, synchronous } = options;
+  const { readonly, busyTimeoutMs, busyRetries, synchronous, fileMode } = options;
+  if (fileMode !== undefined && (!Number.isInteger(fileMode) || fileMode < 0 || fileMode > 0o777)) {
+    throw invalidConfig(`fileMode must be permission bits from 0 to 0o777, got ${String(fileMode)}`);
+  }
   if (readonly !== undefined && typeof readonly !== 'boolean')
     throw invalidConfig('readonly must be a boolean');
   if (busyTimeoutMs !== undefined && (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0)) {
@@ -43,6 +66,27 @@ function checkOptions(path: unknown, options: SqliteStorageOptions): void {
   }
   if (synchronous !== undefined && synchronous !== 'normal' && synchronous !== 'full') {
     throw invalidConfig(`synchronous must be 'normal' or 'full', got ${String(synchronous)}`);
+  }
+  if (options.claims !== undefined && (typeof options.claims !== 'object' || options.claims === null)) {
+    throw invalidConfig('claims must be an object { ttlMs?, heartbeatMs? }');
+  }
+  if (options.onBackgroundError !== undefined && typeof options.onBackgroundError !== 'function') {
+    throw invalidConfig('onBackgroundError must be a function');
+  }
+}
+
+/**
+ * Creates the database file with `mode` when it does not exist yet, so that SQLite opens a file that was
+ * private from its first byte (and makes its -wal and -shm files alike). `:memory:`, temporary databases
+ * (the empty path) and `file:` URIs are left to SQLite.
+ */
+function createPrivately(path: string, mode: number): void {
+  if (path === ':memory:' || path.startsWith('file:')) return;
+  try {
+    // 'wx' only creates: an existing file fails with EEXIST and is opened as it is.
+    closeSync(openSync(path, 'wx', mode));
+  } catch {
+    // EEXIST, or a failure (a missing folder, no permission) that SQLite reports with its own message.
   }
 }
 
@@ -100,6 +144,7 @@ export class SqliteConnection {
     const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     const busyRetries = options.busyRetries ?? DEFAULT_BUSY_RETRIES;
     const errorContext = { operation: `opening '${path}'`, path, busyTimeoutMs, busyRetries };
+    if (!readonly) createPrivately(path, options.fileMode ?? DEFAULT_FILE_MODE);
     let database: Database.Database;
     try {
       database = new Database(path, { readonly, fileMustExist: readonly, timeout: busyTimeoutMs });

@@ -2,11 +2,14 @@
  * @youyou/sqlite — session and memory storage for YouYou Agent in one SQLite file (better-sqlite3):
  * WAL, a versioned schema with forward migrations, one transaction per write, FTS5 trigram search.
  */
+import type { AgentError } from '@youyou/agent';
 import type Database from 'better-sqlite3';
+import { ClaimManager } from './claims.js';
 import { SqliteConnection, type SqliteStorageOptions } from './connection.js';
 import { SqliteMemoryStorage } from './memory-storage.js';
 import { SqliteSessionStorage } from './session-storage.js';
 
+export type { SqliteClaimOptions, SqliteSessionClaim } from './claims.js';
 export type { SqliteStorageOptions } from './connection.js';
 export type { SqliteMemoryStorage } from './memory-storage.js';
 export { SCHEMA_VERSION } from './migrations.js';
@@ -37,9 +40,20 @@ export async function openSqliteStorage(
   options: SqliteStorageOptions = {},
 ): Promise<SqliteStorage> {
   const connection = await SqliteConnection.open({ path, options });
+  let claims: ClaimManager;
+  try {
+    claims = new ClaimManager({
+      connection,
+      claims: options.claims,
+      onBackgroundError: options.onBackgroundError ?? ((error: AgentError) => console.warn(error.message)),
+    });
+  } catch (error) {
+    await connection.close();
+    throw error;
+  }
   const close = (): Promise<void> => connection.close();
   return {
-    sessions: new SqliteSessionStorage(connection),
+    sessions: new SqliteSessionStorage({ connection, claims }),
     memories: new SqliteMemoryStorage(connection),
     database: connection.database,
     close,

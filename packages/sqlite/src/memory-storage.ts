@@ -1,4 +1,5 @@
-import { checkMemory, type Memory, type MemoryStorage, searchWordsOf } from '@youyou/agent';
+import type { Memory, MemoryStorage } from '@youyou/agent';
+import { checkMemory, searchWordsOf } from '@youyou/agent/storage';
 import type { SqliteConnection } from './connection.js';
 import { invalidInput } from './errors.js';
 import { codePointLength, ftsPhrase, indexedText, TRIGRAM_LENGTH } from './text.js';

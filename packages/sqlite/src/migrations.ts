@@ -16,8 +16,8 @@ export type Migration = (database: Database.Database) => void;
  * - `events`: the id packs the session's row key and the event's sequence number (see event-keys.ts), so a
  *   session's events sit together in the table's own B-tree, in order, with no second index to update on
  *   every write; loading or deleting a session reads or removes one range of ids. The payload is JSON
- *   (`tagged` = 1 when tags must be revived, see codec.ts); `searchable` = 1 marks a user or assistant
- *   message with text.
+ *   (`tagged` = 1 when tags must be revived, see encodeStoredValue in @youyou/agent/storage);
+ *   `searchable` = 1 marks a user or assistant message with text.
  * - `search_texts` + `search_texts_fts`: the lower-cased text of those messages and a contentless FTS5
  *   index of it (trigram tokenizer, case-sensitive since the text is lower-cased already), the prefilter of
  *   substring search. It is filled off the write path, in batches (search-index.ts).
@@ -88,11 +88,30 @@ const createSchema: Migration = (database) => {
 };
 
 /**
+ * Version 2: `session_claims`, one row per claimed session (`acquireSession`): who holds it (the storage
+ * instance's owner name, host and pid, so a claim of a process that died on this host is taken at once),
+ * the token that fences its writes, and when it expires (ms since the epoch, this host's clock).
+ */
+const addSessionClaims: Migration = (database) => {
+  database.exec(`
+    CREATE TABLE session_claims (
+      session_id TEXT PRIMARY KEY,
+      owner TEXT NOT NULL,
+      host TEXT NOT NULL,
+      pid INTEGER NOT NULL,
+      token TEXT NOT NULL,
+      acquired_at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL
+    ) WITHOUT ROWID;
+  `);
+};
+
+/**
  * Every schema version, in order: `PRAGMA user_version` = how many of them a database has run. A new
  * version is added at the end and never changes an earlier entry; each runs inside the migrating
  * transaction, so a failed upgrade leaves the file as it was.
  */
-export const MIGRATIONS: readonly Migration[] = [createSchema];
+export const MIGRATIONS: readonly Migration[] = [createSchema, addSessionClaims];
 
 /** The schema version this code writes. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -33,6 +33,11 @@ export const SESSION_SQL = {
   eventTimes: `SELECT CASE tagged WHEN 1 THEN timestamp || 't' ELSE timestamp END
     FROM events WHERE id BETWEEN ? AND ? ORDER BY id`,
   eventPayloads: 'SELECT payload FROM events WHERE id BETWEEN ? AND ? ORDER BY id',
+  // The last metadata event of a session with a given key (JSON functions run in SQLite: no payload parsed here).
+  lastMetadata: `SELECT payload, tagged FROM events
+    WHERE id BETWEEN ? AND ? AND searchable = 0
+      AND json_extract(payload, '$.type') = 'metadata' AND json_extract(payload, '$.key') = ?
+    ORDER BY id DESC LIMIT 1`,
   deleteActivity: 'DELETE FROM session_activity WHERE updated_at = ? AND session_id = ?',
   deleteActivityBySession: 'DELETE FROM session_activity WHERE session = ?',
   deleteEvents: 'DELETE FROM events WHERE id BETWEEN ? AND ?',

@@ -5,17 +5,19 @@ import type {
   SessionStorage,
   SessionSummary,
 } from '@youyou/agent';
+import { AgentError } from '@youyou/agent';
 import {
-  AgentError,
   checkPageLimit,
   checkSessionEvent,
   checkSessionId,
   decodeSessionCursor,
+  decodeStoredValue,
   encodeSessionCursor,
+  encodeStoredValue,
   messageTextOf,
   sessionTitleOf,
-} from '@youyou/agent';
-import { decodeValue, encodeValue } from './codec.js';
+} from '@youyou/agent/storage';
+import type { ClaimManager, SqliteSessionClaim } from './claims.js';
 import type { SqliteConnection } from './connection.js';
 import { invalidInput } from './errors.js';
 import { eventId, eventRange } from './event-keys.js';
@@ -58,7 +60,7 @@ const STATE_CACHE_SIZE = 10_000;
 
 function rowOf(event: SessionEvent): EventRow {
   const payload: SessionEventPayload = event.payload;
-  const { json, tagged } = encodeValue(payload, 'the session event');
+  const { json, tagged } = encodeStoredValue(payload, 'the session event');
   let title: string | null = null;
   let searchable: 0 | 1 = 0;
   if (payload.type === 'user_message' || payload.type === 'assistant_message') {
@@ -95,17 +97,21 @@ function summaryOf(row: SummaryRow): SessionSummary {
  * The semantics are those of the in-memory reference storage: `findSession` matches an id prefix, or a
  * case-insensitive literal substring of the title or of a user or assistant message's text. Every method
  * rejects with AgentError: INVALID_INPUT for bad arguments, STORAGE_ERROR when SQLite fails (retryable
- * when the file stayed locked).
+ * when the file stayed locked). Beyond the port's required methods: `acquireSession` (claims, see
+ * claims.ts), `saveEvents` and `flushSearchIndex`.
  */
 export class SqliteSessionStorage implements SessionStorage {
   readonly #connection: SqliteConnection;
   readonly #indexer: SearchIndexer;
+  readonly #claims: ClaimManager;
   /** Session id → its state after this storage's last write, so the next write needs no lookup. */
   readonly #states = new Map<string, SessionState>();
 
   /** Made by `openSqliteStorage`. */
-  constructor(connection: SqliteConnection) {
+  constructor(options: { connection: SqliteConnection; claims: ClaimManager }) {
+    const { connection } = options;
     this.#connection = connection;
+    this.#claims = options.claims;
     this.#indexer = new SearchIndexer(connection);
     // A previous process may have left messages unindexed.
     this.#indexer.schedule();
@@ -154,7 +160,7 @@ export class SqliteSessionStorage implements SessionStorage {
         const tagged = typeof time === 'string';
         events[index] = {
           timestamp: new Date(tagged ? Number.parseInt(time, 10) : time),
-          payload: decodeValue(payloads[index] as string, tagged) as SessionEventPayload,
+          payload: decodeStoredValue(payloads[index] as string, tagged) as SessionEventPayload,
         };
       }
       return events;
@@ -215,6 +221,44 @@ export class SqliteSessionStorage implements SessionStorage {
     return this.#indexer.flush();
   }
 
+  /**
+   * The value of the last `metadata` event with this key of each session (sessions without one, or
+   * unknown, are left out): what an application stored about its sessions (a workspace, a label) without
+   * loading their logs.
+   */
+  async metadataOf(sessionIds: readonly string[], key: string): Promise<Map<string, unknown>> {
+    if (!Array.isArray(sessionIds)) throw invalidInput('sessionIds must be an array of session ids');
+    for (const sessionId of sessionIds) checkSessionId(sessionId);
+    if (typeof key !== 'string' || key === '') throw invalidInput('key must be a non-empty string');
+    const connection = this.#connection;
+    return connection.read('reading session metadata', () => {
+      const values = new Map<string, unknown>();
+      for (const sessionId of sessionIds) {
+        const found = connection.statement(SQL.sessionKey).raw().get(sessionId) as
+          | [number, number]
+          | undefined;
+        if (found === undefined) continue;
+        const { first, last } = eventRange(found[0]);
+        const row = connection.statement(SQL.lastMetadata).raw().get(first, last, key) as
+          | [string, number]
+          | undefined;
+        if (row === undefined) continue;
+        const payload = decodeStoredValue(row[0], row[1] === 1) as SessionEventPayload;
+        if (payload.type === 'metadata') values.set(sessionId, payload.value);
+      }
+      return values;
+    });
+  }
+
+  /**
+   * Claims the session for this storage instance until the claim is released (the core does this for
+   * every session it runs): another instance, in this process or another on the same file, is refused
+   * with SESSION_BUSY. See SqliteSessionClaim for expiry, renewal and the fencing of a stale holder.
+   */
+  acquireSession(sessionId: string): Promise<SqliteSessionClaim> {
+    return this.#claims.acquire(sessionId);
+  }
+
   /** Removes a session with its events and search texts; an unknown id is not an error. */
   async deleteSession(sessionId: string): Promise<void> {
     checkSessionId(sessionId);
@@ -243,6 +287,7 @@ export class SqliteSessionStorage implements SessionStorage {
         : `saving ${rows.length} events of session '${sessionId}'`;
     try {
       await this.#connection.write(operation, () => {
+        this.#claims.fenceWrite(sessionId);
         const insertEvent = this.#connection.statement(SQL.insertEvent);
         for (const row of rows) {
           const id = eventId({ ...this.#advance(sessionId, row), sessionId });

@@ -1,5 +1,5 @@
-import { type ContentBlock, messageTextOf } from '@youyou/agent';
-import { decodeValue } from './codec.js';
+import type { ContentBlock } from '@youyou/agent';
+import { decodeStoredValue, messageTextOf } from '@youyou/agent/storage';
 
 /**
  * The trigram tokenizer indexes runs of three characters, so only needles of at least this many
@@ -42,7 +42,7 @@ export const MESSAGE_TEXT_FUNCTION = 'youyou_message_text';
  * that are not in the full-text index yet.
  */
 export function searchTextOfPayload(json: string, tagged: boolean): string | null {
-  const payload = decodeValue(json, tagged) as { type?: unknown; content?: unknown };
+  const payload = decodeStoredValue(json, tagged) as { type?: unknown; content?: unknown };
   if (
     (payload.type !== 'user_message' && payload.type !== 'assistant_message') ||
     !Array.isArray(payload.content)

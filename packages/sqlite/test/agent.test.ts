@@ -56,7 +56,12 @@ test('an Agent session on SQLite is resumed, with its memories, after the storag
     expect(next.at(-1)?.payload.type).toBe('turn_complete');
     const request = provider.requests[0];
     expect(request?.messages.slice(0, messagesBefore.length)).toStrictEqual(messagesBefore);
-    expect(request?.systemPrompt).toContain('The user drinks green tea');
+    // Memories are in the dynamic prompt part, the system message before the new user message.
+    expect(request?.systemPromptParts.dynamic).toContain('The user drinks green tea');
+    expect(request?.messages.at(-2)).toStrictEqual({
+      type: 'system',
+      content: request?.systemPromptParts.dynamic,
+    });
     await resumed.close();
     await again.shutdown();
 

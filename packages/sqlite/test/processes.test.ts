@@ -1,3 +1,4 @@
+import { subagentLinksOf, subagentParentOf } from '@youyou/agent';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { openSqliteStorage } from '../src/index.js';
@@ -185,6 +186,53 @@ test('SIGKILL during a stream of writes: every save that resolved is there, in o
     );
     const [summary] = await storage.sessions.findSession('doomed');
     expect(summary?.messageCount).toBe(texts.length);
+  } finally {
+    await storage.close();
+  }
+});
+
+test('SIGKILL while a sub-agent runs: the child session is saved, linked both ways, and resumable', async () => {
+  const path = folder.file('agent.db');
+  const child = start('crash-subagent.mjs', [path]);
+  const sessionId = (await child.waitForLine((line) => line.startsWith('SESSION '))).slice('SESSION '.length);
+  const running = await child.waitForLine((line) => line.startsWith('TOOL_RUNNING '));
+  const childId = running.slice('TOOL_RUNNING '.length);
+  child.process.kill('SIGKILL');
+  expect(await child.exited).toEqual({ code: null, signal: 'SIGKILL' });
+  expect(childId).not.toBe(sessionId);
+
+  const storage = await openSqliteStorage(path);
+  try {
+    const parentLog = (await storage.sessions.loadSession(sessionId)) ?? [];
+    expect(subagentLinksOf(parentLog)).toEqual([
+      { callId: 'call_parent', toolName: 'researcher', sessionId: childId },
+    ]);
+    const childLog = (await storage.sessions.loadSession(childId)) ?? [];
+    expect(subagentParentOf(childLog)).toEqual({ sessionId, callId: 'call_parent' });
+    expect(describeLog(childLog.map((event) => event.payload))).toEqual([
+      'metadata: session_config',
+      'metadata: parent',
+      'user_message: find the answer',
+      'assistant_message: Looking.',
+      'tool_call: wait_forever call_child',
+    ]);
+    const { agent } = await buildAgent({ storage, responses: [] });
+    const resumedParent = await agent.resumeSession(sessionId);
+    expect(resumedParent.messages().at(-1)).toMatchObject({
+      type: 'tool_result',
+      callId: 'call_parent',
+      isError: true,
+    });
+    await resumedParent.close();
+    const resumedChild = await agent.resumeSession(childId);
+    expect(resumedChild.messages().map((message) => message.type)).toEqual([
+      'user',
+      'assistant',
+      'tool_call',
+      'tool_result',
+    ]);
+    await resumedChild.close();
+    await agent.shutdown();
   } finally {
     await storage.close();
   }

@@ -6,9 +6,22 @@ export type {
   ModelInfo,
   ModelPricing,
   ModelProvider,
+  ResponseFormat,
   ToolSpec,
 } from './model.js';
-export type { HookEvent, HookHandler, HookPayload, HookResult, Plugin, PluginContext } from './plugin.js';
+export type {
+  HookEvent,
+  HookHandler,
+  HookPayload,
+  HookResult,
+  HookTapOptions,
+  ModelCallOutcome,
+  Observation,
+  ObserveOptions,
+  Observer,
+  Plugin,
+  PluginContext,
+} from './plugin.js';
 export type {
   Memory,
   MemoryStorage,

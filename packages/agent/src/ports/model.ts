@@ -5,6 +5,12 @@ export interface ModelCapabilities {
   toolUse: boolean;
   vision: boolean;
   streaming: boolean;
+  /**
+   * True when the provider honours `ChatRequest.responseFormat` for this model (natively, or by a forced
+   * final tool), so its answer is held to the schema. Without it the runtime still asks for the format, but
+   * also describes it in the system prompt, and memory extraction parses JSON out of prose. Default false.
+   */
+  structuredOutput?: boolean;
 }
 
 /** One model a provider offers. */
@@ -40,18 +46,53 @@ export interface ToolSpec {
 /** Why the runtime makes a model call; only `turn` calls offer tools. */
 export type ChatPurpose = 'turn' | 'compaction' | 'memory_extraction' | 'memory_consolidation';
 
+/**
+ * Asks for an answer that is one JSON value valid against `schema` (structured output). A provider that
+ * supports it maps it to its API (OpenAI `response_format` / `text.format`, Anthropic `output_config.format`
+ * or a forced final tool, AI SDK `responseFormat`) and streams the JSON as `text_delta`s; one that does not
+ * ignores it. The runtime checks the answer against the schema either way.
+ */
+export interface ResponseFormat {
+  type: 'json_schema';
+  /** A name for the format (`[A-Za-z0-9_-]`, at most 64 characters), as providers want one. */
+  name: string;
+  description?: string;
+  /** A JSON Schema whose root is `type: 'object'`. */
+  schema: JsonSchema;
+  /**
+   * Whether the provider should enforce the schema exactly where its API can; default true. A provider
+   * with its own rules for strict schemas (OpenAI) enforces only schemas that meet them.
+   */
+  strict?: boolean;
+}
+
 /** One model call. */
 export interface ChatRequest {
   modelId: string;
-  /** `systemPromptParts.stable + '\n\n' + systemPromptParts.dynamic` when both are non-empty, else the non-empty one. */
+  /**
+   * The system prompt to send first: on `turn` calls the stable part alone (a deviation from SPEC §5.8, see
+   * docs/decisions.md), so that it stays byte-identical across the turns of a session and a prefix cache holds.
+   */
   systemPrompt: string;
-  /** The stable part changes only after a compaction, so a provider may cache it; the dynamic part changes every call. */
+  /**
+   * The stable part changes only after a compaction, so a provider may cache it. The dynamic part (memories,
+   * environment, TurnStart sections) is already in `messages`, as the `system` message right before the latest
+   * user message (first when there is none); it is given here so that a provider can tell it apart, never to be
+   * sent a second time.
+   */
   systemPromptParts: { stable: string; dynamic: string };
   messages: Message[];
+  /**
+   * The session the call belongs to (turn, compaction and memory calls alike); a provider may derive a cache
+   * routing key from it (OpenAI `prompt_cache_key`). Absent on requests built outside a session.
+   */
+  sessionId?: string;
   tools: ToolSpec[];
   purpose: ChatPurpose;
   maxOutputTokens?: number;
   temperature?: number;
+  /** The answer must be JSON valid against this format's schema; see ResponseFormat. */
+  responseFormat?: ResponseFormat;
 }
 
 /** One event of a model's streamed answer. */

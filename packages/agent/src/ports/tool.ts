@@ -27,5 +27,12 @@ export interface ToolHandler {
   /** The JSON Schema of the arguments object. */
   readonly parametersSchema: JsonSchema;
   readonly isMutating: boolean;
+  /**
+   * Whether a call must be approved before it runs: `true`, or a function of the call's (schema-valid)
+   * arguments. Such a call is put to the turn's approver (`sendMessage(input, { approve })`), denied when the
+   * approval window passes; with no approver the turn ends suspended (`turn_suspended`) until the session's
+   * `approve`/`deny` and `continue()`. A function that throws or does not answer in time means "needs approval".
+   */
+  readonly needsApproval?: boolean | ((args: unknown) => boolean | Promise<boolean>);
   execute(input: ToolInput): Promise<ToolOutput>;
 }

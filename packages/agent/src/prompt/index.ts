@@ -1,6 +1,7 @@
 import type { EnvironmentContext, Personality, SkillDefinition } from '../config.js';
 import type { PluginDescriptor } from '../plugin-manager.js';
 import type { Memory } from '../ports/storage.js';
+import type { Message } from '../types.js';
 import {
   MEMORY_INSTRUCTIONS,
   PLUGIN_SECTION_HEADER,
@@ -131,9 +132,20 @@ export function buildDynamicPrompt(options: {
   ]);
 }
 
-/** The whole system prompt: `stable + '\n\n' + dynamic` when both are non-empty, else the non-empty one (or ''). */
-export function combinePrompt(stable: string, dynamic: string): string {
-  if (stable === '') return dynamic;
-  if (dynamic === '') return stable;
-  return `${stable}${PART_SEPARATOR}${dynamic}`;
+/**
+ * The messages of a `turn` request: the history with the dynamic prompt part as a `system` message right before
+ * the latest user message (first when the history has none). The stable system prompt then stays the same for
+ * the whole session and everything before the latest user message is the same bytes as in the previous turn's
+ * requests, so a provider's prefix cache survives a change of memories, environment or TurnStart sections; and
+ * within a turn the part stays where it is, so every step's request extends the previous one. The history is
+ * not changed; an empty part adds nothing.
+ */
+export function placeDynamicPrompt(history: readonly Message[], dynamic: string): Message[] {
+  const messages = history.slice();
+  if (dynamic === '') return messages;
+  let latestUser = messages.length - 1;
+  // Scanned from the end: the latest user message is the one that opened the turn, a few messages back.
+  while (latestUser >= 0 && messages[latestUser]?.type !== 'user') latestUser -= 1;
+  messages.splice(Math.max(latestUser, 0), 0, { type: 'system', content: dynamic });
+  return messages;
 }

@@ -9,6 +9,11 @@ export type StopReason = Extract<ChatEvent, { type: 'done' }>['stopReason'];
 /** One step of a scripted answer; each becomes ChatEvents, a wait or a thrown error. */
 export type ScriptStep =
   | { type: 'text'; text: string }
+  /**
+   * A structured answer: `JSON.stringify(value)` streamed as `text_delta`s, as a provider streams the answer
+   * to a `responseFormat` request; `chunks` (default 1) splits the text into that many deltas.
+   */
+  | { type: 'json'; value: unknown; chunks?: number }
   /** A `reasoning_delta`, followed by a `reasoning_signature` when `signature` is given. */
   | { type: 'reasoning'; text: string; signature?: string }
   /**
@@ -39,9 +44,30 @@ export interface ScriptedModelProviderOptions {
   responses?: readonly ScriptedResponse[];
   /** Answers for requests of one purpose; a request takes from its purpose's queue while it has entries. */
   byPurpose?: Partial<Record<ChatPurpose, readonly ScriptedResponse[]>>;
+  /**
+   * Reject, as a real API does, every request larger than its model's context window (by `requestTokens`):
+   * the stream throws PROVIDER_ERROR with `contextLengthExceeded` and no answer is taken from the queues.
+   */
+  enforceContextWindow?: boolean;
 }
 
-/** A ModelInfo for tests: `scripted-model`, 128,000 tokens of context, every capability, no pricing, unless overridden. */
+/**
+ * The size of a request in tokens, at four characters a token, counting its JSON as a provider receives it:
+ * the system prompt, the messages and the tool specs.
+ */
+export function requestTokens(request: ChatRequest): number {
+  const chars =
+    request.systemPrompt.length +
+    JSON.stringify(request.messages).length +
+    JSON.stringify(request.tools).length;
+  return Math.ceil(chars / 4);
+}
+
+/**
+ * A ModelInfo for tests: `scripted-model`, 128,000 tokens of context, tool use, vision and streaming, unless
+ * overridden. `structuredOutput` is left out (false): pass `capabilities: { structuredOutput: true, ... }` for a
+ * model that honours `responseFormat`. No pricing unless given.
+ */
 export function scriptedModel(overrides: Partial<ModelInfo> = {}): ModelInfo {
   const info: ModelInfo = {
     id: overrides.id ?? 'scripted-model',
@@ -83,6 +109,16 @@ function hangUntilAborted(signal: AbortSignal): Promise<never> {
   });
 }
 
+/** The JSON text of a value, cut into `chunks` text deltas of about equal length. */
+function* jsonDeltas(value: unknown, chunks: number): Generator<ChatEvent> {
+  const text = JSON.stringify(value) ?? 'null';
+  const count = Math.max(1, Math.min(Math.floor(chunks), text.length));
+  const size = Math.ceil(text.length / count);
+  for (let start = 0; start < text.length; start += size) {
+    yield { type: 'text_delta', text: text.slice(start, start + size) };
+  }
+}
+
 function argumentsText(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === undefined) return '{}';
@@ -106,9 +142,11 @@ export class ScriptedModelProvider implements ModelProvider {
   readonly #queue: ScriptedResponse[];
   readonly #byPurpose = new Map<ChatPurpose, ScriptedResponse[]>();
   #toolCallCount = 0;
+  readonly #enforceContextWindow: boolean;
 
   constructor(options: ScriptedModelProviderOptions = {}) {
     this.id = options.id ?? 'scripted';
+    this.#enforceContextWindow = options.enforceContextWindow ?? false;
     this.models = options.models ?? [scriptedModel()];
     this.#queue = [...(options.responses ?? [])];
     for (const [purpose, responses] of Object.entries(options.byPurpose ?? {})) {
@@ -141,10 +179,24 @@ export class ScriptedModelProvider implements ModelProvider {
   chat(request: ChatRequest, signal: AbortSignal): AsyncIterable<ChatEvent> {
     const snapshot = structuredClone(request);
     this.requests.push(snapshot);
+    const window = this.models.find((model) => model.id === request.modelId)?.contextWindow;
+    if (this.#enforceContextWindow && window !== undefined && requestTokens(request) > window) {
+      return this.#reject(requestTokens(request), window);
+    }
     const purposeQueue = this.#byPurpose.get(request.purpose);
     const response =
       purposeQueue !== undefined && purposeQueue.length > 0 ? purposeQueue.shift() : this.#queue.shift();
     return this.#play({ response, snapshot, signal });
+  }
+
+  // biome-ignore lint/correctness/useYield: the stream fails before its first event, as an API's would.
+  async *#reject(tokens: number, window: number): AsyncGenerator<ChatEvent, void, undefined> {
+    throw new AgentError({
+      code: 'PROVIDER_ERROR',
+      message: `the request has ${tokens} tokens and the model's context window is ${window}`,
+      contextLengthExceeded: true,
+      retryable: false,
+    });
   }
 
   async *#play(options: {
@@ -168,6 +220,9 @@ export class ScriptedModelProvider implements ModelProvider {
       switch (step.type) {
         case 'text':
           yield { type: 'text_delta', text: step.text };
+          break;
+        case 'json':
+          yield* jsonDeltas(step.value, step.chunks ?? 1);
           break;
         case 'reasoning':
           yield { type: 'reasoning_delta', text: step.text };

@@ -112,3 +112,31 @@ export function bodyOf(server: WireServer, index: number): Record<string, unknow
   if (request === undefined) throw new Error(`the server got no request #${index}`);
   return request.body as Record<string, unknown>;
 }
+
+/** The dynamic prompt part of `agentFor`'s agent, as it arrives: `<system>` text before the user's words. */
+export const ENVIRONMENT_BLOCK = {
+  type: 'text',
+  text: '<system>\n<environment_context>\ncwd: /work\nplatform: linux\n</environment_context>\n</system>',
+};
+
+/** A copy of a request body without its `cache_control` marks: what the prompt cache compares. */
+export function withoutCacheMarks(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutCacheMarks);
+  if (typeof value !== 'object' || value === null) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) {
+    if (key !== 'cache_control') copy[key] = withoutCacheMarks(field);
+  }
+  return copy;
+}
+
+/** Where a request body carries `cache_control` marks, as paths such as `messages.2.content.1`. */
+export function cacheMarks(value: unknown, path = ''): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const marks: string[] = [];
+  for (const [key, field] of Object.entries(value)) {
+    if (key === 'cache_control') marks.push(path);
+    else marks.push(...cacheMarks(field, path === '' ? key : `${path}.${key}`));
+  }
+  return marks;
+}

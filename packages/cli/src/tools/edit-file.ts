@@ -13,6 +13,55 @@ import {
   type Workspace,
 } from './workspace.js';
 
+/** Decodes UTF-8 keeping a BOM as U+FEFF, so that writing the text back writes the BOM too. */
+const UTF8_KEEPING_BOM = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/** `text` with every line feed that has no carriage return before it written as CRLF. */
+function toCrlf(text: string): string {
+  return text.replace(/(?<!\r)\n/g, '\r\n');
+}
+
+/** True when most line breaks of `text` are CRLF: edits then write their line breaks as CRLF too. */
+function usesCrlf(text: string): boolean {
+  const crlf = text.split('\r\n').length - 1;
+  return crlf > 0 && crlf >= text.split('\n').length - 1 - crlf;
+}
+
+/**
+ * The offset of the first byte that does not start a valid UTF-8 character (a stray continuation byte, a
+ * truncated or overlong sequence, a surrogate, a code point past U+10FFFF), or -1 when every byte is valid.
+ */
+function firstInvalidByte(bytes: Uint8Array): number {
+  let index = 0;
+  while (index < bytes.length) {
+    const lead = bytes[index] as number;
+    if (lead < 0x80) {
+      index += 1;
+      continue;
+    }
+    const length =
+      lead >= 0xc2 && lead <= 0xdf
+        ? 2
+        : lead >= 0xe0 && lead <= 0xef
+          ? 3
+          : lead >= 0xf0 && lead <= 0xf4
+            ? 4
+            : 0;
+    if (length === 0 || index + length > bytes.length) return index;
+    const second = bytes[index + 1] as number;
+    // The second byte's range rules out overlong forms, surrogates and code points past U+10FFFF.
+    const low = lead === 0xe0 ? 0xa0 : lead === 0xf0 ? 0x90 : 0x80;
+    const high = lead === 0xed ? 0x9f : lead === 0xf4 ? 0x8f : 0xbf;
+    if (second < low || second > high) return index;
+    for (let offset = 2; offset < length; offset += 1) {
+      const next = bytes[index + offset] as number;
+      if (next < 0x80 || next > 0xbf) return index;
+    }
+    index += length;
+  }
+  return -1;
+}
+
 /** How often `needle` occurs in `text`, counting non-overlapping occurrences as a replace would. */
 function countOccurrences(text: string, needle: string): number {
   let count = 0;
@@ -74,8 +123,26 @@ async function editFileTool(workspace: Workspace, input: ToolInput): Promise<Too
   }
   if (looksBinary(bytes))
     return failure(`'${given}' is a binary file (it holds NUL bytes); edit_file only edits text`);
-  const text = bytes.toString('utf8');
-  const count = countOccurrences(text, oldString);
+  const invalidAt = firstInvalidByte(bytes);
+  if (invalidAt !== -1) {
+    const line = bytes.subarray(0, invalidAt).filter((byte) => byte === 0x0a).length + 1;
+    return failure(
+      `'${given}' is not valid UTF-8 text (byte 0x${(bytes[invalidAt] as number).toString(16)} on line ${line} ` +
+        'is not part of a UTF-8 character; it is probably Latin-1 or another legacy encoding); edit_file ' +
+        'only edits UTF-8 files and left it unchanged. Convert it first (for example with iconv in the ' +
+        'shell) or rewrite it whole with write_file',
+    );
+  }
+  const text = UTF8_KEEPING_BOM.decode(bytes);
+  // The model writes line breaks as \n; in a file whose lines end in \r\n both strings get the file's.
+  const crlf = usesCrlf(text);
+  let needle = oldString;
+  let count = countOccurrences(text, needle);
+  if (count === 0 && text.includes('\r\n') && /(?<!\r)\n/.test(oldString)) {
+    needle = toCrlf(oldString);
+    count = countOccurrences(text, needle);
+  }
+  const replacement = crlf ? toCrlf(newString) : newString;
   if (count === 0) {
     return failure(
       `oldString was not found in '${given}'; read the file again and copy the text exactly, white space and ` +
@@ -89,7 +156,7 @@ async function editFileTool(workspace: Workspace, input: ToolInput): Promise<Too
     );
   }
   // split/join rather than String.replace, whose replacement string gives `$&` and friends a meaning.
-  const updated = text.split(oldString).join(newString);
+  const updated = text.split(needle).join(replacement);
   try {
     await writeFile(resolved.path, updated, { encoding: 'utf8', signal: input.signal });
   } catch (error) {

@@ -1,14 +1,23 @@
+import { compileWholeMatch, type LinearPattern } from './linear-pattern.js';
+
 /**
  * A small glob matcher for the glob and grep tools (Node 20 has no stable fs.glob): `**` as a whole segment
  * matches any number of folders, `*` and `?` match within one segment, `[abc]`/`[!abc]` match one character
- * of a class and `{a,b}` matches either branch (branches may nest and hold globs of their own).
+ * of a class and `{a,b}` matches either branch (branches may nest and hold globs of their own). The glob
+ * becomes a regular expression run by RE2, not by V8: `*a*a*a*a*a*a*b` makes a backtracking engine try
+ * every way to split a long name (30 s for one walk), RE2 looks at each character once.
  */
 
 /** Characters that make a segment a pattern rather than a literal name. */
 const MAGIC = /[*?[{]/;
 
-/** Compiles a glob, relative and written with `/`, to a RegExp matching whole `/`-separated paths. Throws on bad syntax. */
-export function compileGlob(pattern: string): RegExp {
+/** Compiles a glob, relative and written with `/`, to a matcher of whole `/`-separated paths. Throws on bad syntax. */
+export function compileGlob(pattern: string): LinearPattern {
+  return compileWholeMatch(globToRegexSource(pattern));
+}
+
+/** The regular expression (RE2 syntax, unanchored: the caller matches whole paths) that a glob stands for. */
+export function globToRegexSource(pattern: string): string {
   let source = '';
   let braceDepth = 0;
   let index = 0;
@@ -64,7 +73,7 @@ export function compileGlob(pattern: string): RegExp {
     index += 1;
   }
   if (braceDepth > 0) throw new Error(`glob '${pattern}' has an unclosed '{'`);
-  return new RegExp(`^${source}$`);
+  return source;
 }
 
 function escapeRegExp(text: string): string {

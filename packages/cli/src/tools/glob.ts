@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
 import { compileGlob, splitStaticPrefix } from './glob-pattern.js';
+import type { LinearPattern } from './linear-pattern.js';
 import { walkFiles } from './walk.js';
 import {
   argumentsOf,
@@ -25,7 +26,7 @@ export function createGlobTool(workspace: Workspace): ToolHandler {
       'folders, `*` and `?` match within one name, `{a,b}` either branch, `[abc]` one character. The pattern ' +
       'is matched against paths relative to `path` (default: the workspace root); results are paths relative ' +
       `to the workspace root, sorted, at most ${GLOB_MAX_RESULTS}. node_modules and .git are skipped unless ` +
-      'the pattern or path names them.',
+      'the pattern or path names them; so are files that .gitignore files ignore.',
     parametersSchema: {
       type: 'object',
       properties: {
@@ -53,7 +54,7 @@ async function globTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
       `pattern '${pattern}' must be relative and must not use '..'; choose the folder with 'path'`,
     );
   }
-  let matcher: RegExp;
+  let matcher: LinearPattern;
   try {
     matcher = compileGlob(pattern);
   } catch (error) {

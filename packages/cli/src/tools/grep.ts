@@ -1,7 +1,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
 import { compileGlob } from './glob-pattern.js';
+import { compileLinearRegex, type LinearPattern } from './linear-pattern.js';
 import { type WalkedFile, walkFiles } from './walk.js';
 import {
   argumentsOf,
@@ -25,22 +27,51 @@ export const GREP_MAX_RESULTS = 2000;
 export const GREP_MAX_FILE_BYTES = 16 * 1024 * 1024;
 /** Matching lines are cut to this many characters. */
 const MAX_LINE_CHARACTERS = 500;
+/**
+ * How long matching may hold the event loop before it lets timers, keys and the signal in: a cancel or a
+ * time-out is heard within about this long even in a file of millions of lines.
+ */
+const MAX_BUSY_MS = 50;
+
+/** How many bytes of a file are decoded and split into lines at a time: a few milliseconds of work. */
+const DECODE_CHUNK_BYTES = 256 * 1024;
+
+/**
+ * The lines of a file (split at `\n` and `\r\n`, the last one possibly empty), decoded a chunk at a time so
+ * that a 16 MiB file does not hold the event loop while it is decoded. Chunks are cut after a line feed, so
+ * neither a line nor a UTF-8 character is ever cut in two.
+ */
+function* lineChunks(bytes: Buffer): Generator<string[]> {
+  let start = 0;
+  do {
+    const newline =
+      start + DECODE_CHUNK_BYTES >= bytes.length ? -1 : bytes.indexOf(0x0a, start + DECODE_CHUNK_BYTES);
+    const end = newline === -1 ? bytes.length : newline + 1;
+    const lines = bytes.toString('utf8', start, end).split(/\r?\n/);
+    // A chunk that ends with its line feed ends with an empty string: the next chunk's first line.
+    if (end < bytes.length) lines.pop();
+    yield lines;
+    start = end;
+  } while (start < bytes.length);
+}
 
 /** The grep tool: the lines of workspace files that match a JavaScript regular expression. */
 export function createGrepTool(workspace: Workspace): ToolHandler {
   return {
     name: 'grep',
     description:
-      'Searches file contents with a JavaScript regular expression and returns matching lines as ' +
-      '`file:line: text` (paths relative to the workspace root). `path` is a folder or a file (default: the ' +
-      'root); `glob` keeps only some files (`*.ts` matches names, `src/**/*.ts` paths below `path`). Binary ' +
-      `files, node_modules and .git are skipped. At most maxResults lines (default ${GREP_DEFAULT_MAX_RESULTS}).`,
+      'Searches file contents with a regular expression (JavaScript syntax without lookaround or ' +
+      'backreferences, matched by RE2 as in ripgrep) and returns matching lines as `file:line: text` (paths ' +
+      'relative to the workspace root). `path` is a folder or a file (default: the root); `glob` keeps only ' +
+      'some files (`*.ts` matches names, `src/**/*.ts` paths below `path`). Binary files, node_modules, .git ' +
+      'and what .gitignore files ignore are skipped. At most maxResults lines (default ' +
+      `${GREP_DEFAULT_MAX_RESULTS}).`,
     parametersSchema: {
       type: 'object',
       properties: {
         pattern: {
           type: 'string',
-          description: 'A JavaScript regular expression, without slashes or flags.',
+          description: 'A regular expression, without slashes or flags (no lookaround or backreferences).',
         },
         path: {
           type: 'string',
@@ -76,18 +107,16 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
       : GREP_DEFAULT_MAX_RESULTS,
     GREP_MAX_RESULTS,
   );
-  let regex: RegExp;
+  let regex: LinearPattern;
   try {
-    regex = new RegExp(pattern, args.caseInsensitive === true ? 'i' : '');
+    regex = compileLinearRegex(pattern, { caseInsensitive: args.caseInsensitive === true });
   } catch (error) {
-    return failure(
-      `invalid regular expression '${pattern}': ${errorText(error)}; fix the pattern (JavaScript syntax)`,
-    );
+    return failure(`invalid regular expression '${pattern}': ${errorText(error)}; fix the pattern`);
   }
   let fileFilter: ((file: WalkedFile) => boolean) | undefined;
   if (typeof args.glob === 'string' && args.glob !== '') {
     const glob = args.glob;
-    let matcher: RegExp;
+    let matcher: LinearPattern;
     try {
       matcher = compileGlob(glob);
     } catch (error) {
@@ -118,6 +147,7 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
   const results: string[] = [];
   let skippedLarge = 0;
   let truncated = false;
+  let busySince = performance.now();
   search: for await (const file of files) {
     if (input.signal.aborted) return failure('grep was cancelled');
     if (fileFilter !== undefined && !fileFilter(file)) continue;
@@ -128,20 +158,30 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
         continue;
       }
       bytes = await readFile(file.absolute);
+      // Reading waited for the disk, and the event loop ran meanwhile.
+      busySince = performance.now();
     } catch {
       continue;
     }
     if (looksBinary(bytes.subarray(0, 8000))) continue;
-    const lines = bytes.toString('utf8').split(/\r?\n/);
     const shown = displayPath(workspace, file.absolute);
-    for (let index = 0; index < lines.length; index += 1) {
-      const line = lines[index] as string;
-      if (!regex.test(line)) continue;
-      if (results.length >= maxResults) {
-        truncated = true;
-        break search;
+    let lineNumber = 0;
+    for (const lines of lineChunks(bytes)) {
+      for (let index = 0; index < lines.length; index += 1) {
+        if (index % 256 === 0 && performance.now() - busySince > MAX_BUSY_MS) {
+          await nextTurn();
+          if (input.signal.aborted) return failure('grep was cancelled');
+          busySince = performance.now();
+        }
+        lineNumber += 1;
+        const line = lines[index] as string;
+        if (!regex.test(line)) continue;
+        if (results.length >= maxResults) {
+          truncated = true;
+          break search;
+        }
+        results.push(`${shown}:${lineNumber}: ${cutLine(line, MAX_LINE_CHARACTERS)}`);
       }
-      results.push(`${shown}:${index + 1}: ${cutLine(line, MAX_LINE_CHARACTERS)}`);
     }
   }
   const notes: string[] = [];

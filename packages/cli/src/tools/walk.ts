@@ -1,6 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
+import { type IgnoreLayer, isIgnored, layersAbove, readIgnoreLayer } from './ignore-rules.js';
 import { isInside, type Workspace } from './workspace.js';
 
 /** Folders a walk does not enter unless it starts inside them: dependencies and version-control data. */
@@ -14,20 +15,30 @@ export interface WalkedFile {
   relative: string;
 }
 
+/** A folder still to be read, with the ignore rules that apply inside it. */
+interface PendingFolder {
+  relative: string;
+  layers: IgnoreLayer[];
+}
+
 /**
- * Every file below `start`, depth first in name order, skipping SKIPPED_FOLDERS and unreadable folders.
- * Symlinks are yielded when they point to a file inside the root; symlinked folders are not entered, which
- * keeps the walk inside the root and free of cycles. Stops early when the signal fires.
+ * Every file below `start`, depth first in name order, skipping SKIPPED_FOLDERS, unreadable folders and what
+ * the `.gitignore` files of the workspace ignore (those above `start` and every one met on the way, as git
+ * reads them; see ignore-rules.ts). Symlinks are yielded when they point to a file inside the root; symlinked
+ * folders are not entered, which keeps the walk inside the root and free of cycles. Stops early when the
+ * signal fires.
  */
 export async function* walkFiles(options: {
   workspace: Workspace;
   start: string;
   signal: AbortSignal;
 }): AsyncGenerator<WalkedFile> {
-  const pending: string[] = [''];
+  const pending: PendingFolder[] = [
+    { relative: '', layers: await layersAbove(options.workspace.root, options.start) },
+  ];
   while (pending.length > 0) {
     if (options.signal.aborted) return;
-    const relativeFolder = pending.pop() as string;
+    const { relative: relativeFolder, layers: outerLayers } = pending.pop() as PendingFolder;
     const folder = path.join(options.start, relativeFolder);
     let entries: Dirent[];
     try {
@@ -36,20 +47,28 @@ export async function* walkFiles(options: {
       continue;
     }
     entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
-    const folders: string[] = [];
+    let layers = outerLayers;
+    // The start folder's own .gitignore is among the layers already.
+    if (relativeFolder !== '' && entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) {
+      const layer = await readIgnoreLayer(folder, path.join(folder, '.gitignore'));
+      if (layer !== undefined) layers = [...outerLayers, layer];
+    }
+    const folders: PendingFolder[] = [];
     for (const entry of entries) {
       const relative = relativeFolder === '' ? entry.name : `${relativeFolder}/${entry.name}`;
       const absolute = path.join(folder, entry.name);
       if (entry.isDirectory()) {
-        if (!SKIPPED_FOLDERS.has(entry.name)) folders.push(relative);
-      } else if (entry.isFile()) {
-        yield { absolute, relative };
-      } else if (entry.isSymbolicLink() && (await isFileInside(options.workspace, absolute))) {
-        yield { absolute, relative };
+        if (!SKIPPED_FOLDERS.has(entry.name) && !isIgnored(layers, absolute, true)) {
+          folders.push({ relative, layers });
+        }
+      } else if (entry.isFile() || entry.isSymbolicLink()) {
+        if (isIgnored(layers, absolute, false)) continue;
+        if (entry.isFile() || (await isFileInside(options.workspace, absolute))) yield { absolute, relative };
       }
     }
     // Pushed in reverse so that they come off the stack in name order.
-    for (let index = folders.length - 1; index >= 0; index -= 1) pending.push(folders[index] as string);
+    for (let index = folders.length - 1; index >= 0; index -= 1)
+      pending.push(folders[index] as PendingFolder);
   }
 }
 

@@ -12,6 +12,10 @@ export interface TmuxSession {
   type(text: string): Promise<void>;
   /** The visible screen as text. */
   screen(): Promise<string>;
+  /** The pane's title: what an OSC 0/2 sequence written by the program would have set. */
+  paneTitle(): Promise<string>;
+  /** The visible screen with its colours and attributes as SGR sequences (as tmux redraws them). */
+  styledScreen(): Promise<string>;
   /** Polls the screen until `expected` matches, at most `timeoutMs`; resolves with that screen. */
   waitFor(expected: string | RegExp, timeoutMs?: number): Promise<string>;
   /** Polls until the program has exited (the tmux session is gone), at most `timeoutMs`. */
@@ -91,6 +95,8 @@ export async function startTmux(options: {
       await tmux('send-keys', '-t', 'main', '-l', text);
     },
     screen,
+    paneTitle: async () => (await tmux('display-message', '-p', '-t', 'main', '#{pane_title}')).stdout.trim(),
+    styledScreen: async () => (await tmux('capture-pane', '-p', '-e', '-t', 'main')).stdout,
     waitFor: async (expected, timeoutMs = 10_000) => {
       const deadline = Date.now() + timeoutMs;
       let last = '';

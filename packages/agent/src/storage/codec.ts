@@ -1,11 +1,20 @@
-import { invalidInput } from './errors.js';
-
 /**
- * The key of a tagged value. JSON has no Date, undefined, NaN, ±Infinity, -0 or BigInt, so such values
- * are written as `{ "$youyou": kind, ... }`; an object of the caller's that has this key itself is wrapped
- * as `{ "$youyou": "object", "value": {...} }` so that it is never mistaken for a tag.
+ * The tagged JSON in which the SQLite and PostgreSQL storages keep session events, so that a value reads
+ * back exactly as it was saved. JSON has no Date, undefined, NaN, ±Infinity, -0 or BigInt, so such values
+ * are written as `{ "$youyou": kind, ... }`; an object of the caller's that has the key `$youyou` itself is
+ * wrapped as `{ "$youyou": "object", "value": {...} }` so that it is never mistaken for a tag.
+ *
+ * Reading also accepts `{ "$youyou": "object", "entries": [[key, value], ...] }`, the wrapper the
+ * PostgreSQL storage wrote before both storages shared this codec, so rows written by either old copy
+ * still load. A tag this codec does not know (or a malformed one) stays a plain object: loading a log
+ * never fails on a value the runtime itself never looks into.
  */
+import { AgentError, isAgentError } from '../error.js';
+
+/** The key of a tagged object. */
 const TAG = '$youyou';
+/** How JSON text that holds a tagged object (or a wrapped one) must contain the key. */
+const TAG_IN_TEXT = `"${TAG}"`;
 
 type Tag =
   | { [TAG]: 'date'; ms: number | null }
@@ -17,6 +26,7 @@ type Tag =
 /** A stored value: its JSON text, and whether reading it back has to revive tags. */
 export interface EncodedValue {
   json: string;
+  /** False when `json` is plain JSON (`JSON.parse` alone gives the value back). */
   tagged: boolean;
 }
 
@@ -31,6 +41,15 @@ const REFUSED_OBJECTS: readonly (abstract new (...args: never[]) => object)[] = 
   Promise,
   ArrayBuffer,
 ];
+
+function invalidInput(message: string, cause?: unknown): AgentError {
+  return new AgentError({
+    code: 'INVALID_INPUT',
+    message,
+    sourceComponent: 'storage',
+    ...(cause === undefined ? {} : { cause }),
+  });
+}
 
 function isPlainObject(value: object): boolean {
   const prototype = Object.getPrototypeOf(value);
@@ -64,8 +83,9 @@ function needsTags(value: unknown, ancestors: Set<object>): boolean {
   if (!isPlainObject(value) || Object.hasOwn(value, TAG)) return true;
   ancestors.add(value);
   for (const key in value) {
-    if (Object.hasOwn(value, key) && needsTags((value as Record<string, unknown>)[key], ancestors))
+    if (Object.hasOwn(value, key) && needsTags((value as Record<string, unknown>)[key], ancestors)) {
       return true;
+    }
   }
   ancestors.delete(value);
   return false;
@@ -105,16 +125,17 @@ function toTagged(options: { value: unknown; path: string; what: string; ancesto
   }
   ancestors.add(value);
   try {
+    // As JSON.stringify does: an object (plain or not) with a toJSON method is stored as what it returns.
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') {
+      return toTagged({ value: toJSON.call(value, ''), path, what, ancestors });
+    }
     if (Array.isArray(value)) {
       return Array.from({ length: value.length }, (_, index) =>
         toTagged({ value: value[index], path: `${path}[${index}]`, what, ancestors }),
       );
     }
     if (!isPlainObject(value)) {
-      const toJSON = (value as { toJSON?: unknown }).toJSON;
-      if (typeof toJSON === 'function') {
-        return toTagged({ value: toJSON.call(value), path, what, ancestors });
-      }
       if (REFUSED_OBJECTS.some((type) => value instanceof type) || ArrayBuffer.isView(value)) {
         throw invalidInput(
           `${what} cannot be stored: it holds a ${value.constructor.name} at ${path}; store JSON values and Dates`,
@@ -135,19 +156,65 @@ function toTagged(options: { value: unknown; path: string; what: string; ancesto
 /**
  * Serialises a value to JSON so that it reads back exactly: Dates (with their milliseconds), undefined,
  * NaN, ±Infinity, -0 and BigInt are kept as tags. A value that is plain JSON takes the fast path (one
- * native `JSON.stringify`). Functions, symbols, cycles, Maps, Sets and similar objects are INVALID_INPUT;
- * other objects are stored as JSON.stringify would store them (`toJSON`, or their own fields).
+ * native `JSON.stringify`) and comes back with `tagged: false`. Functions, symbols, cycles, Maps, Sets,
+ * Errors, binary data and similar objects are AgentError INVALID_INPUT (so is a getter or `toJSON` that
+ * throws); other objects are stored as JSON.stringify would store them (`toJSON`, or their own fields).
+ * `what` names the value in error messages, e.g. "the session event".
  */
-export function encodeValue(value: unknown, what: string): EncodedValue {
+export function encodeStoredValue(value: unknown, what = 'the value'): EncodedValue {
   try {
     if (!needsTags(value, new Set())) return { json: JSON.stringify(value), tagged: false };
     const json = JSON.stringify(toTagged({ value, path: '$', what, ancestors: new Set() }));
     return { json, tagged: true };
   } catch (error) {
+    if (isAgentError(error)) throw error;
     if (error instanceof RangeError) {
-      throw invalidInput(`${what} cannot be stored: it is nested too deeply (${error.message})`);
+      throw invalidInput(`${what} cannot be stored: it is nested too deeply (${error.message})`, error);
     }
-    throw error;
+    const detail = error instanceof Error ? error.message : String(error);
+    throw invalidInput(`${what} cannot be stored: reading it threw (${detail})`, error);
+  }
+}
+
+/** The object a wrapper holds: the `value` form, or the `entries` form of the old PostgreSQL codec. */
+function unwrapObject(tag: Record<string, unknown>): Record<string, unknown> | undefined {
+  const { value, entries } = tag;
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    return reviveFields(value as Record<string, unknown>);
+  }
+  if (!Array.isArray(entries)) return undefined;
+  const record: Record<string, unknown> = {};
+  for (const entry of entries as unknown[]) {
+    if (!Array.isArray(entry) || entry.length !== 2 || typeof entry[0] !== 'string') return undefined;
+    setOwn(record, entry[0], revive(entry[1]));
+  }
+  return record;
+}
+
+/** The value a tagged object stands for, or `undefined` with `known: false` when it is no tag of ours. */
+function reviveTag(tag: Record<string, unknown>): { known: boolean; value: unknown } {
+  switch (tag[TAG]) {
+    case 'date':
+      return { known: true, value: new Date(typeof tag.ms === 'number' ? tag.ms : Number.NaN) };
+    case 'undefined':
+      return { known: true, value: undefined };
+    case 'number':
+      if (tag.value === '-0') return { known: true, value: -0 };
+      if (tag.value === 'NaN' || tag.value === 'Infinity' || tag.value === '-Infinity') {
+        return { known: true, value: Number(tag.value) };
+      }
+      return { known: false, value: undefined };
+    case 'bigint':
+      if (typeof tag.value === 'string' && /^-?\d+$/.test(tag.value)) {
+        return { known: true, value: BigInt(tag.value) };
+      }
+      return { known: false, value: undefined };
+    case 'object': {
+      const record = unwrapObject(tag);
+      return record === undefined ? { known: false, value: undefined } : { known: true, value: record };
+    }
+    default:
+      return { known: false, value: undefined };
   }
 }
 
@@ -160,19 +227,8 @@ function revive(value: unknown): unknown {
   }
   const record = value as Record<string, unknown>;
   if (Object.hasOwn(record, TAG)) {
-    const tag = record as Tag;
-    switch (tag[TAG]) {
-      case 'date':
-        return new Date(tag.ms ?? Number.NaN);
-      case 'undefined':
-        return undefined;
-      case 'number':
-        return tag.value === '-0' ? -0 : Number(tag.value);
-      case 'bigint':
-        return BigInt(tag.value);
-      case 'object':
-        return reviveFields(tag.value);
-    }
+    const revived = reviveTag(record);
+    if (revived.known) return revived.value;
   }
   return reviveFields(record);
 }
@@ -186,8 +242,12 @@ function reviveFields(record: Record<string, unknown>): Record<string, unknown> 
   return record;
 }
 
-/** Parses what `encodeValue` wrote; `tagged` says whether tags have to be revived. */
-export function decodeValue(json: string, tagged: boolean): unknown {
+/**
+ * The value `encodeStoredValue` wrote (or an older SQLite or PostgreSQL adapter wrote). `tagged` is the
+ * flag stored beside the text, when the storage keeps one; without it the text is searched for the tag
+ * key, so plain JSON still skips the walk. Throws what `JSON.parse` throws for text that is not JSON.
+ */
+export function decodeStoredValue(json: string, tagged?: boolean): unknown {
   const parsed: unknown = JSON.parse(json);
-  return tagged ? revive(parsed) : parsed;
+  return (tagged ?? json.includes(TAG_IN_TEXT)) ? revive(parsed) : parsed;
 }

@@ -1,0 +1,219 @@
+import type { ApprovalAnswer, ApprovalRequest } from './approval.js';
+import { createStyles, type Styles } from './format.js';
+import { callLines } from './question.js';
+import { type ApprovalRule, offeredShellPrefix, parseRule, SHELL_TOOL } from './rules.js';
+import { isInterrupt, type Key } from './terminal.js';
+import { neutralizeLine } from './terminal-text.js';
+
+/**
+ * Where the terminal's unread input cannot be flushed (not Linux), keys that reach the question sooner than
+ * this after it was drawn count as typed before it (type-ahead) and are dropped, never taken as an answer.
+ */
+export const QUESTION_GUARD_MS = 150;
+
+/** The longest reason the user can type. */
+const MAX_REASON_LENGTH = 500;
+
+type Mode = 'choose' | 'always' | 'reason';
+
+/**
+ * One approval question on the terminal: the whole call (paged when it is longer than the screen), then a
+ * single-key choice. `y` runs it once, `n`/Esc refuses, `r` refuses with a typed reason, and `a` only opens
+ * a second step that names the rule to keep (`1`/Enter/`y` or `2`), so one stray key can never allow a tool for good.
+ */
+export class ApprovalQuestion {
+  readonly #request: ApprovalRequest;
+  readonly #write: (text: string) => void;
+  readonly #styles: Styles;
+  readonly #resolve: (answer: ApprovalAnswer) => void;
+  readonly #lines: string[];
+  readonly #pageSize: number;
+  /** When the question was drawn; 0 once the unread input was flushed, so that no key is dropped. */
+  #openedAt = Date.now();
+  readonly #flushInput: () => boolean;
+  /** The rules `a` offers, in the order of their keys (`1`, `2`). */
+  readonly #offers: ApprovalRule[];
+  #page = 0;
+  #mode: Mode = 'choose';
+  #reason = '';
+  #settled = false;
+
+  constructor(options: {
+    request: ApprovalRequest;
+    workspace: string;
+    columns: number;
+    rows: number;
+    color: boolean;
+    write: (text: string) => void;
+    resolve: (answer: ApprovalAnswer) => void;
+    /** Throws away unread input; false when it cannot (then a short guard drops early keys instead). */
+    flushInput: () => boolean;
+  }) {
+    this.#request = options.request;
+    this.#write = options.write;
+    this.#styles = createStyles(options.color);
+    this.#resolve = options.resolve;
+    this.#lines = callLines({
+      request: options.request,
+      workspace: options.workspace,
+      columns: options.columns,
+      color: options.color,
+    });
+    this.#pageSize = Math.max(5, options.rows - 6);
+    this.#offers = offeredRules(options.request);
+    this.#flushInput = options.flushInput;
+  }
+
+  /** Draws the question: its heading, the first page of the call and the choices. */
+  open(): void {
+    const name = neutralizeLine(this.#request.toolName);
+    const file = (this.#request.arguments as { path?: unknown } | null)?.path;
+    // The file a call changes is named in the heading; a command is only shown whole, below it.
+    const what = typeof file === 'string' ? ` ${neutralizeLine(file)}` : ' to run this';
+    this.#write(`${this.#styles.yellow('?')} Allow ${this.#styles.bold(name)}${what}?\n`);
+    this.#drawPage();
+    // Keys typed up to now were typed before the question could be read: flushed, or dropped for a moment.
+    this.#openedAt = Date.now();
+    if (this.#flushInput()) this.#openedAt = 0;
+  }
+
+  /** Handles one key; `cancelTurn` is called for Ctrl-C, which refuses and cancels the turn. */
+  key(key: Key, cancelTurn: () => void): void {
+    if (this.#settled) return;
+    if (isInterrupt(key)) {
+      this.#finish({ type: 'deny' }, 'no');
+      cancelTurn();
+      return;
+    }
+    if (Date.now() - this.#openedAt < QUESTION_GUARD_MS) return;
+    if (this.#mode === 'reason') {
+      this.#reasonKey(key);
+      return;
+    }
+    const name = key.name ?? key.sequence ?? '';
+    if (this.#mode === 'always') {
+      // Enter or y confirms the first (narrowest) rule offered; a digit picks one.
+      const confirm = name === 'return' || name === 'enter' || name === 'y';
+      const index = confirm ? 0 : Number.parseInt(key.sequence ?? '', 10) - 1;
+      const rule = this.#offers[index];
+      if (rule !== undefined) this.#finish({ type: 'always', rule }, `always ${neutralizeLine(rule.text)}`);
+      else if (name === 'escape' || name === 'backspace') {
+        this.#mode = 'choose';
+        this.#write('\n');
+        this.#drawChoices();
+      }
+      return;
+    }
+    if (key.ctrl === true || key.meta === true) return;
+    if (name === 'y') this.#finish({ type: 'once' }, 'yes');
+    else if (name === 'n' || name === 'escape') this.#finish({ type: 'deny' }, 'no');
+    else if (name === 'r') {
+      this.#mode = 'reason';
+      this.#write(`\n  ${this.#styles.dim('why not? (Enter sends it to the model, Esc goes back) ›')} `);
+    } else if (name === 'a') {
+      this.#mode = 'always';
+      const offers = this.#offers.map(
+        (rule, index) => `${index === 0 ? '1 (or Enter)' : index + 1} = ${this.#describeRule(rule)}`,
+      );
+      this.#write(
+        `\n  ${this.#styles.dim(`always allow, for this session: ${offers.join(' · ')} · Esc = back ›`)} `,
+      );
+    } else if (name === 'space' || name === 'pagedown') this.#turnPage(1);
+    else if (name === 'b' || name === 'pageup') this.#turnPage(-1);
+  }
+
+  /** The question was given up (no answer in time, or the turn ended): says so on the screen. */
+  abandon(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#write(`${this.#styles.yellow('no answer — not run')}\n`);
+    this.#resolve({ type: 'deny' });
+  }
+
+  #describeRule(rule: ApprovalRule): string {
+    if (rule.pattern === undefined) return `every ${neutralizeLine(rule.tool)} call`;
+    return `${neutralizeLine(rule.tool)} commands starting with \`${neutralizeLine(rule.pattern)}\``;
+  }
+
+  #reasonKey(key: Key): void {
+    const name = key.name;
+    if (name === 'return' || name === 'enter') {
+      const reason = this.#reason.trim();
+      this.#finish(reason === '' ? { type: 'deny' } : { type: 'deny', reason }, '', ' — no');
+      return;
+    }
+    if (name === 'escape') {
+      this.#mode = 'choose';
+      this.#reason = '';
+      this.#write('\n');
+      this.#drawChoices();
+      return;
+    }
+    if (name === 'backspace') {
+      if (this.#reason === '') return;
+      const characters = Array.from(this.#reason);
+      characters.pop();
+      this.#reason = characters.join('');
+      this.#write('\b \b');
+      return;
+    }
+    const text = key.sequence;
+    if (text === undefined || key.ctrl === true || key.meta === true) return;
+    const printable = neutralizeLine(text);
+    // A control key (an arrow, F-keys) is not part of a reason.
+    if (printable !== text || this.#reason.length + text.length > MAX_REASON_LENGTH) return;
+    this.#reason += text;
+    this.#write(text);
+  }
+
+  #turnPage(step: number): void {
+    const pages = Math.ceil(this.#lines.length / this.#pageSize);
+    const next = Math.min(pages - 1, Math.max(0, this.#page + step));
+    if (next === this.#page) return;
+    this.#page = next;
+    this.#write('\n');
+    this.#drawPage();
+  }
+
+  #drawPage(): void {
+    const start = this.#page * this.#pageSize;
+    const shown = this.#lines.slice(start, start + this.#pageSize);
+    if (shown.length > 0) this.#write(`${shown.join('\n')}\n`);
+    const total = this.#lines.length;
+    if (total > this.#pageSize) {
+      const last = start + shown.length;
+      const keys = [last < total ? 'space = more' : '', this.#page > 0 ? 'b = back' : '']
+        .filter((part) => part !== '')
+        .join(' · ');
+      this.#write(
+        `  ${this.#styles.yellow(`lines ${start + 1}–${last} of ${total}`)} ${this.#styles.dim(keys)}\n`,
+      );
+    }
+    this.#drawChoices();
+  }
+
+  #drawChoices(): void {
+    this.#write(`  ${this.#styles.dim('y = yes · n = no · r = no, say why · a = always… ›')} `);
+  }
+
+  #finish(answer: ApprovalAnswer, label: string, suffix = ''): void {
+    this.#settled = true;
+    const text = `${label}${suffix}`;
+    this.#write(`${answer.type === 'deny' ? this.#styles.red(text) : this.#styles.green(text)}\n`);
+    this.#resolve(answer);
+  }
+}
+
+/** The rules `a` offers: for a simple shell command its prefix first, then the whole tool. */
+function offeredRules(request: ApprovalRequest): ApprovalRule[] {
+  const offers: ApprovalRule[] = [];
+  if (request.toolName === SHELL_TOOL) {
+    const command = (request.arguments as { command?: unknown } | null)?.command;
+    const prefix = typeof command === 'string' ? offeredShellPrefix(command) : undefined;
+    const rule = prefix === undefined ? undefined : parseRule(`${SHELL_TOOL}(${prefix})`);
+    if (rule !== undefined && typeof rule !== 'string') offers.push(rule);
+  }
+  const whole = parseRule(request.toolName);
+  offers.push(typeof whole === 'string' ? { tool: request.toolName, text: request.toolName } : whole);
+  return offers;
+}

@@ -1,0 +1,161 @@
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
+import {
+  type ChatServer,
+  hangingReply,
+  startChatServer,
+  textReply,
+  toolCallReply,
+  toolResult,
+} from '../../../test-support/cli-wire.js';
+import { ensureBuilt } from './support/build.js';
+import { createSandbox, runCli, type Sandbox, startCli } from './support/cli.js';
+
+let server: ChatServer;
+let sandbox: Sandbox;
+
+beforeAll(ensureBuilt, 180_000);
+
+beforeEach(async () => {
+  server = await startChatServer();
+  sandbox = await createSandbox();
+});
+
+afterEach(async () => {
+  await server.close();
+  await sandbox.remove();
+});
+
+async function modeOf(file: string): Promise<number> {
+  return (await stat(file)).mode & 0o777;
+}
+
+describe('nothing the model sends freezes the CLI', () => {
+  test('grep for (a+)+$ over lines of a’s and glob for *a*a*a*a*a*a*b answer, and the CLI exits', async () => {
+    await writeFile(path.join(sandbox.workspace, 'aaa.txt'), `${'a'.repeat(60)}!\n`.repeat(100));
+    for (let index = 0; index < 10; index += 1) {
+      await writeFile(path.join(sandbox.workspace, `${'a'.repeat(120)}${index}`), '');
+    }
+    server.reply(
+      toolCallReply({ id: 'call_grep', name: 'grep', arguments: { pattern: '(a+)+$' } }),
+      toolCallReply({ id: 'call_glob', name: 'glob', arguments: { pattern: '*a*a*a*a*a*a*b' } }),
+      textReply('searched'),
+    );
+    const started = performance.now();
+    const result = await runCli({ args: ['-p', 'search', '--base-url', server.baseURL], sandbox });
+    // Start-up, three model calls and closing take about a second; a backtracking matcher takes hours.
+    expect(performance.now() - started).toBeLessThan(15_000);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('searched\n');
+    const [, second, third] = server.turnRequests();
+    expect(toolResult(second!, 'call_grep')).toMatch(/^no lines match/);
+    expect(toolResult(third!, 'call_glob')).toMatch(/^no files match/);
+  }, 30_000);
+
+  test('-p: Ctrl-C (SIGINT) during a long grep ends the turn and exits 130 promptly', async () => {
+    const line = `${'ab'.repeat(40)}\n`;
+    const content = line.repeat(Math.floor((16 * 1024 * 1024) / line.length) - 1);
+    for (let index = 0; index < 3; index += 1) {
+      await writeFile(path.join(sandbox.workspace, `big${index}.txt`), content);
+    }
+    server.reply(
+      toolCallReply({ id: 'call_grep', name: 'grep', arguments: { pattern: '[ab]*a[ab]{60}x' } }),
+      textReply('never asked for'),
+    );
+    const running = startCli({ args: ['-p', 'search', '--base-url', server.baseURL, '--json'], sandbox });
+    await vi.waitFor(() => expect(running.stdout()).toContain('"tool_call_start"'), { timeout: 15_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const interrupted = performance.now();
+    running.child.kill('SIGINT');
+    const result = await running.result;
+    // The search of 48 MiB takes several seconds; the bound is generous for a loaded machine and still far
+    // below what waiting for the tool would take. Closing the session is part of the exit.
+    expect(performance.now() - interrupted).toBeLessThan(5_000);
+    expect(result.code).toBe(130);
+    expect(result.stdout).toContain('"turn_cancelled"');
+    // The grep was stopped, not waited for: it never reported a search result.
+    expect(result.stdout).not.toContain('no lines match');
+    expect(server.turnRequests()).toHaveLength(1);
+  }, 60_000);
+
+  test('glob and grep leave out what .gitignore ignores', async () => {
+    await writeFile(path.join(sandbox.workspace, '.gitignore'), 'build/\n');
+    await mkdir(path.join(sandbox.workspace, 'build'));
+    await mkdir(path.join(sandbox.workspace, 'src'));
+    await writeFile(path.join(sandbox.workspace, 'build', 'out.js'), 'needle\n');
+    await writeFile(path.join(sandbox.workspace, 'src', 'in.js'), 'needle\n');
+    await writeFile(path.join(sandbox.workspace, 'src', '.gitignore'), 'secret.js\n');
+    await writeFile(path.join(sandbox.workspace, 'src', 'secret.js'), 'needle\n');
+    server.reply(
+      toolCallReply({ id: 'call_glob', name: 'glob', arguments: { pattern: '**/*.js' } }),
+      toolCallReply({ id: 'call_grep', name: 'grep', arguments: { pattern: 'needle' } }),
+      textReply('ok'),
+    );
+    const result = await runCli({ args: ['-p', 'find', '--base-url', server.baseURL], sandbox });
+    expect(result.code).toBe(0);
+    const [, second, third] = server.turnRequests();
+    expect(toolResult(second!, 'call_glob')).toBe('src/in.js');
+    expect(toolResult(third!, 'call_grep')).toBe('src/in.js:1: needle');
+  }, 30_000);
+});
+
+describe('files are never damaged', () => {
+  test('edit_file refuses a Latin-1 file and leaves every byte; a CRLF file keeps CRLF', async () => {
+    const latin1 = Buffer.from('caf\xe9\nna\xefve\n', 'latin1');
+    await writeFile(path.join(sandbox.workspace, 'menu.txt'), latin1);
+    await writeFile(path.join(sandbox.workspace, 'win.txt'), 'first\r\nsecond\r\n');
+    server.reply(
+      toolCallReply({
+        id: 'call_latin',
+        name: 'edit_file',
+        arguments: { path: 'menu.txt', oldString: 'caf', newString: 'bar' },
+      }),
+      toolCallReply({
+        id: 'call_crlf',
+        name: 'edit_file',
+        arguments: { path: 'win.txt', oldString: 'first\nsecond', newString: 'first\nmiddle\nsecond' },
+      }),
+      textReply('edited'),
+    );
+    const result = await runCli({ args: ['-p', 'edit', '--yes', '--base-url', server.baseURL], sandbox });
+    expect(result.code).toBe(0);
+    expect(await readFile(path.join(sandbox.workspace, 'menu.txt'))).toEqual(latin1);
+    expect(await readFile(path.join(sandbox.workspace, 'win.txt'))).toEqual(
+      Buffer.from('first\r\nmiddle\r\nsecond\r\n'),
+    );
+    const [, second] = server.turnRequests();
+    expect(toolResult(second!, 'call_latin')).toContain('UTF-8');
+  }, 30_000);
+
+  test('a new home is 0700 and the database with its WAL and SHM files 0600', async () => {
+    server.reply(hangingReply('thinking'));
+    const running = startCli({ args: ['-p', 'hello', '--base-url', server.baseURL], sandbox });
+    // While the turn hangs the database is open in WAL mode: all three files exist.
+    await vi.waitFor(() => expect(server.turnRequests()).toHaveLength(1), { timeout: 15_000 });
+    try {
+      expect(await modeOf(sandbox.home)).toBe(0o700);
+      for (const name of ['youyou.db', 'youyou.db-wal', 'youyou.db-shm']) {
+        expect(await modeOf(path.join(sandbox.home, name)), name).toBe(0o600);
+      }
+    } finally {
+      running.child.kill('SIGKILL');
+      await running.result;
+    }
+  }, 30_000);
+
+  test('an existing home open to others and its database are made private', async () => {
+    await mkdir(sandbox.home);
+    await chmod(sandbox.home, 0o755);
+    await writeFile(path.join(sandbox.home, 'youyou.db'), '');
+    await chmod(path.join(sandbox.home, 'youyou.db'), 0o644);
+    await writeFile(path.join(sandbox.home, 'history'), 'earlier prompt\n');
+    await chmod(path.join(sandbox.home, 'history'), 0o644);
+    server.reply(textReply('hi'));
+    const result = await runCli({ args: ['-p', 'hello', '--base-url', server.baseURL], sandbox });
+    expect(result.code).toBe(0);
+    expect(await modeOf(sandbox.home)).toBe(0o700);
+    expect(await modeOf(path.join(sandbox.home, 'youyou.db'))).toBe(0o600);
+    expect(await modeOf(path.join(sandbox.home, 'history'))).toBe(0o600);
+  }, 30_000);
+});
