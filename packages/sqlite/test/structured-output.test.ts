@@ -36,6 +36,7 @@ test('a session whose last turn had a structured answer and a repair round resum
   const events = await eventsOf(turn);
   expect(events.at(-1)?.payload).toEqual({
     type: 'turn_complete',
+    usage: expect.any(Object),
     output: { word: 'tea', meaning: 'a drink' },
   });
   const live = session.messages();
