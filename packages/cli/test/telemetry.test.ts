@@ -8,6 +8,7 @@ import {
   startChatServer,
   textReply,
   toolCallReply,
+  usageReply,
 } from '../../../test-support/cli-wire.js';
 import { telemetryTargets } from '../src/telemetry.js';
 import { ensureBuilt } from './support/build.js';
@@ -89,7 +90,7 @@ describe('youyou with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
   test('exports the turn, its model calls and its tool call over OTLP/HTTP, without message contents', async () => {
     await writeFile(path.join(sandbox.workspace, 'notes.txt'), 'the secret word is pineapple\n');
     chat.reply(toolCallReply({ id: 'call_1', name: 'read_file', arguments: { path: 'notes.txt' } }), () =>
-      textReply('The word is pineapple.'),
+      usageReply({ prompt: 20, completion: 5 }, 'The word is pineapple.'),
     );
     const result = await runCli({
       args: ['-p', 'what is the secret word?', '--base-url', chat.baseURL],
@@ -114,12 +115,18 @@ describe('youyou with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       'chat llama3.2',
       'execute_tool read_file',
     ]);
-    for (const span of children.filter((candidate) => candidate.name.startsWith('chat'))) {
+    const chats = children.filter((candidate) => candidate.name.startsWith('chat'));
+    for (const span of chats) {
       expect(attributeValue(span.attributes, 'gen_ai.operation.name')).toBe('chat');
       expect(attributeValue(span.attributes, 'youyou.chat.purpose')).toBe('turn');
-      expect(attributeValue(span.attributes, 'gen_ai.usage.input_tokens')).toBe(20);
-      expect(attributeValue(span.attributes, 'gen_ai.usage.output_tokens')).toBe(5);
     }
+    // The answer's call reported its usage; the tool call's reported none, and its span carries none.
+    const usages = chats.map((span) => [
+      attributeValue(span.attributes, 'gen_ai.usage.input_tokens'),
+      attributeValue(span.attributes, 'gen_ai.usage.output_tokens'),
+    ]);
+    expect(usages).toContainEqual([20, 5]);
+    expect(usages).toContainEqual([undefined, undefined]);
     // The memory extraction at close is traced too, outside the turn.
     const memory = spans.filter(
       (span) => attributeValue(span.attributes, 'youyou.chat.purpose') === 'memory_extraction',
