@@ -15,10 +15,9 @@ import { SessionLog } from './session-log.js';
 import type { AgentRuntime, RoutedModel, SessionState } from './session-state.js';
 import { SkillManager } from './skill.js';
 import type { SubagentLink, SubagentParent } from './subagent-links.js';
-import { addUsage } from './subagent-usage.js';
 import { runTurn } from './turn.js';
 import type { SessionConfig } from './types.js';
-import { copyUsageTotals, emptyUsageTotals, SessionUsage } from './usage.js';
+import { addTotals, copyUsageTotals, emptyUsageTotals, SessionUsage } from './usage.js';
 
 /** What `agentTool` takes. */
 export interface AgentToolOptions {
@@ -234,7 +233,7 @@ async function runSubagent(options: {
   const emit = (payload: AgentEventPayload): void => {
     if (payload.type === 'error') errors.push(payload.error.message);
     const terminal = payload.type === 'turn_complete' || payload.type === 'turn_cancelled';
-    if (terminal) addUsage(parent.subagentUsage, usage);
+    if (terminal) addTotals(parent.subagentUsage, usage);
     parent.emit(
       terminal
         ? {
