@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { readHeldBatch } from './approvals.js';
-import { ContextManager, replaySessionEvents } from './context.js';
+import { replaySessionEvents } from './context.js';
 import { AgentError, toAgentError } from './error.js';
 import type { PluginManager } from './plugin-manager.js';
 import type { SessionClaim, SessionEvent } from './ports/storage.js';
-import { releaseSessionClaim, Session, SessionController, type SessionSlot } from './session.js';
-import { SessionLog, storageError } from './session-log.js';
-import type { AgentRuntime, RoutedModel, SessionState } from './session-state.js';
+import { Session } from './session.js';
+import { releaseSessionClaim } from './session-close.js';
+import { SessionController, type SessionSlot } from './session-controller.js';
+import { storageError } from './session-log.js';
+import { type AgentRuntime, newSessionState, type RoutedModel, type SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
 import type { SessionConfig } from './types.js';
-import { SessionUsage, usageTotalsOfLog } from './usage.js';
+import { usageTotalsOfLog } from './usage.js';
 
 /**
  * The built runtime: it holds the registries and up to `maxActiveSessions` active sessions (default 1,
@@ -69,7 +71,8 @@ export class Agent {
     let claim: SessionClaim | undefined;
     try {
       claim = await this.claimSession(sessionId);
-      const state = this.createState({
+      const state = newSessionState({
+        runtime: this.runtime,
         sessionId,
         model,
         systemPromptOverride: config.systemPromptOverride,
@@ -121,7 +124,8 @@ export class Agent {
       const heldBatch = readHeldBatch(events);
       const replayed = replaySessionEvents(events, new Set(heldBatch?.calls.map((call) => call.callId)));
       const model = this.modelForResume(replayed.sessionConfig?.modelId, sessionId);
-      const state = this.createState({
+      const state = newSessionState({
+        runtime: this.runtime,
         sessionId,
         model,
         systemPromptOverride: replayed.sessionConfig?.systemPromptOverride,
@@ -207,28 +211,6 @@ export class Agent {
     } catch (error) {
       throw toAgentError(error, 'STORAGE_ERROR', `claiming session '${sessionId}' failed`);
     }
-  }
-
-  private createState(options: {
-    sessionId: string;
-    model: RoutedModel;
-    systemPromptOverride: string | undefined;
-    claim: SessionClaim | undefined;
-  }): SessionState {
-    return {
-      id: options.sessionId,
-      model: options.model,
-      systemPromptOverride: options.systemPromptOverride,
-      context: new ContextManager(),
-      log: new SessionLog({ storage: this.runtime.sessionStorage, sessionId: options.sessionId }),
-      claim: options.claim,
-      memories: [],
-      turnCount: 0,
-      turnsSinceCheckpoint: 0,
-      sinceCheckpoint: [],
-      nextSequence: 0,
-      usage: new SessionUsage(),
-    };
   }
 
   private modelForResume(modelId: string | undefined, sessionId: string): RoutedModel {

@@ -1,6 +1,6 @@
 import type { HeldBatch } from './approval-types.js';
 import type { ResolvedConfig } from './config.js';
-import type { ContextManager } from './context.js';
+import { ContextManager } from './context.js';
 import { AgentError } from './error.js';
 import type { AgentEventPayload } from './event.js';
 import type { HookRegistry } from './hook.js';
@@ -9,11 +9,11 @@ import type { ObserverRegistry } from './observation.js';
 import type { PluginDescriptor } from './plugin-manager.js';
 import type { ModelInfo, ModelProvider } from './ports/model.js';
 import type { Memory, SessionClaim, SessionStorage } from './ports/storage.js';
-import type { SessionLog } from './session-log.js';
+import { SessionLog } from './session-log.js';
 import type { SkillManager } from './skill.js';
 import type { ToolDispatcher } from './tool-dispatch.js';
 import type { Message, SubagentUsage } from './types.js';
-import type { SessionUsage } from './usage.js';
+import { emptyUsageTotals, SessionUsage } from './usage.js';
 
 /** A model and the provider that serves it. */
 export interface RoutedModel {
@@ -92,6 +92,30 @@ export interface SessionState {
   heldBatch?: HeldBatch | undefined;
 }
 
+/** The state of a session before any of its events is replayed or saved: a new session, a resumed or a sub-agent's one. */
+export function newSessionState(options: {
+  runtime: AgentRuntime;
+  sessionId: string;
+  model: RoutedModel;
+  systemPromptOverride: string | undefined;
+  claim: SessionClaim | undefined;
+}): SessionState {
+  return {
+    id: options.sessionId,
+    model: options.model,
+    systemPromptOverride: options.systemPromptOverride,
+    context: new ContextManager(),
+    log: new SessionLog({ storage: options.runtime.sessionStorage, sessionId: options.sessionId }),
+    claim: options.claim,
+    memories: [],
+    turnCount: 0,
+    turnsSinceCheckpoint: 0,
+    sinceCheckpoint: [],
+    nextSequence: 0,
+    usage: new SessionUsage(),
+  };
+}
+
 /** One running turn, as its sub-agents see it. */
 export interface TurnLink {
   readonly sessionId: string;
@@ -117,14 +141,7 @@ export class TurnLinks {
   open(turnId: string, link: Omit<TurnLink, 'subagentUsage'>): TurnLink {
     const full: TurnLink = {
       ...link,
-      subagentUsage: {
-        inputTokens: 0,
-        outputTokens: 0,
-        cachedInputTokens: 0,
-        cacheWriteTokens: 0,
-        reasoningTokens: 0,
-        modelCalls: 0,
-      },
+      subagentUsage: emptyUsageTotals(),
     };
     this.#links.set(turnId, full);
     return full;

@@ -7,18 +7,15 @@
 
 import { randomUUID } from 'node:crypto';
 import type { ResolvedConfig } from './config.js';
-import { ContextManager } from './context.js';
 import { AgentError } from './error.js';
 import type { AgentEventPayload } from './event.js';
 import type { ToolHandler, ToolInput, ToolOutput } from './ports/tool.js';
-import { SessionLog } from './session-log.js';
-import type { AgentRuntime, RoutedModel, SessionState } from './session-state.js';
+import { type AgentRuntime, newSessionState, type RoutedModel, type SessionState } from './session-state.js';
 import { SkillManager } from './skill.js';
 import type { SubagentLink, SubagentParent } from './subagent-links.js';
-import { addUsage } from './subagent-usage.js';
 import { runTurn } from './turn.js';
 import type { SessionConfig } from './types.js';
-import { copyUsageTotals, emptyUsageTotals, SessionUsage } from './usage.js';
+import { addTotals, copyUsageTotals, emptyUsageTotals } from './usage.js';
 
 /** What `agentTool` takes. */
 export interface AgentToolOptions {
@@ -215,7 +212,13 @@ async function runSubagent(options: {
   const model: RoutedModel = baseModel;
   const sessionId = randomUUID();
   const turnId = randomUUID();
-  const state = childState({ runtime, sessionId, model });
+  const state = newSessionState({
+    runtime,
+    sessionId,
+    model,
+    systemPromptOverride: undefined,
+    claim: undefined,
+  });
   const link: SubagentParent = { sessionId: parent.sessionId, callId: input.callId };
   const sessionConfig: SessionConfig = { modelId: model.info.id };
   // The links are saved before the child's first message: a crash leaves them findable both ways. A storage
@@ -234,7 +237,7 @@ async function runSubagent(options: {
   const emit = (payload: AgentEventPayload): void => {
     if (payload.type === 'error') errors.push(payload.error.message);
     const terminal = payload.type === 'turn_complete' || payload.type === 'turn_cancelled';
-    if (terminal) addUsage(parent.subagentUsage, usage);
+    if (terminal) addTotals(parent.subagentUsage, usage);
     parent.emit(
       terminal
         ? {
@@ -287,24 +290,6 @@ async function runSubagent(options: {
   return { content: finalText(state), isError: false };
 }
 
-function childState(options: { runtime: AgentRuntime; sessionId: string; model: RoutedModel }): SessionState {
-  return {
-    id: options.sessionId,
-    model: options.model,
-    systemPromptOverride: undefined,
-    context: new ContextManager(),
-    log: new SessionLog({ storage: options.runtime.sessionStorage, sessionId: options.sessionId }),
-    claim: undefined,
-    memories: [],
-    turnCount: 0,
-    turnsSinceCheckpoint: 0,
-    sinceCheckpoint: [],
-    nextSequence: 0,
-    usage: new SessionUsage(),
-  };
-}
-
-/** The text of the child's last assistant message. */
 function finalText(state: SessionState): string {
   const messages = state.context.messages;
   for (let index = messages.length - 1; index >= 0; index -= 1) {

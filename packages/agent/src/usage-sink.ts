@@ -1,6 +1,5 @@
 import type { AgentEventPayload } from './event.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
-import { emptyUsage as emptySubagentUsage } from './subagent-usage.js';
 import type { TurnOptions } from './turn-options.js';
 import type { UsageTotals } from './types.js';
 import { addTotals, emptyUsageTotals, type UsageSink } from './usage.js';
@@ -56,7 +55,7 @@ export function foldSubagentUsage(options: TurnUsageOptions): void {
   const link = options.runtime.turns.get(options.turnId);
   if (link === undefined || link.subagentUsage.modelCalls === 0) return;
   const used = { ...link.subagentUsage };
-  Object.assign(link.subagentUsage, emptySubagentUsage());
+  Object.assign(link.subagentUsage, emptyUsageTotals());
   addTotals(options.usageTotals, used);
   options.session.usage.addSubagents(used, options.session.log);
 }

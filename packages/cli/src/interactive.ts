@@ -1,18 +1,10 @@
 import type { AgentError, Message, RunningTurn, Session } from '@youyou/agent';
 import type { ApprovalAnswer, ApprovalRequest } from './approval.js';
 import type { ApprovalQuestion } from './approval-prompt.js';
-import {
-  formatSessionTable,
-  formatSkills,
-  interactiveHelp,
-  packageVersion,
-  resolveSessionId,
-  shortId,
-  storedMessageCount,
-  workspacesOf,
-} from './commands.js';
+import { packageVersion, shortId, storedMessageCount } from './commands.js';
 import type { CliSettings } from './config.js';
 import { createStyles, plainMessage, type Styles } from './format.js';
+import { type ChatCommandContext, COMMAND, runSlashCommand } from './interactive-commands.js';
 import type { MarkdownStream } from './markdown.js';
 import { loadMarkdownStream } from './markdown-load.js';
 import { type CliIo, newWorkspaceSession, openSession } from './print-mode.js';
@@ -20,9 +12,6 @@ import { TurnView } from './render.js';
 import { type CliRuntime, setUpRuntime } from './setup.js';
 import { isInterrupt, type Key, loadHistory, type PromptResult, saveHistory, Terminal } from './terminal.js';
 import { neutralize, neutralizeLine } from './terminal-text.js';
-import { sessionUsageReport } from './usage-line.js';
-
-const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;
 
 /**
  * The interactive chat: a prompt with history, slash commands, streamed turns drawn by TurnView, approval
@@ -127,7 +116,10 @@ class Chat {
       const command = COMMAND.exec(text);
       if (
         command !== null &&
-        (await this.#command(command[1] ?? '', (command[2] ?? '').trim())) !== 'not_a_command'
+        (await runSlashCommand(this.#commandContext(), {
+          name: command[1] ?? '',
+          argument: (command[2] ?? '').trim(),
+        })) !== 'not_a_command'
       ) {
         if (this.#leaving) return this.#leave();
         continue;
@@ -137,153 +129,49 @@ class Chat {
     }
   }
 
-  /** Handles a slash command; 'not_a_command' for `/name` of a skill, which goes to the model. */
-  async #command(name: string, argument: string): Promise<'done' | 'not_a_command'> {
-    const runtime = this.#runtime;
-    switch (name) {
-      case 'help':
-        this.#write(interactiveHelp(this.#color));
-        return 'done';
-      case 'skills':
-        this.#write(formatSkills(runtime.skills, this.#color));
-        return 'done';
-      case 'sessions': {
-        const page = await runtime.sessions.listSessions(undefined, 10);
-        if (page.sessions.length === 0) this.#write('No saved sessions yet.\n');
-        else {
-          this.#write(
-            formatSessionTable({
-              sessions: page.sessions,
-              workspaces: await workspacesOf(runtime.sessions, page.sessions),
-              columns: this.#terminal.columns,
-              color: this.#color,
-              currentId: this.#session?.id,
-            }),
-          );
-        }
-        return 'done';
-      }
-      case 'resume': {
-        if (argument === '') {
-          this.#write(this.#styles.red('usage: /resume ID (see /sessions)\n'));
-          return 'done';
-        }
-        try {
-          const id = await resolveSessionId(runtime.sessions, argument);
-          // A session another youyou runs is refused (SESSION_BUSY) before this one is closed.
-          if (id !== this.#session?.id) await (await runtime.sessions.acquireSession(id)).release();
-          await this.#closeSession();
-          const session = await runtime.agent.resumeSession(id);
-          this.#showResumed(session, await storedMessageCount(runtime.sessions, id));
-        } catch (error) {
-          this.#write(
-            this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`),
-          );
-        }
-        return 'done';
-      }
-      case 'compact':
-        await this.#compact(argument);
-        return 'done';
-      case 'new':
-      case 'clear':
-        await this.#closeSession();
-        // Erase the screen and its scrollback, cursor home: the new session starts on a clean terminal.
-        if (name === 'clear') this.#write('\x1b[2J\x1b[3J\x1b[H');
-        this.#write(this.#styles.dim('New session.\n'));
-        return 'done';
-      case 'usage':
-        this.#write(
-          sessionUsageReport({
-            totals: this.#session?.usage(),
-            modelId: this.#session?.modelId ?? runtime.provider.modelId,
-            color: this.#color,
-          }),
-        );
-        return 'done';
-      case 'model':
-        await this.#switchModel(argument);
-        return 'done';
-      case 'reasoning':
-        this.#showReasoning = !this.#showReasoning;
-        this.#write(
-          this.#styles.dim(
-            this.#showReasoning ? 'Reasoning is shown in full.\n' : 'Reasoning is collapsed to one line.\n',
-          ),
-        );
-        return 'done';
-      case 'exit':
-      case 'quit':
-        this.#leaving = true;
-        return 'done';
-      default:
-        if (runtime.skills.some((skill) => skill.name === name)) return 'not_a_command';
-        this.#write(
-          this.#styles.red(`unknown command /${name} — /help lists the commands, /skills the skills\n`),
-        );
-        return 'done';
-    }
-  }
-
-  /** `/model NAME`: the next requests go to NAME; without a name, says which model is in use. */
-  async #switchModel(name: string): Promise<void> {
-    if (name === '') {
-      this.#write(
-        `${neutralizeLine(this.#runtime.provider.modelId)} ${this.#styles.dim('(/model NAME switches)')}\n`,
-      );
-      return;
-    }
-    try {
-      const chosen = await this.#runtime.switchModel(name);
-      this.#write(this.#styles.dim(`Model: ${neutralizeLine(chosen.modelId)}\n`));
-    } catch (error) {
-      this.#write(
-        this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`),
-      );
-    }
-  }
-
-  /** `/compact [instructions]`: summarises the session's context now, with a status line while it runs. */
-  async #compact(instructions: string): Promise<void> {
-    const session = this.#session;
-    if (session === undefined) {
-      this.#write(this.#styles.dim('Nothing to compact yet: no message was sent in this session.\n'));
-      return;
-    }
-    const view = this.#newView();
-    view.status('compacting the context');
-    this.#terminal.startKeys((key) => {
-      if (isInterrupt(key)) this.#hardExit();
-    });
-    let outcome: string;
-    try {
-      await session.compact(instructions === '' ? undefined : instructions);
-      outcome = this.#styles.dim('Context compacted: the earlier conversation is now a summary.\n');
-    } catch (error) {
-      outcome = this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`);
-    } finally {
-      this.#terminal.stopKeys();
-      view.close();
-    }
-    this.#write(outcome);
-  }
-
   /** Closes the current session (SessionEnd, memory extraction) with a status line while it runs. */
   async #closeSession(): Promise<void> {
     const session = this.#session;
     if (session === undefined) return;
     this.#session = undefined;
+    await this.#withStatus('saving the session', () => session.close());
+  }
+
+  /** Runs `work` under a status line; Ctrl-C meanwhile leaves the program at once. */
+  async #withStatus(status: string, work: () => Promise<void>): Promise<void> {
     const view = this.#newView();
-    view.status('saving the session');
+    view.status(status);
     this.#terminal.startKeys((key) => {
       if (isInterrupt(key)) this.#hardExit();
     });
     try {
-      await session.close();
+      await work();
     } finally {
       this.#terminal.stopKeys();
       view.close();
     }
+  }
+
+  /** What the slash commands see of this chat. */
+  #commandContext(): ChatCommandContext {
+    return {
+      runtime: this.#runtime,
+      color: this.#color,
+      styles: this.#styles,
+      columns: () => this.#terminal.columns,
+      write: (text) => this.#write(text),
+      session: () => this.#session,
+      closeSession: () => this.#closeSession(),
+      showResumed: (session, messageCount) => this.#showResumed(session, messageCount),
+      withStatus: (status, work) => this.#withStatus(status, work),
+      toggleReasoning: () => {
+        this.#showReasoning = !this.#showReasoning;
+        return this.#showReasoning;
+      },
+      leave: () => {
+        this.#leaving = true;
+      },
+    };
   }
 
   #newView(markdown?: MarkdownStream): TurnView {

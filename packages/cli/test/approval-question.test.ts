@@ -2,64 +2,30 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import {
-  type ChatServer,
   contentText,
   hangingReply,
   messagesOf,
   reasoningReply,
-  startChatServer,
   textReply,
   toolCallReply,
   toolResult,
 } from '../../../test-support/cli-wire.js';
-import { BIN, ensureBuilt } from './support/build.js';
-import { childEnv, createSandbox, type Sandbox } from './support/cli.js';
-import { requireTmux, startTmux, type TmuxSession } from './support/tmux.js';
+import { send, useTmuxHarness } from './support/harness.js';
+import type { TmuxSession } from './support/tmux.js';
 
-let server: ChatServer;
-let sandbox: Sandbox;
-let tmux: TmuxSession | undefined;
+const harness = useTmuxHarness();
 
-beforeAll(async () => {
-  await requireTmux();
-  await ensureBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  server = await startChatServer();
-  sandbox = await createSandbox();
-});
-
-afterEach(async () => {
-  await tmux?.kill();
-  tmux = undefined;
-  await server.close();
-  await sandbox.remove();
-});
-
-const PROMPT_BACK = /\n› *\n*$/;
 /** The choices line of an open question. */
 const CHOICES = 'y = yes · n = no · r = no, say why · a = always';
 
 async function startChat(config?: unknown): Promise<TmuxSession> {
   if (config !== undefined) {
-    await mkdir(sandbox.home, { recursive: true });
-    await writeFile(path.join(sandbox.home, 'config.json'), JSON.stringify(config));
+    await mkdir(harness.sandbox.home, { recursive: true });
+    await writeFile(path.join(harness.sandbox.home, 'config.json'), JSON.stringify(config));
   }
-  tmux = await startTmux({
-    command: [process.execPath, BIN, '--base-url', server.baseURL],
-    cwd: sandbox.workspace,
-    env: childEnv(sandbox),
-  });
-  await tmux.waitFor(PROMPT_BACK);
-  return tmux;
-}
-
-async function send(session: TmuxSession, text: string): Promise<void> {
-  await session.type(text);
-  await session.keys('Enter');
+  return harness.startChat();
 }
 
 /** Waits for the question (and its choices): the next key typed answers it. */
@@ -84,8 +50,8 @@ function callText(screen: string): string {
 
 describe('the approval question in a terminal', () => {
   test('a command hiding itself with \\e[2K\\r is shown as it is; OSC 0/2 of an answer or its reasoning never set the title', async () => {
-    await mkdir(path.join(sandbox.workspace, 'victim'));
-    server.reply(
+    await mkdir(path.join(harness.sandbox.workspace, 'victim'));
+    harness.server.reply(
       shellCall('call_1', 'rm -rf victim\x1b[2K\rls -la'),
       reasoningReply(
         ['Pondering\x1b]2;owned by reasoning\x07 it.'],
@@ -103,12 +69,12 @@ describe('the approval question in a terminal', () => {
     const after = await chat.waitFor(/Fine.*\.\n› *\n*$/);
     expect(after).toContain('Fine\\e]0;owned\\a then\\e]52;c;cm0gLXJmIH4=\\a.');
     expect(await chat.paneTitle()).toBe(titleBefore);
-    expect(existsSync(path.join(sandbox.workspace, 'victim'))).toBe(true);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'victim'))).toBe(true);
   });
 
   test('a multi-line command is shown in full and a long one wrapped, never cut', async () => {
     const long = `echo ${'abcdefghij'.repeat(25)} END`;
-    server.reply(
+    harness.server.reply(
       shellCall('call_1', 'echo first line\necho second line > out.txt'),
       shellCall('call_2', long),
       textReply('Both ran.'),
@@ -125,13 +91,13 @@ describe('the approval question in a terminal', () => {
     await chat.type('y');
 
     await chat.waitFor(/Both ran\.\n› *\n*$/);
-    expect(await readFile(path.join(sandbox.workspace, 'out.txt'), 'utf8')).toBe('second line\n');
+    expect(await readFile(path.join(harness.sandbox.workspace, 'out.txt'), 'utf8')).toBe('second line\n');
   });
 
   test('write_file and edit_file are shown as a unified diff against the file on disk', async () => {
-    await writeFile(path.join(sandbox.workspace, 'a.txt'), 'keep\nold line\nkeep too\n');
-    await writeFile(path.join(sandbox.workspace, 'b.txt'), 'alpha\nbeta\ngamma\n');
-    server.reply(
+    await writeFile(path.join(harness.sandbox.workspace, 'a.txt'), 'keep\nold line\nkeep too\n');
+    await writeFile(path.join(harness.sandbox.workspace, 'b.txt'), 'alpha\nbeta\ngamma\n');
+    harness.server.reply(
       toolCallReply({
         id: 'call_w',
         name: 'write_file',
@@ -155,12 +121,14 @@ describe('the approval question in a terminal', () => {
     await chat.type('y');
 
     await chat.waitFor(/Edited\.\n› *\n*$/);
-    expect(await readFile(path.join(sandbox.workspace, 'b.txt'), 'utf8')).toBe('alpha\nBETA\ngamma\n');
+    expect(await readFile(path.join(harness.sandbox.workspace, 'b.txt'), 'utf8')).toBe(
+      'alpha\nBETA\ngamma\n',
+    );
   });
 
   test('a call longer than the screen is paged: space shows the rest', async () => {
     const content = Array.from({ length: 80 }, (_, index) => `row ${index + 1}`).join('\n');
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'long.txt', content } }),
       textReply('Long file written.'),
     );
@@ -177,11 +145,11 @@ describe('the approval question in a terminal', () => {
     await chat.type('y');
 
     await chat.waitFor(/Long file written\.\n› *\n*$/);
-    expect(await readFile(path.join(sandbox.workspace, 'long.txt'), 'utf8')).toBe(content);
+    expect(await readFile(path.join(harness.sandbox.workspace, 'long.txt'), 'utf8')).toBe(content);
   });
 
   test('keys typed before the question appears never answer it', async () => {
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'note.txt', content: 'x' } }),
       textReply('Answered.'),
     );
@@ -191,16 +159,16 @@ describe('the approval question in a terminal', () => {
     await chat.type('write a note\ryy\r');
     await chat.waitFor(CHOICES);
     await delay(1000);
-    expect(existsSync(path.join(sandbox.workspace, 'note.txt'))).toBe(false);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'note.txt'))).toBe(false);
     expect(await chat.screen()).not.toMatch(/›\s*yes/);
 
     await chat.type('y');
     await chat.waitFor('Answered.');
-    expect(await readFile(path.join(sandbox.workspace, 'note.txt'), 'utf8')).toBe('x');
+    expect(await readFile(path.join(harness.sandbox.workspace, 'note.txt'), 'utf8')).toBe('x');
   });
 
   test('"always" takes a second, deliberate key, and keeps a prefix rule that compound commands never match', async () => {
-    server.reply(
+    harness.server.reply(
       shellCall('call_1', 'echo hello one'),
       shellCall('call_2', 'echo hello two'),
       shellCall('call_3', 'echo hello three; touch pwned'),
@@ -215,21 +183,21 @@ describe('the approval question in a terminal', () => {
     expect(offer).toContain('1 (or Enter) = shell commands starting with `echo hello`');
     await delay(300);
     // One stray `a` allowed nothing yet: the first command has not run.
-    expect(server.turnRequests()).toHaveLength(1);
+    expect(harness.server.turnRequests()).toHaveLength(1);
     await chat.type('1');
 
     const screen = await chat.waitFor(/│ echo hello three; touch pwned[\s\S]*y = yes/);
     expect(screen.match(/Allow shell/g)).toHaveLength(2);
     await chat.type('n');
     await chat.waitFor(/Done\.\n› *\n*$/);
-    const last = server.turnRequests().at(-1)!;
+    const last = harness.server.turnRequests().at(-1)!;
     expect(toolResult(last, 'call_2')).toContain('hello two');
     expect(toolResult(last, 'call_3')).toContain('denied');
-    expect(existsSync(path.join(sandbox.workspace, 'pwned'))).toBe(false);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'pwned'))).toBe(false);
   });
 
   test('r denies with a reason, and the model is told the reason', async () => {
-    server.reply(shellCall('call_1', 'npm install left-pad'), textReply('Understood.'));
+    harness.server.reply(shellCall('call_1', 'npm install left-pad'), textReply('Understood.'));
     const chat = await startChat();
 
     await send(chat, 'add a dependency');
@@ -240,13 +208,13 @@ describe('the approval question in a terminal', () => {
     await chat.keys('Enter');
 
     await chat.waitFor(/Understood\.\n› *\n*$/);
-    const result = toolResult(server.turnRequests()[1]!, 'call_1');
+    const result = toolResult(harness.server.turnRequests()[1]!, 'call_1');
     expect(result).toContain('denied');
     expect(result).toContain('we use pnpm here');
   });
 
   test('a question nobody answers is reported to the model as unanswered, not as denied', async () => {
-    server.reply(shellCall('call_1', 'touch later.txt'), textReply('I will wait.'));
+    harness.server.reply(shellCall('call_1', 'touch later.txt'), textReply('I will wait.'));
     const chat = await startChat({ toolTimeoutMs: 1000 });
 
     await send(chat, 'make a file');
@@ -254,15 +222,15 @@ describe('the approval question in a terminal', () => {
     await chat.waitFor('no answer', 5000);
     await chat.waitFor(/I will wait\.\n› *\n*$/);
 
-    const result = toolResult(server.turnRequests()[1]!, 'call_1');
+    const result = toolResult(harness.server.turnRequests()[1]!, 'call_1');
     expect(result).toContain('did not answer');
     expect(result).not.toContain('denied');
-    expect(existsSync(path.join(sandbox.workspace, 'later.txt'))).toBe(false);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'later.txt'))).toBe(false);
   });
 
   test('rules of config.json: an allowed prefix runs without a question, a denied one never runs', async () => {
-    await mkdir(path.join(sandbox.workspace, 'keep'));
-    server.reply(
+    await mkdir(path.join(harness.sandbox.workspace, 'keep'));
+    harness.server.reply(
       shellCall('call_1', 'echo allowed'),
       shellCall('call_2', 'rm -rf keep'),
       textReply('Rules applied.'),
@@ -272,14 +240,14 @@ describe('the approval question in a terminal', () => {
     await send(chat, 'go');
     const screen = await chat.waitFor(/Rules applied\.\n› *\n*$/);
     expect(screen).not.toContain(CHOICES);
-    const last = server.turnRequests().at(-1)!;
+    const last = harness.server.turnRequests().at(-1)!;
     expect(toolResult(last, 'call_1')).toContain('allowed');
     expect(toolResult(last, 'call_2')).toContain('shell(rm)');
-    expect(existsSync(path.join(sandbox.workspace, 'keep'))).toBe(true);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'keep'))).toBe(true);
   });
 
   test('text sent while a tool runs reaches the model in the same turn, right after the tool result', async () => {
-    server.reply(shellCall('call_1', 'sleep 5'), textReply('Read your note.'));
+    harness.server.reply(shellCall('call_1', 'sleep 5'), textReply('Read your note.'));
     const chat = await startChat({ approval: { allow: ['shell(sleep 5)'] } });
 
     await send(chat, 'run it');
@@ -287,7 +255,7 @@ describe('the approval question in a terminal', () => {
     await chat.type('also look at the tests');
     await chat.keys('Enter');
     await chat.waitFor('Read your note.');
-    const requests = server.turnRequests();
+    const requests = harness.server.turnRequests();
     expect(requests).toHaveLength(2);
     const messages = messagesOf(requests[1]!);
     const last = messages.at(-1);
@@ -296,7 +264,7 @@ describe('the approval question in a terminal', () => {
   });
 
   test('text typed while a turn runs is kept: Enter steers the turn with it, the rest stays at the prompt', async () => {
-    server.reply(hangingReply('working on it'), textReply('Queued one answered.'));
+    harness.server.reply(hangingReply('working on it'), textReply('Queued one answered.'));
     const chat = await startChat();
 
     await send(chat, 'long task');
@@ -309,7 +277,7 @@ describe('the approval question in a terminal', () => {
 
     await chat.waitFor('Queued one answered.');
     await chat.waitFor(/› half typed *\n*$/);
-    const sent = messagesOf(server.turnRequests()[1]!).at(-1);
+    const sent = messagesOf(harness.server.turnRequests()[1]!).at(-1);
     expect(sent && contentText(sent)).toBe('queued one');
   });
 });

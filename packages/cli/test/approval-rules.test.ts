@@ -1,14 +1,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import {
-  type ChatServer,
-  startChatServer,
-  textReply,
-  toolCallReply,
-  toolResult,
-} from '../../../test-support/cli-wire.js';
+import { describe, expect, test } from 'vitest';
+import { textReply, toolCallReply, toolResult } from '../../../test-support/cli-wire.js';
 import {
   type ApprovalRule,
   judgeByRules,
@@ -16,8 +10,8 @@ import {
   parseRule,
   splitSimpleCommand,
 } from '../src/rules.js';
-import { ensureBuilt } from './support/build.js';
-import { createSandbox, runCli, type Sandbox } from './support/cli.js';
+import { runCli } from './support/cli.js';
+import { useCliHarness } from './support/harness.js';
 
 function rule(text: string): ApprovalRule {
   const parsed = parseRule(text);
@@ -105,33 +99,23 @@ describe('approval rules', () => {
 });
 
 describe('approval rules of config.json in youyou -p', () => {
-  let server: ChatServer;
-  let sandbox: Sandbox;
-
-  beforeAll(ensureBuilt, 180_000);
-
-  beforeEach(async () => {
-    server = await startChatServer();
-    sandbox = await createSandbox();
-  });
-
-  afterEach(async () => {
-    await server.close();
-    await sandbox.remove();
-  });
+  const harness = useCliHarness();
 
   async function writeConfig(config: unknown): Promise<void> {
-    await mkdir(sandbox.home, { recursive: true });
-    await writeFile(path.join(sandbox.home, 'config.json'), JSON.stringify(config));
+    await mkdir(harness.sandbox.home, { recursive: true });
+    await writeFile(path.join(harness.sandbox.home, 'config.json'), JSON.stringify(config));
   }
 
   function print(prompt: string, ...extra: string[]) {
-    return runCli({ args: ['-p', prompt, '--base-url', server.baseURL, ...extra], sandbox });
+    return runCli({
+      args: ['-p', prompt, '--base-url', harness.server.baseURL, ...extra],
+      sandbox: harness.sandbox,
+    });
   }
 
   test('an allowed prefix runs without --yes; the same prefix with ; or && or $( ) does not', async () => {
     await writeConfig({ approval: { allow: ['shell(touch made)'] } });
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_1', name: 'shell', arguments: { command: 'touch made' } }),
       toolCallReply({ id: 'call_2', name: 'shell', arguments: { command: 'touch made; touch pwned1' } }),
       toolCallReply({ id: 'call_3', name: 'shell', arguments: { command: 'touch made && touch pwned2' } }),
@@ -143,18 +127,18 @@ describe('approval rules of config.json in youyou -p', () => {
     const result = await print('make files');
 
     expect(result.code).toBe(0);
-    expect(existsSync(path.join(sandbox.workspace, 'made'))).toBe(true);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'made'))).toBe(true);
     for (const name of ['pwned1', 'pwned2', 'pwned3', 'pwned4']) {
-      expect(existsSync(path.join(sandbox.workspace, name)), name).toBe(false);
+      expect(existsSync(path.join(harness.sandbox.workspace, name)), name).toBe(false);
     }
-    const last = server.turnRequests().at(-1)!;
+    const last = harness.server.turnRequests().at(-1)!;
     expect(toolResult(last, 'call_2')).toContain('--yes');
   });
 
   test('a deny rule wins over an allow rule and over --yes', async () => {
-    await mkdir(path.join(sandbox.workspace, 'keep'));
+    await mkdir(path.join(harness.sandbox.workspace, 'keep'));
     await writeConfig({ approval: { allow: ['shell'], deny: ['shell(rm)'] } });
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_1', name: 'shell', arguments: { command: 'rm -rf keep' } }),
       toolCallReply({ id: 'call_2', name: 'shell', arguments: { command: 'true && rm -rf keep' } }),
       textReply('refused'),
@@ -163,8 +147,8 @@ describe('approval rules of config.json in youyou -p', () => {
     const result = await print('clean up', '--yes');
 
     expect(result.code).toBe(0);
-    expect(existsSync(path.join(sandbox.workspace, 'keep'))).toBe(true);
-    const last = server.turnRequests().at(-1)!;
+    expect(existsSync(path.join(harness.sandbox.workspace, 'keep'))).toBe(true);
+    const last = harness.server.turnRequests().at(-1)!;
     expect(toolResult(last, 'call_1')).toContain('shell(rm)');
     expect(toolResult(last, 'call_2')).toContain('shell(rm)');
   });
@@ -176,6 +160,6 @@ describe('approval rules of config.json in youyou -p', () => {
 
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('approval.allow');
-    expect(server.turnRequests()).toHaveLength(0);
+    expect(harness.server.turnRequests()).toHaveLength(0);
   });
 });

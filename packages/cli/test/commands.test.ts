@@ -1,34 +1,15 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import {
-  type ChatServer,
-  contentText,
-  messagesOf,
-  startChatServer,
-  textReply,
-} from '../../../test-support/cli-wire.js';
-import { ensureBuilt } from './support/build.js';
-import { createSandbox, jsonLines, runCli, type Sandbox } from './support/cli.js';
+import { describe, expect, test } from 'vitest';
+import { contentText, messagesOf, textReply } from '../../../test-support/cli-wire.js';
+import { jsonLines, runCli } from './support/cli.js';
+import { useCliHarness } from './support/harness.js';
 
-let server: ChatServer;
-let sandbox: Sandbox;
-
-beforeAll(ensureBuilt, 180_000);
-
-beforeEach(async () => {
-  server = await startChatServer();
-  sandbox = await createSandbox();
-});
-
-afterEach(async () => {
-  await server.close();
-  await sandbox.remove();
-});
+const harness = useCliHarness();
 
 function cli(...args: string[]) {
-  return runCli({ args, sandbox });
+  return runCli({ args, sandbox: harness.sandbox });
 }
 
 /** A loopback port nothing listens on: bound, then released. */
@@ -56,14 +37,14 @@ async function ollamaIsRunning(): Promise<boolean> {
 const OLLAMA_RUNNING = await ollamaIsRunning();
 
 async function writeConfig(config: unknown): Promise<void> {
-  await mkdir(sandbox.home, { recursive: true });
-  await writeFile(path.join(sandbox.home, 'config.json'), JSON.stringify(config));
+  await mkdir(harness.sandbox.home, { recursive: true });
+  await writeFile(path.join(harness.sandbox.home, 'config.json'), JSON.stringify(config));
 }
 
 /** Runs one -p turn answered with `answer`; resolves with the session id the JSON events carry. */
 async function turn(prompt: string, answer: string): Promise<string> {
-  server.reply(textReply(answer));
-  const result = await cli('-p', prompt, '--json', '--base-url', server.baseURL);
+  harness.server.reply(textReply(answer));
+  const result = await cli('-p', prompt, '--json', '--base-url', harness.server.baseURL);
   expect(result.code).toBe(0);
   const first = jsonLines(result.stdout)[0] as { sessionId: string };
   return first.sessionId;
@@ -118,26 +99,26 @@ describe('arguments and configuration', () => {
   });
 
   test('the config file sets the server and model; a flag overrides the model', async () => {
-    await writeConfig({ provider: 'compatible', baseUrl: server.baseURL, model: 'qwen3:8b' });
-    server.reply(textReply('from config'), textReply('from flag'));
+    await writeConfig({ provider: 'compatible', baseUrl: harness.server.baseURL, model: 'qwen3:8b' });
+    harness.server.reply(textReply('from config'), textReply('from flag'));
 
     expect((await cli('-p', 'one')).stdout).toBe('from config\n');
     expect((await cli('-p', 'two', '--model', 'llama3.1')).stdout).toBe('from flag\n');
 
-    const models = server.turnRequests().map((request) => (request.body as { model: string }).model);
+    const models = harness.server.turnRequests().map((request) => (request.body as { model: string }).model);
     expect(models).toEqual(['qwen3:8b', 'llama3.1']);
   });
 
   test('the environment beats the config file', async () => {
     await writeConfig({ model: 'from-file' });
-    server.reply(textReply('ok'));
+    harness.server.reply(textReply('ok'));
     const result = await runCli({
-      args: ['-p', 'hi', '--base-url', server.baseURL],
-      sandbox,
+      args: ['-p', 'hi', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
       env: { YOUYOU_MODEL: 'from-env' },
     });
     expect(result.code).toBe(0);
-    expect(server.turnRequests()[0]?.body).toMatchObject({ model: 'from-env' });
+    expect(harness.server.turnRequests()[0]?.body).toMatchObject({ model: 'from-env' });
   });
 
   test('a broken config file is named with what is wrong; exit code 2', async () => {
@@ -145,7 +126,7 @@ describe('arguments and configuration', () => {
     const result = await cli('-p', 'hi');
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(
-      `youyou: ${path.join(sandbox.home, 'config.json')}: "provider" must be one of openai, anthropic, compatible, got "ollama"\n`,
+      `youyou: ${path.join(harness.sandbox.home, 'config.json')}: "provider" must be one of openai, anthropic, compatible, got "ollama"\n`,
     );
   });
 
@@ -156,15 +137,17 @@ describe('arguments and configuration', () => {
   });
 
   test('an MCP server that cannot start and a broken skill are warnings; the turn still runs', async () => {
-    await writeConfig({ mcpServers: { broken: { command: path.join(sandbox.root, 'no-such-program') } } });
-    await mkdir(path.join(sandbox.workspace, '.youyou', 'skills', 'bad'), { recursive: true });
+    await writeConfig({
+      mcpServers: { broken: { command: path.join(harness.sandbox.root, 'no-such-program') } },
+    });
+    await mkdir(path.join(harness.sandbox.workspace, '.youyou', 'skills', 'bad'), { recursive: true });
     await writeFile(
-      path.join(sandbox.workspace, '.youyou', 'skills', 'bad', 'SKILL.md'),
+      path.join(harness.sandbox.workspace, '.youyou', 'skills', 'bad', 'SKILL.md'),
       'no front matter\n',
     );
-    server.reply(textReply('fine'));
+    harness.server.reply(textReply('fine'));
 
-    const result = await cli('-p', 'hi', '--base-url', server.baseURL);
+    const result = await cli('-p', 'hi', '--base-url', harness.server.baseURL);
 
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('fine\n');
@@ -173,28 +156,28 @@ describe('arguments and configuration', () => {
   });
 
   test('a skill from the workspace is used when the prompt invokes it', async () => {
-    const folder = path.join(sandbox.workspace, '.youyou', 'skills', 'haiku');
+    const folder = path.join(harness.sandbox.workspace, '.youyou', 'skills', 'haiku');
     await mkdir(folder, { recursive: true });
     await writeFile(
       path.join(folder, 'SKILL.md'),
       '---\nname: haiku\ndescription: Answer in a haiku.\n---\nAnswer in exactly one haiku.\n',
     );
-    server.reply(textReply('an old silent pond'));
+    harness.server.reply(textReply('an old silent pond'));
 
-    const result = await cli('-p', '/haiku about frogs', '--base-url', server.baseURL);
+    const result = await cli('-p', '/haiku about frogs', '--base-url', harness.server.baseURL);
 
     expect(result.code).toBe(0);
-    const sent = messagesOf(server.turnRequests()[0]!).map(contentText).join('\n');
+    const sent = messagesOf(harness.server.turnRequests()[0]!).map(contentText).join('\n');
     expect(sent).toContain('Answer in exactly one haiku.');
   });
 
   test('--cwd sets the workspace the tools see', async () => {
-    const other = path.join(sandbox.root, 'other');
+    const other = path.join(harness.sandbox.root, 'other');
     await mkdir(other);
-    server.reply(textReply('ok'));
-    await cli('-p', 'where am I?', '--cwd', other, '--base-url', server.baseURL);
+    harness.server.reply(textReply('ok'));
+    await cli('-p', 'where am I?', '--cwd', other, '--base-url', harness.server.baseURL);
     // The environment is the dynamic prompt part, the system message right before the user's.
-    const messages = messagesOf(server.turnRequests()[0]!);
+    const messages = messagesOf(harness.server.turnRequests()[0]!);
     expect(messages.at(-2)?.role).toBe('system');
     expect(contentText(messages.at(-2)!)).toContain(`cwd: ${other}`);
   });
@@ -203,12 +186,12 @@ describe('arguments and configuration', () => {
 describe('sessions', () => {
   test('--continue -p sends the earlier context again', async () => {
     const id = await turn('my name is Ada', 'Hello Ada.');
-    server.reply(textReply('You are Ada.'));
+    harness.server.reply(textReply('You are Ada.'));
 
-    const result = await cli('--continue', '-p', 'who am I?', '--base-url', server.baseURL);
+    const result = await cli('--continue', '-p', 'who am I?', '--base-url', harness.server.baseURL);
 
     expect(result.stdout).toBe('You are Ada.\n');
-    const texts = messagesOf(server.turnRequests()[1]!)
+    const texts = messagesOf(harness.server.turnRequests()[1]!)
       .filter((message) => message.role !== 'system')
       .map(contentText);
     expect(texts).toEqual(['my name is Ada', 'Hello Ada.', 'who am I?']);
@@ -235,20 +218,27 @@ describe('sessions', () => {
     expect(search.stdout).toContain(first.slice(0, 8));
     expect(search.stdout).not.toContain(second.slice(0, 8));
 
-    server.reply(textReply('Still apples.'));
-    const resumed = await cli('resume', first.slice(0, 8), '-p', 'and now?', '--base-url', server.baseURL);
+    harness.server.reply(textReply('Still apples.'));
+    const resumed = await cli(
+      'resume',
+      first.slice(0, 8),
+      '-p',
+      'and now?',
+      '--base-url',
+      harness.server.baseURL,
+    );
     expect(resumed.stdout).toBe('Still apples.\n');
-    expect(messagesOf(server.turnRequests().at(-1)!).map(contentText)).toContain('about apples');
+    expect(messagesOf(harness.server.turnRequests().at(-1)!).map(contentText)).toContain('about apples');
   }, 90_000);
 
   test('resume of an unknown id fails with a clear message', async () => {
-    const result = await cli('resume', 'deadbeef', '-p', 'hi', '--base-url', server.baseURL);
+    const result = await cli('resume', 'deadbeef', '-p', 'hi', '--base-url', harness.server.baseURL);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe("youyou: no session has the id 'deadbeef'; 'youyou sessions' lists them\n");
   });
 
   test('--continue without any session says so', async () => {
-    const result = await cli('--continue', '-p', 'hi', '--base-url', server.baseURL);
+    const result = await cli('--continue', '-p', 'hi', '--base-url', harness.server.baseURL);
     expect(result.code).toBe(1);
     expect(result.stderr).toBe('youyou: there is no session to continue yet; run youyou to start one\n');
   });

@@ -1,34 +1,20 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import stringWidth from 'string-width';
-import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import {
-  type ChatServer,
-  startChatServer,
-  textReply,
-  toolCallReply,
-} from '../../../test-support/cli-wire.js';
+import { describe, expect, test } from 'vitest';
+import { textReply, toolCallReply } from '../../../test-support/cli-wire.js';
 import { errorReply } from '../../../test-support/openai-wire.js';
-import { ensureBuilt, REPOSITORY } from './support/build.js';
-import { createSandbox, jsonLines, runCli, type Sandbox } from './support/cli.js';
+import { REPOSITORY } from './support/build.js';
+import { jsonLines, runCli } from './support/cli.js';
+import { useCliHarness } from './support/harness.js';
 
-let server: ChatServer;
-let sandbox: Sandbox;
-
-beforeAll(ensureBuilt, 180_000);
-
-beforeEach(async () => {
-  server = await startChatServer();
-  sandbox = await createSandbox();
-});
-
-afterEach(async () => {
-  await server.close();
-  await sandbox.remove();
-});
+const harness = useCliHarness();
 
 function print(prompt: string, ...extra: string[]) {
-  return runCli({ args: ['-p', prompt, '--base-url', server.baseURL, ...extra], sandbox });
+  return runCli({
+    args: ['-p', prompt, '--base-url', harness.server.baseURL, ...extra],
+    sandbox: harness.sandbox,
+  });
 }
 
 /** What a terminal would interpret: ESC, BEL, NUL, the other C0 controls but line feed, DEL, C1, bidi controls. */
@@ -41,7 +27,7 @@ const OSC_CLIPBOARD = '\x1b]52;c;cm0gLXJmIH4=\x07';
 
 describe('hostile text in youyou -p', () => {
   test('OSC 0/52 in the answer never reach stdout as ESC or BEL: they are shown escaped', async () => {
-    server.reply(textReply(`Done${OSC_TITLE}. `, `Copied${OSC_CLIPBOARD}\u202eevil\u009b2J`));
+    harness.server.reply(textReply(`Done${OSC_TITLE}. `, `Copied${OSC_CLIPBOARD}\u202eevil\u009b2J`));
 
     const result = await print('hello');
 
@@ -53,7 +39,7 @@ describe('hostile text in youyou -p', () => {
   });
 
   test('NUL, ESC and CR from a tool argument (a path) never reach stderr raw', async () => {
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_1', name: 'read_file', arguments: { path: 'a\u0000b\x1b[2K\rc.txt' } }),
       textReply('ok'),
     );
@@ -65,7 +51,7 @@ describe('hostile text in youyou -p', () => {
   });
 
   test('an error message from the provider is shown escaped', async () => {
-    server.reply(errorReply({ status: 400, message: `bad request${OSC_TITLE}\x1b[31mred` }));
+    harness.server.reply(errorReply({ status: 400, message: `bad request${OSC_TITLE}\x1b[31mred` }));
 
     const result = await print('hello');
 
@@ -76,9 +62,9 @@ describe('hostile text in youyou -p', () => {
 
   test('MCP texts (a tool argument, the stderr of a failing server) reach stderr escaped', async () => {
     const fixture = path.join(REPOSITORY, 'packages/mcp/test/fixtures/server.mjs');
-    await mkdir(sandbox.home, { recursive: true });
+    await mkdir(harness.sandbox.home, { recursive: true });
     await writeFile(
-      path.join(sandbox.home, 'config.json'),
+      path.join(harness.sandbox.home, 'config.json'),
       JSON.stringify({
         mcpServers: {
           fx: { command: process.execPath, args: [fixture] },
@@ -86,7 +72,7 @@ describe('hostile text in youyou -p', () => {
         },
       }),
     );
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_1', name: 'fx__echo', arguments: { text: `hi${OSC_TITLE}` } }),
       textReply('echoed'),
     );
@@ -101,7 +87,7 @@ describe('hostile text in youyou -p', () => {
 
   test('--json stays exact JSON: the same text parses back, and no control byte is written raw', async () => {
     const answer = `a${OSC_CLIPBOARD}b\u009b2J\u202ec\u2028d`;
-    server.reply(textReply(answer));
+    harness.server.reply(textReply(answer));
 
     const result = await print('hello', '--json');
 
@@ -117,12 +103,12 @@ describe('hostile text in youyou -p', () => {
   });
 
   test('`youyou sessions` shows a hostile title escaped, and fits wide characters into the width', async () => {
-    server.reply(textReply('one'), textReply('two'));
+    harness.server.reply(textReply('one'), textReply('two'));
     await print(`title${OSC_TITLE}\x1b[2J`);
     await print('⌚'.repeat(60));
 
-    const listing = await runCli({ args: ['sessions'], sandbox });
-    const json = await runCli({ args: ['sessions', '--json'], sandbox });
+    const listing = await runCli({ args: ['sessions'], sandbox: harness.sandbox });
+    const json = await runCli({ args: ['sessions', '--json'], sandbox: harness.sandbox });
 
     expect(listing.code).toBe(0);
     expect(listing.stdout).not.toMatch(INTERPRETED);

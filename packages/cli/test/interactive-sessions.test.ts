@@ -1,61 +1,18 @@
-import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import {
-  type ChatServer,
-  contentText,
-  hangingReply,
-  messagesOf,
-  startChatServer,
-  textReply,
-} from '../../../test-support/cli-wire.js';
-import { BIN, ensureBuilt } from './support/build.js';
-import { childEnv, createSandbox, jsonLines, runCli, type Sandbox, startCli } from './support/cli.js';
-import { requireTmux, startTmux, type TmuxSession } from './support/tmux.js';
+import { describe, expect, test } from 'vitest';
+import { contentText, hangingReply, messagesOf, textReply } from '../../../test-support/cli-wire.js';
+import { BIN } from './support/build.js';
+import { jsonLines, runCli, startCli } from './support/cli.js';
+import { send, useTmuxHarness } from './support/harness.js';
 
-let server: ChatServer;
-let sandbox: Sandbox;
-let tmux: TmuxSession | undefined;
-
-beforeAll(async () => {
-  await requireTmux();
-  await ensureBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  server = await startChatServer();
-  sandbox = await createSandbox();
-});
-
-afterEach(async () => {
-  await tmux?.kill();
-  tmux = undefined;
-  await server.close();
-  await sandbox.remove();
-});
-
-/** The prompt is back: the last non-empty line of the screen is the bare prompt. */
-const PROMPT_BACK = /\n› *\n*$/;
-
-async function startChat(...args: string[]): Promise<TmuxSession> {
-  tmux = await startTmux({
-    command: [process.execPath, BIN, '--base-url', server.baseURL, ...args],
-    cwd: sandbox.workspace,
-    env: childEnv(sandbox),
-  });
-  await tmux.waitFor(PROMPT_BACK);
-  return tmux;
-}
-
-async function send(session: TmuxSession, text: string): Promise<void> {
-  await session.type(text);
-  await session.keys('Enter');
-}
+const harness = useTmuxHarness();
+const { startChat } = harness;
 
 function modelOf(index: number): unknown {
-  return (server.turnRequests()[index]?.body as { model?: unknown } | undefined)?.model;
+  return (harness.server.turnRequests()[index]?.body as { model?: unknown } | undefined)?.model;
 }
 
 async function sessionsJson(): Promise<{ sessionId: string; messageCount: number }[]> {
-  const result = await runCli({ args: ['sessions', '--json'], sandbox });
+  const result = await runCli({ args: ['sessions', '--json'], sandbox: harness.sandbox });
   return jsonLines(result.stdout) as { sessionId: string; messageCount: number }[];
 }
 
@@ -70,7 +27,7 @@ async function until(check: () => boolean, timeoutMs = 30_000): Promise<void> {
 
 describe('slash commands of the session', () => {
   test('/model NAME sends the next request of the same session with the new model', async () => {
-    server.reply(textReply('First answer.'), textReply('Second answer.'));
+    harness.server.reply(textReply('First answer.'), textReply('Second answer.'));
     const chat = await startChat();
 
     await send(chat, 'one');
@@ -83,12 +40,12 @@ describe('slash commands of the session', () => {
     expect(modelOf(0)).not.toBe('other-model:7b');
     expect(modelOf(1)).toBe('other-model:7b');
     // Still one session: the second request carries the first exchange.
-    expect(messagesOf(server.turnRequests()[1]!).map(contentText)).toContain('First answer.');
+    expect(messagesOf(harness.server.turnRequests()[1]!).map(contentText)).toContain('First answer.');
     expect(await sessionsJson()).toHaveLength(1);
   }, 60_000);
 
   test('/clear clears the screen and starts a new session', async () => {
-    server.reply(textReply('Noted the secret plan.'), textReply('Fresh start.'));
+    harness.server.reply(textReply('Noted the secret plan.'), textReply('Fresh start.'));
     const chat = await startChat();
 
     await send(chat, 'the secret plan');
@@ -99,7 +56,7 @@ describe('slash commands of the session', () => {
     await send(chat, 'hello again');
     await chat.waitFor(/Fresh start\.\n› *\n*$/);
 
-    const texts = messagesOf(server.turnRequests()[1]!).map(contentText);
+    const texts = messagesOf(harness.server.turnRequests()[1]!).map(contentText);
     expect(texts).toContain('hello again');
     expect(texts.join('\n')).not.toContain('secret plan');
     await chat.keys('C-d');
@@ -110,10 +67,10 @@ describe('slash commands of the session', () => {
 
 describe('resume', () => {
   test('shows the message count that sessions lists, also after a cancelled turn', async () => {
-    server.reply(hangingReply('half an ans'));
+    harness.server.reply(hangingReply('half an ans'));
     const cancelled = startCli({
-      args: ['-p', 'tell me a story', '--json', '--base-url', server.baseURL],
-      sandbox,
+      args: ['-p', 'tell me a story', '--json', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
     });
     await until(() => cancelled.stdout().includes('text_delta'));
     cancelled.child.kill('SIGINT');
@@ -129,41 +86,48 @@ describe('resume', () => {
   }, 60_000);
 
   test('resume of a session another youyou runs exits 1 with one line', async () => {
-    server.reply(textReply('Saved.'), hangingReply('busy '));
-    const first = await runCli({ args: ['-p', 'start', '--json', '--base-url', server.baseURL], sandbox });
+    harness.server.reply(textReply('Saved.'), hangingReply('busy '));
+    const first = await runCli({
+      args: ['-p', 'start', '--json', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
     const id = (jsonLines(first.stdout)[0] as { sessionId: string }).sessionId;
     const holder = startCli({
-      args: ['resume', id, '-p', 'keep going', '--json', '--base-url', server.baseURL],
-      sandbox,
+      args: ['resume', id, '-p', 'keep going', '--json', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
     });
     await until(() => holder.stdout().includes('text_delta'));
 
-    const command = [process.execPath, BIN, '--base-url', server.baseURL, 'resume', id]
+    const command = [process.execPath, BIN, '--base-url', harness.server.baseURL, 'resume', id]
       .map((part) => `'${part}'`)
       .join(' ');
-    tmux = await startTmux({
-      command: ['sh', '-c', `${command}; echo "EXIT=$?"; sleep 60`],
-      cwd: sandbox.workspace,
-      env: childEnv(sandbox),
-    });
+    const tmux = await harness.startInTmux(['sh', '-c', `${command}; echo "EXIT=$?"; sleep 60`]);
     const screen = await tmux.waitFor(/EXIT=\d+/);
     expect(screen).toContain('EXIT=1');
     const lines = screen.split('\n').filter((line) => line.trim() !== '');
     expect(lines).toHaveLength(2);
     expect(lines[0]).toContain(id);
-    expect(server.turnRequests()).toHaveLength(2);
+    expect(harness.server.turnRequests()).toHaveLength(2);
 
     holder.child.kill('SIGINT');
     await holder.result;
   }, 60_000);
 
   test('/resume of a session another youyou runs keeps the current session', async () => {
-    server.reply(textReply('Saved.'), hangingReply('busy '), textReply('Hello.'), textReply('Still here.'));
-    const first = await runCli({ args: ['-p', 'start', '--json', '--base-url', server.baseURL], sandbox });
+    harness.server.reply(
+      textReply('Saved.'),
+      hangingReply('busy '),
+      textReply('Hello.'),
+      textReply('Still here.'),
+    );
+    const first = await runCli({
+      args: ['-p', 'start', '--json', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
     const id = (jsonLines(first.stdout)[0] as { sessionId: string }).sessionId;
     const holder = startCli({
-      args: ['resume', id, '-p', 'keep going', '--json', '--base-url', server.baseURL],
-      sandbox,
+      args: ['resume', id, '-p', 'keep going', '--json', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
     });
     await until(() => holder.stdout().includes('text_delta'));
     const chat = await startChat();
@@ -175,7 +139,7 @@ describe('resume', () => {
     await send(chat, 'still mine?');
     await chat.waitFor(/Still here\.\n› *\n*$/);
 
-    const texts = messagesOf(server.turnRequests().at(-1)!).map(contentText);
+    const texts = messagesOf(harness.server.turnRequests().at(-1)!).map(contentText);
     expect(texts).toContain('my own session');
     expect(texts).not.toContain('start');
     holder.child.kill('SIGINT');

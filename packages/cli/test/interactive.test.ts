@@ -1,77 +1,38 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import {
-  type ChatServer,
   contentText,
   hangingReply,
   messagesOf,
   reasoningReply,
-  startChatServer,
   textReply,
   toolCallReply,
   toolResult,
   usageReply,
 } from '../../../test-support/cli-wire.js';
-import { BIN, ensureBuilt } from './support/build.js';
-import { childEnv, createSandbox, runCli, type Sandbox } from './support/cli.js';
-import { requireTmux, startTmux, type TmuxSession } from './support/tmux.js';
+import { runCli } from './support/cli.js';
+import { send, useTmuxHarness } from './support/harness.js';
 
-let server: ChatServer;
-let sandbox: Sandbox;
-let tmux: TmuxSession | undefined;
-
-beforeAll(async () => {
-  await requireTmux();
-  await ensureBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  server = await startChatServer();
-  sandbox = await createSandbox();
-});
-
-afterEach(async () => {
-  await tmux?.kill();
-  tmux = undefined;
-  await server.close();
-  await sandbox.remove();
-});
-
-/** The prompt is back: the last non-empty line of the screen is the bare prompt. */
-const PROMPT_BACK = /\n› *\n*$/;
-
-async function startChat(...args: string[]): Promise<TmuxSession> {
-  tmux = await startTmux({
-    command: [process.execPath, BIN, '--base-url', server.baseURL, ...args],
-    cwd: sandbox.workspace,
-    env: childEnv(sandbox),
-  });
-  await tmux.waitFor(PROMPT_BACK);
-  return tmux;
-}
-
-async function send(session: TmuxSession, text: string): Promise<void> {
-  await session.type(text);
-  await session.keys('Enter');
-}
+const harness = useTmuxHarness();
+const { startChat } = harness;
 
 describe('youyou in a terminal', () => {
   test('streams an answer and gives the prompt back', async () => {
-    server.reply(textReply('Hello ', 'from the ', 'model.'));
+    harness.server.reply(textReply('Hello ', 'from the ', 'model.'));
     const chat = await startChat();
 
     await send(chat, 'hi there');
 
     const screen = await chat.waitFor(/Hello from the model\.\n› *\n*$/);
     expect(screen).toContain('› hi there');
-    const sent = messagesOf(server.turnRequests()[0]!).at(-1);
+    const sent = messagesOf(harness.server.turnRequests()[0]!).at(-1);
     expect(sent && contentText(sent)).toBe('hi there');
   });
 
   test('a dim line after each answer gives its tokens; /usage sums the session, also when it is resumed with --continue', async () => {
-    server.reply(
+    harness.server.reply(
       usageReply({ prompt: 1_500, completion: 40, cached: 1_024 }, 'First.'),
       usageReply({ prompt: 2_500, completion: 60, reasoning: 12 }, 'Second.'),
     );
@@ -105,7 +66,7 @@ describe('youyou in a terminal', () => {
   });
 
   test('asks before a mutating tool runs; y lets it run', async () => {
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'note.txt', content: 'hi\n' } }),
       (request) => textReply(toolResult(request, 'call_w')?.includes('denied') ? 'Denied.' : 'Written.'),
     );
@@ -113,16 +74,16 @@ describe('youyou in a terminal', () => {
 
     await send(chat, 'write a note');
     await chat.waitFor('Allow write_file note.txt');
-    expect(existsSync(path.join(sandbox.workspace, 'note.txt'))).toBe(false);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'note.txt'))).toBe(false);
     await chat.type('y');
 
     const screen = await chat.waitFor(/Written\.\n› *\n*$/);
     expect(screen).toMatch(/✓ write_file note\.txt/);
-    expect(await readFile(path.join(sandbox.workspace, 'note.txt'), 'utf8')).toBe('hi\n');
+    expect(await readFile(path.join(harness.sandbox.workspace, 'note.txt'), 'utf8')).toBe('hi\n');
   });
 
   test('n denies the tool and the model is told; a then Enter always allows the tool for the session', async () => {
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_1', name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }),
       textReply('Not written.'),
       toolCallReply({ id: 'call_2', name: 'write_file', arguments: { path: 'b.txt', content: 'b' } }),
@@ -135,8 +96,10 @@ describe('youyou in a terminal', () => {
     await chat.waitFor('Allow write_file a.txt');
     await chat.type('n');
     await chat.waitFor(/Not written\.\n› *\n*$/);
-    expect(toolResult(server.turnRequests()[1]!, 'call_1')).toContain('the user denied running write_file');
-    expect(existsSync(path.join(sandbox.workspace, 'a.txt'))).toBe(false);
+    expect(toolResult(harness.server.turnRequests()[1]!, 'call_1')).toContain(
+      'the user denied running write_file',
+    );
+    expect(existsSync(path.join(harness.sandbox.workspace, 'a.txt'))).toBe(false);
 
     await send(chat, 'write b and c');
     await chat.waitFor('Allow write_file b.txt');
@@ -145,11 +108,11 @@ describe('youyou in a terminal', () => {
     await chat.keys('Enter');
     const screen = await chat.waitFor(/Both written\.\n› *\n*$/);
     expect(screen).not.toContain('Allow write_file c.txt');
-    expect(existsSync(path.join(sandbox.workspace, 'c.txt'))).toBe(true);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'c.txt'))).toBe(true);
   });
 
   test('Ctrl-C cancels a turn during a slow stream and the prompt comes back', async () => {
-    server.reply(hangingReply('partial ', 'answer'));
+    harness.server.reply(hangingReply('partial ', 'answer'));
     const chat = await startChat();
 
     await send(chat, 'take your time');
@@ -157,17 +120,17 @@ describe('youyou in a terminal', () => {
     await chat.keys('C-c');
 
     await chat.waitFor(/cancelled\n› *\n*$/);
-    await server.wire.clientClosed();
-    server.reply(textReply('Still here.'));
+    await harness.server.wire.clientClosed();
+    harness.server.reply(textReply('Still here.'));
     await send(chat, 'are you there?');
     await chat.waitFor(/Still here\.\n› *\n*$/);
     // The interrupted answer stayed in the context, marked as interrupted.
-    const history = messagesOf(server.turnRequests()[1]!).map(contentText).join('\n');
+    const history = messagesOf(harness.server.turnRequests()[1]!).map(contentText).join('\n');
     expect(history).toContain('partial answer');
   });
 
   test('Ctrl-D at an empty prompt exits and closes the session, which extracts memories', async () => {
-    server.reply(textReply('Noted.'));
+    harness.server.reply(textReply('Noted.'));
     const chat = await startChat();
     await send(chat, 'I prefer tabs');
     await chat.waitFor(/Noted\.\n› *\n*$/);
@@ -175,12 +138,12 @@ describe('youyou in a terminal', () => {
     await chat.keys('C-d');
 
     await chat.waitForExit();
-    expect(server.memoryRequests()).toHaveLength(1);
-    expect(await readFile(path.join(sandbox.home, 'history'), 'utf8')).toBe('I prefer tabs\n');
+    expect(harness.server.memoryRequests()).toHaveLength(1);
+    expect(await readFile(path.join(harness.sandbox.home, 'history'), 'utf8')).toBe('I prefer tabs\n');
   });
 
   test('Ctrl-C twice at the prompt exits; the history comes back with ↑ in the next run', async () => {
-    server.reply(textReply('One.'));
+    harness.server.reply(textReply('One.'));
     const first = await startChat();
     await send(first, 'first question');
     await first.waitFor(/One\.\n› *\n*$/);
@@ -188,7 +151,7 @@ describe('youyou in a terminal', () => {
     await first.waitFor('Ctrl-C again');
     await first.keys('C-c');
     await first.waitForExit();
-    await tmux?.kill();
+    await first.kill();
 
     const second = await startChat();
     await second.keys('Up');
@@ -196,7 +159,7 @@ describe('youyou in a terminal', () => {
   });
 
   test('reasoning collapses to one line; /reasoning shows it in full', async () => {
-    server.reply(
+    harness.server.reply(
       reasoningReply(['Weighing ', 'the options ', 'carefully.'], ['Answer one.']),
       reasoningReply(['Second ', 'thoughts here.'], ['Answer two.']),
     );
@@ -215,24 +178,27 @@ describe('youyou in a terminal', () => {
   });
 
   test('--continue resumes the latest session: its context is shown and sent again', async () => {
-    server.reply(textReply('The number is noted.'));
-    const earlier = await runCli({ args: ['-p', 'remember 42', '--base-url', server.baseURL], sandbox });
+    harness.server.reply(textReply('The number is noted.'));
+    const earlier = await runCli({
+      args: ['-p', 'remember 42', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
     expect(earlier.code).toBe(0);
 
-    server.reply(textReply('It was 42.'));
+    harness.server.reply(textReply('It was 42.'));
     const chat = await startChat('--continue');
     await chat.waitFor('Resumed session');
     await send(chat, 'which number?');
     await chat.waitFor(/It was 42\.\n› *\n*$/);
 
-    const texts = messagesOf(server.turnRequests()[1]!).map(contentText);
+    const texts = messagesOf(harness.server.turnRequests()[1]!).map(contentText);
     expect(texts).toContain('remember 42');
     expect(texts).toContain('The number is noted.');
     expect(texts.at(-1)).toBe('which number?');
   });
 
   test('/compact INSTRUCTIONS summarises now: the instructions reach the compaction request, the next request holds the summary', async () => {
-    server.reply(
+    harness.server.reply(
       textReply('Hello, noted.'),
       textReply('SUMMARY-7731: the user said hello.'),
       textReply('Still here.'),
@@ -248,7 +214,7 @@ describe('youyou in a terminal', () => {
     await send(chat, 'and now?');
     await chat.waitFor(/Still here\.\n› *\n*$/);
 
-    const [, compaction, next] = server.turnRequests();
+    const [, compaction, next] = harness.server.turnRequests();
     const system = messagesOf(compaction!).find(
       (message) => message.role === 'system' || message.role === 'developer',
     );
@@ -260,13 +226,17 @@ describe('youyou in a terminal', () => {
   });
 
   test('/skills, /new, /sessions and /resume', async () => {
-    const folder = path.join(sandbox.workspace, '.youyou', 'skills', 'review');
+    const folder = path.join(harness.sandbox.workspace, '.youyou', 'skills', 'review');
     await mkdir(folder, { recursive: true });
     await writeFile(
       path.join(folder, 'SKILL.md'),
       '---\nname: review\ndescription: Review the diff.\n---\nReview it.\n',
     );
-    server.reply(textReply('First answer.'), textReply('Second answer.'), textReply('Back in the first.'));
+    harness.server.reply(
+      textReply('First answer.'),
+      textReply('Second answer.'),
+      textReply('Back in the first.'),
+    );
     const chat = await startChat();
 
     await send(chat, '/skills');
@@ -287,7 +257,7 @@ describe('youyou in a terminal', () => {
     await chat.waitFor(`Resumed session ${apples}`);
     await send(chat, 'and now?');
     await chat.waitFor(/Back in the first\.\n› *\n*$/);
-    const texts = messagesOf(server.turnRequests()[2]!).map(contentText);
+    const texts = messagesOf(harness.server.turnRequests()[2]!).map(contentText);
     expect(texts).toContain('about apples');
     expect(texts).not.toContain('about pears');
   });

@@ -1,38 +1,14 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import {
-  type ChatServer,
-  startChatServer,
-  textReply,
-  toolCallReply,
-} from '../../../test-support/cli-wire.js';
-import { BIN, ensureBuilt } from './support/build.js';
-import { childEnv, createSandbox, runCli, type Sandbox } from './support/cli.js';
-import { requireTmux, startTmux, type TmuxSession } from './support/tmux.js';
+import { describe, expect, test } from 'vitest';
+import { textReply, toolCallReply } from '../../../test-support/cli-wire.js';
+import { BIN } from './support/build.js';
+import { runCli } from './support/cli.js';
+import { useTmuxHarness } from './support/harness.js';
 
-let server: ChatServer;
-let sandbox: Sandbox;
-let tmux: TmuxSession | undefined;
+const harness = useTmuxHarness();
+const { startChat } = harness;
 
-beforeAll(async () => {
-  await requireTmux();
-  await ensureBuilt();
-}, 180_000);
-
-beforeEach(async () => {
-  server = await startChatServer();
-  sandbox = await createSandbox();
-});
-
-afterEach(async () => {
-  await tmux?.kill();
-  tmux = undefined;
-  await server.close();
-  await sandbox.remove();
-});
-
-const PROMPT_BACK = /\n› *\n*$/;
 const ESC = '\x1b';
 const ANSWER = [
   '# Release notes\n\n',
@@ -42,19 +18,9 @@ const ANSWER = [
   'Done.',
 ];
 
-async function startChat(): Promise<TmuxSession> {
-  tmux = await startTmux({
-    command: [process.execPath, BIN, '--base-url', server.baseURL],
-    cwd: sandbox.workspace,
-    env: childEnv(sandbox),
-  });
-  await tmux.waitFor(PROMPT_BACK);
-  return tmux;
-}
-
 describe('Markdown answers', () => {
   test('in a terminal a heading, bold text and a table are drawn styled, not as Markdown', async () => {
-    server.reply(textReply(...ANSWER));
+    harness.server.reply(textReply(...ANSWER));
     const chat = await startChat();
     await chat.type('notes please');
     await chat.keys('Enter');
@@ -75,20 +41,15 @@ describe('Markdown answers', () => {
   }, 40_000);
 
   test('-p onto a terminal renders the answer as well', async () => {
-    server.reply(textReply(...ANSWER));
-    const session = await startTmux({
-      command: [
-        '/bin/sh',
-        '-c',
-        `"$0" "$1" -p 'notes please' --base-url "$2"; echo "exit $?"; sleep 30`,
-        process.execPath,
-        BIN,
-        server.baseURL,
-      ],
-      cwd: sandbox.workspace,
-      env: childEnv(sandbox),
-    });
-    tmux = session;
+    harness.server.reply(textReply(...ANSWER));
+    const session = await harness.startInTmux([
+      '/bin/sh',
+      '-c',
+      `"$0" "$1" -p 'notes please' --base-url "$2"; echo "exit $?"; sleep 30`,
+      process.execPath,
+      BIN,
+      harness.server.baseURL,
+    ]);
     const screen = await session.waitFor(/exit 0/, 20_000);
     expect(screen).toContain('Release notes');
     expect(screen).not.toContain('# Release notes');
@@ -96,8 +57,11 @@ describe('Markdown answers', () => {
   }, 40_000);
 
   test('-p into a pipe prints the Markdown exactly as the model wrote it', async () => {
-    server.reply(textReply(...ANSWER));
-    const result = await runCli({ args: ['-p', 'notes please', '--base-url', server.baseURL], sandbox });
+    harness.server.reply(textReply(...ANSWER));
+    const result = await runCli({
+      args: ['-p', 'notes please', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`${ANSWER.join('')}\n`);
   }, 30_000);
@@ -109,9 +73,9 @@ describe('Ctrl-C during a long tool', () => {
     const line = `${'ab'.repeat(40)}\n`;
     const content = line.repeat(Math.floor((16 * 1024 * 1024) / line.length) - 1);
     for (let index = 0; index < 4; index += 1) {
-      await writeFile(path.join(sandbox.workspace, `big${index}.txt`), content);
+      await writeFile(path.join(harness.sandbox.workspace, `big${index}.txt`), content);
     }
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_grep', name: 'grep', arguments: { pattern: '[ab]*a[ab]{60}x' } }),
       textReply('never asked for'),
     );
@@ -126,6 +90,6 @@ describe('Ctrl-C during a long tool', () => {
     await chat.waitFor(/cancelled\n› *\n*$/, 5_000);
     expect(performance.now() - interrupted).toBeLessThan(1_000);
     // The model was not asked again: the turn ended with the cancel.
-    expect(server.turnRequests()).toHaveLength(1);
+    expect(harness.server.turnRequests()).toHaveLength(1);
   }, 60_000);
 });

@@ -1,44 +1,32 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import {
-  type ChatServer,
   contentText,
   hangingReply,
   messagesOf,
-  startChatServer,
   textReply,
   toolCallReply,
   toolResult,
   usageReply,
 } from '../../../test-support/cli-wire.js';
-import { ensureBuilt } from './support/build.js';
-import { createSandbox, jsonLines, runCli, type Sandbox, startCli } from './support/cli.js';
+import { jsonLines, runCli, startCli } from './support/cli.js';
+import { useCliHarness } from './support/harness.js';
 
-let server: ChatServer;
-let sandbox: Sandbox;
-
-beforeAll(ensureBuilt, 180_000);
-
-beforeEach(async () => {
-  server = await startChatServer();
-  sandbox = await createSandbox();
-});
-
-afterEach(async () => {
-  await server.close();
-  await sandbox.remove();
-});
+const harness = useCliHarness();
 
 function print(prompt: string, ...extra: string[]) {
-  return runCli({ args: ['-p', prompt, '--base-url', server.baseURL, ...extra], sandbox });
+  return runCli({
+    args: ['-p', prompt, '--base-url', harness.server.baseURL, ...extra],
+    sandbox: harness.sandbox,
+  });
 }
 
 describe('youyou -p', () => {
   test('reads a file with a tool and prints the answer; the second request carries the file content', async () => {
-    await writeFile(path.join(sandbox.workspace, 'notes.txt'), 'the secret word is pineapple\n');
-    server.reply(
+    await writeFile(path.join(harness.sandbox.workspace, 'notes.txt'), 'the secret word is pineapple\n');
+    harness.server.reply(
       toolCallReply({ id: 'call_1', name: 'read_file', arguments: { path: 'notes.txt' } }),
       (request) =>
         textReply(
@@ -51,16 +39,16 @@ describe('youyou -p', () => {
     expect(result.stdout).toBe('The word is pineapple.\n');
     expect(result.stderr).toMatch(/✓ read_file notes\.txt/);
     expect(result.code).toBe(0);
-    const [first, second] = server.turnRequests();
+    const [first, second] = harness.server.turnRequests();
     expect(first?.path).toBe('/v1/chat/completions');
     expect(toolResult(second!, 'call_1')).toContain('the secret word is pineapple');
     // The session was closed: its memories were extracted.
-    expect(server.memoryRequests()).toHaveLength(1);
+    expect(harness.server.memoryRequests()).toHaveLength(1);
   });
 
   test('--json prints every event as one JSON line, ending with turn_complete', async () => {
-    await writeFile(path.join(sandbox.workspace, 'a.txt'), 'alpha\n');
-    server.reply(
+    await writeFile(path.join(harness.sandbox.workspace, 'a.txt'), 'alpha\n');
+    harness.server.reply(
       toolCallReply({ id: 'call_a', name: 'read_file', arguments: { path: 'a.txt' } }),
       textReply('It says ', 'alpha.'),
     );
@@ -86,7 +74,7 @@ describe('youyou -p', () => {
   });
 
   test('--json emits a usage event per model call with the counts the server reported, and the turn totals', async () => {
-    server.reply(
+    harness.server.reply(
       usageReply({ prompt: 300, completion: 20 }, 'Let me look.'),
       usageReply({ prompt: 1_200, completion: 80, cached: 1_024, reasoning: 16 }, 'Nothing there.'),
     );
@@ -137,7 +125,7 @@ describe('youyou -p', () => {
   });
 
   test('without --json the turn’s tokens follow the answer on stderr; a priced model adds the cost', async () => {
-    server.reply(usageReply({ prompt: 2_000, completion: 100, cached: 1_000 }, 'Hi.'));
+    harness.server.reply(usageReply({ prompt: 2_000, completion: 100, cached: 1_000 }, 'Hi.'));
     const plain = await print('hello');
     expect(plain.code).toBe(0);
     expect(plain.stdout).toBe('Hi.\n');
@@ -145,12 +133,21 @@ describe('youyou -p', () => {
     expect(plain.stderr).not.toContain('$');
 
     // gpt-4o-mini is in the OpenAI catalogue: $0.15 input, $0.075 cached, $0.60 output per million tokens.
-    await mkdir(sandbox.home, { recursive: true });
-    await writeFile(path.join(sandbox.home, 'config.json'), JSON.stringify({ openaiApi: 'chat' }));
-    server.reply(usageReply({ prompt: 2_000, completion: 100, cached: 1_000 }, 'Hi.'));
+    await mkdir(harness.sandbox.home, { recursive: true });
+    await writeFile(path.join(harness.sandbox.home, 'config.json'), JSON.stringify({ openaiApi: 'chat' }));
+    harness.server.reply(usageReply({ prompt: 2_000, completion: 100, cached: 1_000 }, 'Hi.'));
     const priced = await runCli({
-      args: ['-p', 'hello', '--provider', 'openai', '--model', 'gpt-4o-mini', '--base-url', server.baseURL],
-      sandbox,
+      args: [
+        '-p',
+        'hello',
+        '--provider',
+        'openai',
+        '--model',
+        'gpt-4o-mini',
+        '--base-url',
+        harness.server.baseURL,
+      ],
+      sandbox: harness.sandbox,
       env: { OPENAI_API_KEY: 'sk-test-usage' },
     });
     expect(priced.code).toBe(0);
@@ -159,7 +156,7 @@ describe('youyou -p', () => {
   });
 
   test('a path outside the workspace is refused, the model is told, and the answer is still printed', async () => {
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_x', name: 'read_file', arguments: { path: '../../etc/passwd' } }),
       textReply('I may not read that file.'),
     );
@@ -172,14 +169,14 @@ describe('youyou -p', () => {
     }[];
     const end = events.find((event) => event.payload.type === 'tool_call_end');
     expect(end?.payload.output?.isError).toBe(true);
-    const sent = toolResult(server.turnRequests()[1]!, 'call_x');
+    const sent = toolResult(harness.server.turnRequests()[1]!, 'call_x');
     expect(sent).toMatch(/outside|workspace/i);
     expect(sent).not.toContain('root:');
     expect(events.at(-1)?.payload.type).toBe('turn_complete');
   });
 
   test('the text answer of a refused path is printed and exits 0', async () => {
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_y', name: 'read_file', arguments: { path: '../../etc/passwd' } }),
       textReply('I may not read that file.'),
     );
@@ -190,7 +187,7 @@ describe('youyou -p', () => {
   });
 
   test('a mutating tool without --yes is denied and the model is told how to allow it', async () => {
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'out.txt', content: 'hello\n' } }),
       textReply('I was not allowed to write.'),
     );
@@ -199,14 +196,14 @@ describe('youyou -p', () => {
 
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('I was not allowed to write.\n');
-    expect(existsSync(path.join(sandbox.workspace, 'out.txt'))).toBe(false);
-    expect(toolResult(server.turnRequests()[1]!, 'call_w')).toContain(
+    expect(existsSync(path.join(harness.sandbox.workspace, 'out.txt'))).toBe(false);
+    expect(toolResult(harness.server.turnRequests()[1]!, 'call_w')).toContain(
       'the user did not approve running write_file; in non-interactive mode pass --yes',
     );
   });
 
   test('with --yes the mutating tool runs', async () => {
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'out.txt', content: 'hello\n' } }),
       textReply('Written.'),
     );
@@ -214,14 +211,17 @@ describe('youyou -p', () => {
     const result = await print('write out.txt', '--yes');
 
     expect(result.code).toBe(0);
-    expect(await readFile(path.join(sandbox.workspace, 'out.txt'), 'utf8')).toBe('hello\n');
-    expect(toolResult(server.turnRequests()[1]!, 'call_w')).not.toContain('did not approve');
+    expect(await readFile(path.join(harness.sandbox.workspace, 'out.txt'), 'utf8')).toBe('hello\n');
+    expect(toolResult(harness.server.turnRequests()[1]!, 'call_w')).not.toContain('did not approve');
     expect(result.stderr).toMatch(/✓ write_file out\.txt/);
   });
 
   test('Ctrl-C (SIGINT) cancels the turn: the last JSON line is turn_cancelled, exit code 130', async () => {
-    server.reply(hangingReply('partial '));
-    const running = startCli({ args: ['-p', 'slow', '--json', '--base-url', server.baseURL], sandbox });
+    harness.server.reply(hangingReply('partial '));
+    const running = startCli({
+      args: ['-p', 'slow', '--json', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
     await vi.waitFor(() => expect(running.stdout()).toContain('text_delta'), {
       timeout: 10_000,
       interval: 20,
@@ -238,10 +238,14 @@ describe('youyou -p', () => {
   });
 
   test('a prompt piped on stdin without -p runs one turn', async () => {
-    server.reply(textReply('Piped.'));
-    const result = await runCli({ args: ['--base-url', server.baseURL], sandbox, stdin: 'from a pipe\n' });
+    harness.server.reply(textReply('Piped.'));
+    const result = await runCli({
+      args: ['--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+      stdin: 'from a pipe\n',
+    });
     expect(result.stdout).toBe('Piped.\n');
-    const sent = messagesOf(server.turnRequests()[0]!).at(-1);
+    const sent = messagesOf(harness.server.turnRequests()[0]!).at(-1);
     expect(sent && contentText(sent)).toBe('from a pipe');
   });
 });

@@ -3,50 +3,31 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { buildStale, CLI_PACKAGES } from '../../../scripts/build-stale.mjs';
-import {
-  type ChatServer,
-  contentText,
-  hangingReply,
-  messagesOf,
-  startChatServer,
-  textReply,
-} from '../../../test-support/cli-wire.js';
-import { ensureBuilt, REPOSITORY } from './support/build.js';
-import { childEnv, createSandbox, jsonLines, runCli, type Sandbox, startCli } from './support/cli.js';
+import { contentText, hangingReply, messagesOf, textReply } from '../../../test-support/cli-wire.js';
+import { REPOSITORY } from './support/build.js';
+import { childEnv, jsonLines, runCli, startCli } from './support/cli.js';
+import { useCliHarness } from './support/harness.js';
 
-let server: ChatServer;
-let sandbox: Sandbox;
-
-beforeAll(ensureBuilt, 180_000);
-
-beforeEach(async () => {
-  server = await startChatServer();
-  sandbox = await createSandbox();
-});
-
-afterEach(async () => {
-  await server.close();
-  await sandbox.remove();
-});
+const harness = useCliHarness();
 
 const run = promisify(execFile);
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 
 function cli(...args: string[]) {
-  return runCli({ args, sandbox });
+  return runCli({ args, sandbox: harness.sandbox });
 }
 
 async function writeConfig(config: unknown): Promise<void> {
-  await mkdir(sandbox.home, { recursive: true });
-  await writeFile(path.join(sandbox.home, 'config.json'), JSON.stringify(config));
+  await mkdir(harness.sandbox.home, { recursive: true });
+  await writeFile(path.join(harness.sandbox.home, 'config.json'), JSON.stringify(config));
 }
 
 /** Runs one -p turn answered with `answer` (extra args first); resolves with the session id. */
 async function turn(prompt: string, answer: string, ...args: string[]): Promise<string> {
-  server.reply(textReply(answer));
-  const result = await cli(...args, '-p', prompt, '--json', '--base-url', server.baseURL);
+  harness.server.reply(textReply(answer));
+  const result = await cli(...args, '-p', prompt, '--json', '--base-url', harness.server.baseURL);
   expect(result.code).toBe(0);
   return (jsonLines(result.stdout)[0] as { sessionId: string }).sessionId;
 }
@@ -63,48 +44,48 @@ async function until(check: () => boolean, timeoutMs = 30_000): Promise<void> {
 describe('two processes on one session', () => {
   test('the second is refused in one line with exit 1 and sends nothing; once the first ends it may go on', async () => {
     const id = await turn('remember 42', 'Remembered.');
-    server.reply(hangingReply('thinking about '));
+    harness.server.reply(hangingReply('thinking about '));
     const first = startCli({
-      args: ['resume', id, '-p', 'and now?', '--json', '--base-url', server.baseURL],
-      sandbox,
+      args: ['resume', id, '-p', 'and now?', '--json', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
     });
     // The first process is inside its turn: the server is streaming its answer.
-    await until(() => server.turnRequests().length === 2 && first.stdout().includes('text_delta'));
+    await until(() => harness.server.turnRequests().length === 2 && first.stdout().includes('text_delta'));
 
     for (const args of [
       ['resume', id.slice(0, 8), '-p', 'me too'],
       ['--continue', '-p', 'me too'],
     ]) {
-      const second = await cli(...args, '--base-url', server.baseURL);
+      const second = await cli(...args, '--base-url', harness.server.baseURL);
       expect(second.code).toBe(1);
       expect(second.stdout).toBe('');
       expect(second.stderr.endsWith('\n')).toBe(true);
       expect(second.stderr.trimEnd().split('\n')).toHaveLength(1);
       expect(second.stderr).toContain(id);
     }
-    expect(server.turnRequests()).toHaveLength(2);
+    expect(harness.server.turnRequests()).toHaveLength(2);
 
     first.child.kill('SIGINT');
     expect((await first.result).code).toBe(130);
-    server.reply(textReply('Now it is mine.'));
-    const after = await cli('resume', id, '-p', 'mine now?', '--base-url', server.baseURL);
+    harness.server.reply(textReply('Now it is mine.'));
+    const after = await cli('resume', id, '-p', 'mine now?', '--base-url', harness.server.baseURL);
     expect(after.code).toBe(0);
     expect(after.stdout).toBe('Now it is mine.\n');
   }, 60_000);
 
   test('a session whose holder was killed is free at once', async () => {
     const id = await turn('hello', 'Hi.');
-    server.reply(hangingReply('streaming '));
+    harness.server.reply(hangingReply('streaming '));
     const holder = startCli({
-      args: ['resume', id, '-p', 'go on', '--json', '--base-url', server.baseURL],
-      sandbox,
+      args: ['resume', id, '-p', 'go on', '--json', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
     });
     await until(() => holder.stdout().includes('text_delta'));
     holder.child.kill('SIGKILL');
     await holder.result;
 
-    server.reply(textReply('Back.'));
-    const after = await cli('resume', id, '-p', 'again', '--base-url', server.baseURL);
+    harness.server.reply(textReply('Back.'));
+    const after = await cli('resume', id, '-p', 'again', '--base-url', harness.server.baseURL);
     expect(after.stderr).toBe('');
     expect(after.code).toBe(0);
   }, 60_000);
@@ -112,15 +93,15 @@ describe('two processes on one session', () => {
 
 describe('sessions and workspaces', () => {
   test('--continue picks the latest session of this workspace, not the latest of all', async () => {
-    const other = path.join(sandbox.root, 'other');
+    const other = path.join(harness.sandbox.root, 'other');
     await mkdir(other);
     const here = await turn('about this workspace', 'Here.');
     const there = await turn('about the other one', 'There.', '--cwd', other);
 
-    server.reply(textReply('Continued here.'));
-    const result = await cli('--continue', '-p', 'go on', '--base-url', server.baseURL);
+    harness.server.reply(textReply('Continued here.'));
+    const result = await cli('--continue', '-p', 'go on', '--base-url', harness.server.baseURL);
     expect(result.code).toBe(0);
-    const sent = messagesOf(server.turnRequests().at(-1)!).map(contentText);
+    const sent = messagesOf(harness.server.turnRequests().at(-1)!).map(contentText);
     expect(sent).toContain('about this workspace');
     expect(sent).not.toContain('about the other one');
 
@@ -129,43 +110,47 @@ describe('sessions and workspaces', () => {
       workspace: string | null;
     }[];
     expect(listed.map((session) => [session.sessionId, session.workspace])).toEqual([
-      [here, sandbox.workspace],
+      [here, harness.sandbox.workspace],
       [there, other],
     ]);
     const table = (await cli('sessions')).stdout.split('\n');
     expect(table[0]).toContain('WORKSPACE');
-    expect(table.find((line) => line.includes(here.slice(0, 8)))).toContain(sandbox.workspace);
+    expect(table.find((line) => line.includes(here.slice(0, 8)))).toContain(harness.sandbox.workspace);
     expect(table.find((line) => line.includes(there.slice(0, 8)))).toContain(other);
   }, 60_000);
 
   test('--continue in a workspace without sessions fails and does not open another workspace’s', async () => {
-    await turn('elsewhere', 'Elsewhere.', '--cwd', sandbox.root);
-    const result = await cli('--continue', '-p', 'hi', '--base-url', server.baseURL);
+    await turn('elsewhere', 'Elsewhere.', '--cwd', harness.sandbox.root);
+    const result = await cli('--continue', '-p', 'hi', '--base-url', harness.server.baseURL);
     expect(result.code).toBe(1);
     expect(result.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(server.turnRequests()).toHaveLength(1);
+    expect(harness.server.turnRequests()).toHaveLength(1);
   }, 60_000);
 });
 
 describe('a failed turn', () => {
   test('is reported once: closing sends no memory request after it and prints nothing more', async () => {
-    server.reply({ type: 'json', status: 400, body: { error: { message: 'model xyzzy does not exist' } } });
+    harness.server.reply({
+      type: 'json',
+      status: 400,
+      body: { error: { message: 'model xyzzy does not exist' } },
+    });
 
-    const result = await cli('-p', 'hello', '--base-url', server.baseURL);
+    const result = await cli('-p', 'hello', '--base-url', harness.server.baseURL);
 
     expect(result.code).toBe(1);
-    expect(server.wire.requests).toHaveLength(1);
+    expect(harness.server.wire.requests).toHaveLength(1);
     expect(result.stderr.split('xyzzy')).toHaveLength(2);
   }, 60_000);
 
   test('a later successful turn lifts it: closing extracts memories again', async () => {
     const id = await turn('first', 'Fine.');
-    expect(server.memoryRequests()).toHaveLength(1);
-    server.reply({ type: 'json', status: 400, body: { error: { message: 'broken' } } });
-    await cli('resume', id, '-p', 'second', '--base-url', server.baseURL);
-    expect(server.memoryRequests()).toHaveLength(1);
+    expect(harness.server.memoryRequests()).toHaveLength(1);
+    harness.server.reply({ type: 'json', status: 400, body: { error: { message: 'broken' } } });
+    await cli('resume', id, '-p', 'second', '--base-url', harness.server.baseURL);
+    expect(harness.server.memoryRequests()).toHaveLength(1);
     await turn('third', 'Fine again.', 'resume', id);
-    expect(server.memoryRequests().length).toBeGreaterThan(1);
+    expect(harness.server.memoryRequests().length).toBeGreaterThan(1);
   }, 60_000);
 });
 
@@ -180,10 +165,10 @@ describe('MCP servers', () => {
         },
       },
     });
-    server.reply(textReply('answered'));
+    harness.server.reply(textReply('answered'));
     const started = Date.now();
 
-    const result = await cli('-p', 'hi', '--base-url', server.baseURL);
+    const result = await cli('-p', 'hi', '--base-url', harness.server.baseURL);
 
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('answered\n');
@@ -195,7 +180,7 @@ describe('MCP servers', () => {
 
   test('a timeoutMs that is not a positive whole number is a configuration error', async () => {
     await writeConfig({ mcpServers: { bad: { command: 'true', timeoutMs: -5 } } });
-    const result = await cli('-p', 'hi', '--base-url', server.baseURL);
+    const result = await cli('-p', 'hi', '--base-url', harness.server.baseURL);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain('mcpServers.bad.timeoutMs');
   }, 60_000);
@@ -204,16 +189,19 @@ describe('MCP servers', () => {
 describe('project instructions and skills', () => {
   test('AGENTS.md and .youyou/instructions.md of the workspace go into the system prompt', async () => {
     await writeFile(
-      path.join(sandbox.workspace, 'AGENTS.md'),
+      path.join(harness.sandbox.workspace, 'AGENTS.md'),
       '# Rules\nAlways run npm test before committing.\n',
     );
-    await mkdir(path.join(sandbox.workspace, '.youyou'));
-    await writeFile(path.join(sandbox.workspace, '.youyou', 'instructions.md'), 'Indent with tabs.\n');
-    server.reply(textReply('ok'));
+    await mkdir(path.join(harness.sandbox.workspace, '.youyou'));
+    await writeFile(
+      path.join(harness.sandbox.workspace, '.youyou', 'instructions.md'),
+      'Indent with tabs.\n',
+    );
+    harness.server.reply(textReply('ok'));
 
-    expect((await cli('-p', 'hi', '--base-url', server.baseURL)).code).toBe(0);
+    expect((await cli('-p', 'hi', '--base-url', harness.server.baseURL)).code).toBe(0);
 
-    const system = messagesOf(server.turnRequests()[0]!)
+    const system = messagesOf(harness.server.turnRequests()[0]!)
       .filter((message) => message.role === 'system' || message.role === 'developer')
       .map(contentText)
       .join('\n');
@@ -223,18 +211,18 @@ describe('project instructions and skills', () => {
   }, 60_000);
 
   test('a skill in .agents/skills is found and used', async () => {
-    const folder = path.join(sandbox.workspace, '.agents', 'skills', 'limerick');
+    const folder = path.join(harness.sandbox.workspace, '.agents', 'skills', 'limerick');
     await mkdir(folder, { recursive: true });
     await writeFile(
       path.join(folder, 'SKILL.md'),
       '---\nname: limerick\ndescription: Answer in a limerick.\n---\nAnswer in exactly one limerick.\n',
     );
-    server.reply(textReply('There once was a frog'));
+    harness.server.reply(textReply('There once was a frog'));
 
-    const result = await cli('-p', '/limerick about frogs', '--base-url', server.baseURL);
+    const result = await cli('-p', '/limerick about frogs', '--base-url', harness.server.baseURL);
 
     expect(result.code).toBe(0);
-    const sent = messagesOf(server.turnRequests()[0]!).map(contentText).join('\n');
+    const sent = messagesOf(harness.server.turnRequests()[0]!).map(contentText).join('\n');
     expect(sent).toContain('Answer in exactly one limerick.');
   }, 60_000);
 });
@@ -242,11 +230,11 @@ describe('project instructions and skills', () => {
 describe('startup', () => {
   /** The modules a run of the binary loaded, recorded by a resolve hook given through NODE_OPTIONS. */
   async function modulesLoadedBy(...args: string[]): Promise<string[]> {
-    const record = path.join(sandbox.root, 'imports.txt');
+    const record = path.join(harness.sandbox.root, 'imports.txt');
     await writeFile(record, '');
     await runCli({
       args,
-      sandbox,
+      sandbox: harness.sandbox,
       env: {
         NODE_OPTIONS: `--import ${path.join(FIXTURES, 'record-imports.mjs')}`,
         YOUYOU_TEST_IMPORTS: record,
@@ -275,8 +263,8 @@ describe('startup', () => {
       expect(loaded.filter((url) => HEAVY.some((part) => url.includes(part)))).toEqual([]);
     }
     // The same hook sees them when a turn needs them.
-    server.reply(textReply('ok'));
-    const turnModules = await modulesLoadedBy('-p', 'hi', '--base-url', server.baseURL);
+    harness.server.reply(textReply('ok'));
+    const turnModules = await modulesLoadedBy('-p', 'hi', '--base-url', harness.server.baseURL);
     expect(turnModules.some((url) => url.includes('/packages/sqlite/'))).toBe(true);
     expect(turnModules.some((url) => url.includes('/packages/openai/'))).toBe(true);
   }, 60_000);
@@ -294,7 +282,7 @@ describe('startup', () => {
     // npm needs its own variables (PATH, HOME); the child's HOME is the sandbox's, so no user config is read.
     const result = await run('npm', ['run', '--silent', 'youyou', '--', '--version'], {
       cwd: REPOSITORY,
-      env: childEnv(sandbox),
+      env: childEnv(harness.sandbox),
     });
     expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
     expect(await stamps()).toEqual(before);

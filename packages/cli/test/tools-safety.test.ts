@@ -1,31 +1,11 @@
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
-import {
-  type ChatServer,
-  hangingReply,
-  startChatServer,
-  textReply,
-  toolCallReply,
-  toolResult,
-} from '../../../test-support/cli-wire.js';
-import { ensureBuilt } from './support/build.js';
-import { createSandbox, runCli, type Sandbox, startCli } from './support/cli.js';
+import { describe, expect, test, vi } from 'vitest';
+import { hangingReply, textReply, toolCallReply, toolResult } from '../../../test-support/cli-wire.js';
+import { runCli, startCli } from './support/cli.js';
+import { useCliHarness } from './support/harness.js';
 
-let server: ChatServer;
-let sandbox: Sandbox;
-
-beforeAll(ensureBuilt, 180_000);
-
-beforeEach(async () => {
-  server = await startChatServer();
-  sandbox = await createSandbox();
-});
-
-afterEach(async () => {
-  await server.close();
-  await sandbox.remove();
-});
+const harness = useCliHarness();
 
 async function modeOf(file: string): Promise<number> {
   return (await stat(file)).mode & 0o777;
@@ -33,22 +13,25 @@ async function modeOf(file: string): Promise<number> {
 
 describe('nothing the model sends freezes the CLI', () => {
   test('grep for (a+)+$ over lines of a’s and glob for *a*a*a*a*a*a*b answer, and the CLI exits', async () => {
-    await writeFile(path.join(sandbox.workspace, 'aaa.txt'), `${'a'.repeat(60)}!\n`.repeat(100));
+    await writeFile(path.join(harness.sandbox.workspace, 'aaa.txt'), `${'a'.repeat(60)}!\n`.repeat(100));
     for (let index = 0; index < 10; index += 1) {
-      await writeFile(path.join(sandbox.workspace, `${'a'.repeat(120)}${index}`), '');
+      await writeFile(path.join(harness.sandbox.workspace, `${'a'.repeat(120)}${index}`), '');
     }
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_grep', name: 'grep', arguments: { pattern: '(a+)+$' } }),
       toolCallReply({ id: 'call_glob', name: 'glob', arguments: { pattern: '*a*a*a*a*a*a*b' } }),
       textReply('searched'),
     );
     const started = performance.now();
-    const result = await runCli({ args: ['-p', 'search', '--base-url', server.baseURL], sandbox });
+    const result = await runCli({
+      args: ['-p', 'search', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
     // Start-up, three model calls and closing take about a second; a backtracking matcher takes hours.
     expect(performance.now() - started).toBeLessThan(15_000);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('searched\n');
-    const [, second, third] = server.turnRequests();
+    const [, second, third] = harness.server.turnRequests();
     expect(toolResult(second!, 'call_grep')).toMatch(/^no lines match/);
     expect(toolResult(third!, 'call_glob')).toMatch(/^no files match/);
   }, 30_000);
@@ -57,13 +40,16 @@ describe('nothing the model sends freezes the CLI', () => {
     const line = `${'ab'.repeat(40)}\n`;
     const content = line.repeat(Math.floor((16 * 1024 * 1024) / line.length) - 1);
     for (let index = 0; index < 3; index += 1) {
-      await writeFile(path.join(sandbox.workspace, `big${index}.txt`), content);
+      await writeFile(path.join(harness.sandbox.workspace, `big${index}.txt`), content);
     }
-    server.reply(
+    harness.server.reply(
       toolCallReply({ id: 'call_grep', name: 'grep', arguments: { pattern: '[ab]*a[ab]{60}x' } }),
       textReply('never asked for'),
     );
-    const running = startCli({ args: ['-p', 'search', '--base-url', server.baseURL, '--json'], sandbox });
+    const running = startCli({
+      args: ['-p', 'search', '--base-url', harness.server.baseURL, '--json'],
+      sandbox: harness.sandbox,
+    });
     await vi.waitFor(() => expect(running.stdout()).toContain('"tool_call_start"'), { timeout: 15_000 });
     await new Promise((resolve) => setTimeout(resolve, 300));
     const interrupted = performance.now();
@@ -76,25 +62,28 @@ describe('nothing the model sends freezes the CLI', () => {
     expect(result.stdout).toContain('"turn_cancelled"');
     // The grep was stopped, not waited for: it never reported a search result.
     expect(result.stdout).not.toContain('no lines match');
-    expect(server.turnRequests()).toHaveLength(1);
+    expect(harness.server.turnRequests()).toHaveLength(1);
   }, 60_000);
 
   test('glob and grep leave out what .gitignore ignores', async () => {
-    await writeFile(path.join(sandbox.workspace, '.gitignore'), 'build/\n');
-    await mkdir(path.join(sandbox.workspace, 'build'));
-    await mkdir(path.join(sandbox.workspace, 'src'));
-    await writeFile(path.join(sandbox.workspace, 'build', 'out.js'), 'needle\n');
-    await writeFile(path.join(sandbox.workspace, 'src', 'in.js'), 'needle\n');
-    await writeFile(path.join(sandbox.workspace, 'src', '.gitignore'), 'secret.js\n');
-    await writeFile(path.join(sandbox.workspace, 'src', 'secret.js'), 'needle\n');
-    server.reply(
+    await writeFile(path.join(harness.sandbox.workspace, '.gitignore'), 'build/\n');
+    await mkdir(path.join(harness.sandbox.workspace, 'build'));
+    await mkdir(path.join(harness.sandbox.workspace, 'src'));
+    await writeFile(path.join(harness.sandbox.workspace, 'build', 'out.js'), 'needle\n');
+    await writeFile(path.join(harness.sandbox.workspace, 'src', 'in.js'), 'needle\n');
+    await writeFile(path.join(harness.sandbox.workspace, 'src', '.gitignore'), 'secret.js\n');
+    await writeFile(path.join(harness.sandbox.workspace, 'src', 'secret.js'), 'needle\n');
+    harness.server.reply(
       toolCallReply({ id: 'call_glob', name: 'glob', arguments: { pattern: '**/*.js' } }),
       toolCallReply({ id: 'call_grep', name: 'grep', arguments: { pattern: 'needle' } }),
       textReply('ok'),
     );
-    const result = await runCli({ args: ['-p', 'find', '--base-url', server.baseURL], sandbox });
+    const result = await runCli({
+      args: ['-p', 'find', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
     expect(result.code).toBe(0);
-    const [, second, third] = server.turnRequests();
+    const [, second, third] = harness.server.turnRequests();
     expect(toolResult(second!, 'call_glob')).toBe('src/in.js');
     expect(toolResult(third!, 'call_grep')).toBe('src/in.js:1: needle');
   }, 30_000);
@@ -103,9 +92,9 @@ describe('nothing the model sends freezes the CLI', () => {
 describe('files are never damaged', () => {
   test('edit_file refuses a Latin-1 file and leaves every byte; a CRLF file keeps CRLF', async () => {
     const latin1 = Buffer.from('caf\xe9\nna\xefve\n', 'latin1');
-    await writeFile(path.join(sandbox.workspace, 'menu.txt'), latin1);
-    await writeFile(path.join(sandbox.workspace, 'win.txt'), 'first\r\nsecond\r\n');
-    server.reply(
+    await writeFile(path.join(harness.sandbox.workspace, 'menu.txt'), latin1);
+    await writeFile(path.join(harness.sandbox.workspace, 'win.txt'), 'first\r\nsecond\r\n');
+    harness.server.reply(
       toolCallReply({
         id: 'call_latin',
         name: 'edit_file',
@@ -118,25 +107,31 @@ describe('files are never damaged', () => {
       }),
       textReply('edited'),
     );
-    const result = await runCli({ args: ['-p', 'edit', '--yes', '--base-url', server.baseURL], sandbox });
+    const result = await runCli({
+      args: ['-p', 'edit', '--yes', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
     expect(result.code).toBe(0);
-    expect(await readFile(path.join(sandbox.workspace, 'menu.txt'))).toEqual(latin1);
-    expect(await readFile(path.join(sandbox.workspace, 'win.txt'))).toEqual(
+    expect(await readFile(path.join(harness.sandbox.workspace, 'menu.txt'))).toEqual(latin1);
+    expect(await readFile(path.join(harness.sandbox.workspace, 'win.txt'))).toEqual(
       Buffer.from('first\r\nmiddle\r\nsecond\r\n'),
     );
-    const [, second] = server.turnRequests();
+    const [, second] = harness.server.turnRequests();
     expect(toolResult(second!, 'call_latin')).toContain('UTF-8');
   }, 30_000);
 
   test('a new home is 0700 and the database with its WAL and SHM files 0600', async () => {
-    server.reply(hangingReply('thinking'));
-    const running = startCli({ args: ['-p', 'hello', '--base-url', server.baseURL], sandbox });
+    harness.server.reply(hangingReply('thinking'));
+    const running = startCli({
+      args: ['-p', 'hello', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
     // While the turn hangs the database is open in WAL mode: all three files exist.
-    await vi.waitFor(() => expect(server.turnRequests()).toHaveLength(1), { timeout: 15_000 });
+    await vi.waitFor(() => expect(harness.server.turnRequests()).toHaveLength(1), { timeout: 15_000 });
     try {
-      expect(await modeOf(sandbox.home)).toBe(0o700);
+      expect(await modeOf(harness.sandbox.home)).toBe(0o700);
       for (const name of ['youyou.db', 'youyou.db-wal', 'youyou.db-shm']) {
-        expect(await modeOf(path.join(sandbox.home, name)), name).toBe(0o600);
+        expect(await modeOf(path.join(harness.sandbox.home, name)), name).toBe(0o600);
       }
     } finally {
       running.child.kill('SIGKILL');
@@ -145,17 +140,20 @@ describe('files are never damaged', () => {
   }, 30_000);
 
   test('an existing home open to others and its database are made private', async () => {
-    await mkdir(sandbox.home);
-    await chmod(sandbox.home, 0o755);
-    await writeFile(path.join(sandbox.home, 'youyou.db'), '');
-    await chmod(path.join(sandbox.home, 'youyou.db'), 0o644);
-    await writeFile(path.join(sandbox.home, 'history'), 'earlier prompt\n');
-    await chmod(path.join(sandbox.home, 'history'), 0o644);
-    server.reply(textReply('hi'));
-    const result = await runCli({ args: ['-p', 'hello', '--base-url', server.baseURL], sandbox });
+    await mkdir(harness.sandbox.home);
+    await chmod(harness.sandbox.home, 0o755);
+    await writeFile(path.join(harness.sandbox.home, 'youyou.db'), '');
+    await chmod(path.join(harness.sandbox.home, 'youyou.db'), 0o644);
+    await writeFile(path.join(harness.sandbox.home, 'history'), 'earlier prompt\n');
+    await chmod(path.join(harness.sandbox.home, 'history'), 0o644);
+    harness.server.reply(textReply('hi'));
+    const result = await runCli({
+      args: ['-p', 'hello', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
     expect(result.code).toBe(0);
-    expect(await modeOf(sandbox.home)).toBe(0o700);
-    expect(await modeOf(path.join(sandbox.home, 'youyou.db'))).toBe(0o600);
-    expect(await modeOf(path.join(sandbox.home, 'history'))).toBe(0o600);
+    expect(await modeOf(harness.sandbox.home)).toBe(0o700);
+    expect(await modeOf(path.join(harness.sandbox.home, 'youyou.db'))).toBe(0o600);
+    expect(await modeOf(path.join(harness.sandbox.home, 'history'))).toBe(0o600);
   }, 30_000);
 });
