@@ -128,7 +128,11 @@ export function createServer(options: ServerOptions): YouyouServer {
     const limitText = context.req.query('limit');
     const limit = limitText === undefined ? 50 : Number(limitText);
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
-      throw new HttpError({ status: 400, code: 'INVALID_INPUT', message: 'limit must be an integer from 1 to 200' });
+      throw new HttpError({
+        status: 400,
+        code: 'INVALID_INPUT',
+        message: 'limit must be an integer from 1 to 200',
+      });
     }
     // Other tenants' sessions are skipped page by page until this tenant's page is full.
     let cursor = context.req.query('cursor');
@@ -199,7 +203,11 @@ export function createServer(options: ServerOptions): YouyouServer {
     const body = await readJsonObject(context);
     onlyKeys(body, ['approved', 'reason']);
     if (typeof body.approved !== 'boolean') {
-      throw new HttpError({ status: 400, code: 'INVALID_INPUT', message: "'approved' must be true or false" });
+      throw new HttpError({
+        status: 400,
+        code: 'INVALID_INPUT',
+        message: "'approved' must be true or false",
+      });
     }
     const reason = optionalString(body, 'reason');
     const session = await hub.session(sessionId);

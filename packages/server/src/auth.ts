@@ -44,7 +44,8 @@ export function checkAuth(auth: unknown): ServerAuth {
       const entries = Object.entries(auth.tokens);
       if (entries.length === 0) throw new TypeError('auth.tokens maps no token to a tenant');
       for (const [token, tenant] of entries) {
-        if (token === '' || /\s/.test(token)) throw new TypeError('auth.tokens has an empty token or one with spaces');
+        if (token === '' || /\s/.test(token))
+          throw new TypeError('auth.tokens has an empty token or one with spaces');
         if (typeof tenant !== 'string' || !TENANT_PATTERN.test(tenant)) {
           throw new TypeError('auth.tokens maps a token to a tenant that is not 1-128 of [A-Za-z0-9._:@-]');
         }

@@ -9,10 +9,18 @@ export async function readJsonObject(context: Context): Promise<Record<string, u
   try {
     value = JSON.parse(text);
   } catch {
-    throw new HttpError({ status: 400, code: 'INVALID_INPUT', message: 'the request body is not valid JSON' });
+    throw new HttpError({
+      status: 400,
+      code: 'INVALID_INPUT',
+      message: 'the request body is not valid JSON',
+    });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new HttpError({ status: 400, code: 'INVALID_INPUT', message: 'the request body must be a JSON object' });
+    throw new HttpError({
+      status: 400,
+      code: 'INVALID_INPUT',
+      message: 'the request body must be a JSON object',
+    });
   }
   return value as Record<string, unknown>;
 }
@@ -44,7 +52,11 @@ export function optionalString(body: Record<string, unknown>, key: string): stri
 export function parseCursor(value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === '') return undefined;
   if (!/^\d{1,15}$/.test(value)) {
-    throw new HttpError({ status: 400, code: 'INVALID_INPUT', message: `${name} must be an event sequence (0 or more)` });
+    throw new HttpError({
+      status: 400,
+      code: 'INVALID_INPUT',
+      message: `${name} must be an event sequence (0 or more)`,
+    });
   }
   return Number(value);
 }

@@ -37,9 +37,13 @@ export function toErrorResponse(error: unknown): { status: ContentfulStatusCode;
   }
   if (isAgentError(error)) {
     const status = CLIENT_STATUS[error.code];
-    if (status !== undefined) return { status, body: { error: { code: error.code, message: error.message } } };
+    if (status !== undefined)
+      return { status, body: { error: { code: error.code, message: error.message } } };
     if (error.code === 'STORAGE_ERROR') {
-      return { status: 503, body: { error: { code: error.code, message: 'the session storage failed; retry later' } } };
+      return {
+        status: 503,
+        body: { error: { code: error.code, message: 'the session storage failed; retry later' } },
+      };
     }
   }
   return { status: 500, body: { error: { code: 'INTERNAL_ERROR', message: 'the server failed to answer' } } };

@@ -62,7 +62,11 @@ export class SessionHub {
     if (events === null) return undefined;
     for (const event of events) {
       const payload = event.payload;
-      if (payload.type === 'metadata' && payload.key === TENANT_METADATA_KEY && typeof payload.value === 'string') {
+      if (
+        payload.type === 'metadata' &&
+        payload.key === TENANT_METADATA_KEY &&
+        typeof payload.value === 'string'
+      ) {
         this.tenants.set(sessionId, payload.value);
         return payload.value;
       }

@@ -10,7 +10,10 @@ export interface ListeningServer {
 }
 
 /** Starts `server` on `host:port` (default 127.0.0.1 and a free port) and resolves once it listens. */
-export function listen(server: YouyouServer, options: { port?: number; host?: string } = {}): Promise<ListeningServer> {
+export function listen(
+  server: YouyouServer,
+  options: { port?: number; host?: string } = {},
+): Promise<ListeningServer> {
   const host = options.host ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
     let http: ServerType | undefined;

@@ -64,7 +64,11 @@ export function streamJournal(options: {
           wake = undefined;
           continue;
         }
-        await stream.writeSSE({ id: String(entry.sequence), event: entry.event.payload.type, data: eventJson(entry) });
+        await stream.writeSSE({
+          id: String(entry.sequence),
+          event: entry.event.payload.type,
+          data: eventJson(entry),
+        });
         if (until?.(entry) === true) break;
       }
     } finally {

@@ -1,6 +1,13 @@
 import type { ToolHandler } from '@youyou/agent';
 import { afterEach, expect, test } from 'vitest';
-import { createSession, type Harness, isTurnEnd, readSse, readUntil, startHarness } from './support/harness.js';
+import {
+  createSession,
+  type Harness,
+  isTurnEnd,
+  readSse,
+  readUntil,
+  startHarness,
+} from './support/harness.js';
 
 let harness: Harness | undefined;
 
@@ -10,7 +17,14 @@ afterEach(async () => {
 });
 
 test('a turn is streamed over SSE with id = sequence, and the answer is saved in the session', async () => {
-  harness = await startHarness({ responses: [[{ type: 'text', text: 'Hello ' }, { type: 'text', text: 'there.' }]] });
+  harness = await startHarness({
+    responses: [
+      [
+        { type: 'text', text: 'Hello ' },
+        { type: 'text', text: 'there.' },
+      ],
+    ],
+  });
   const sessionId = await createSession(harness);
   const response = await harness.request(`/sessions/${sessionId}/messages`, {
     method: 'POST',
@@ -50,7 +64,9 @@ test('a client that drops mid-turn and reconnects with Last-Event-ID gets the re
   }
   abort.abort();
   const lastId = seen.at(-1) ?? '';
-  const resumed = await harness.request(`/sessions/${sessionId}/events`, { headers: { 'last-event-id': lastId } });
+  const resumed = await harness.request(`/sessions/${sessionId}/events`, {
+    headers: { 'last-event-id': lastId },
+  });
   expect(resumed.status).toBe(200);
   const rest = await readUntil(resumed, isTurnEnd);
   const all = [...seen, ...rest.map((message) => message.id)].map(Number);
@@ -95,7 +111,10 @@ function deployTool(ran: unknown[]): ToolHandler {
     needsApproval: true,
     execute: async (input) => {
       ran.push(input.arguments);
-      return { content: `deployed ${String((input.arguments as { service: string }).service)}`, isError: false };
+      return {
+        content: `deployed ${String((input.arguments as { service: string }).service)}`,
+        isError: false,
+      };
     },
   };
 }
@@ -111,7 +130,10 @@ test('a call that needs approval suspends the turn; approving it over HTTP runs 
   });
   const sessionId = await createSession(harness);
   const first = await readUntil(
-    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'Ship it' } }),
+    await harness.request(`/sessions/${sessionId}/messages`, {
+      method: 'POST',
+      json: { content: 'Ship it' },
+    }),
     isTurnEnd,
   );
   const suspended = first.at(-1);
@@ -149,7 +171,10 @@ test('denying a call over HTTP gives the model the reason and the turn continues
   });
   const sessionId = await createSession(harness);
   await readUntil(
-    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'Drop db' } }),
+    await harness.request(`/sessions/${sessionId}/messages`, {
+      method: 'POST',
+      json: { content: 'Drop db' },
+    }),
     isTurnEnd,
   );
   const denied = await harness.request(`/sessions/${sessionId}/approvals/call_d`, {
@@ -175,7 +200,10 @@ test('denying a call over HTTP gives the model the reason and the turn continues
 test('steer puts a message into the running turn, which the model sees before its next call', async () => {
   harness = await startHarness({
     responses: [
-      [{ type: 'text', text: 'Working' }, { type: 'delay', ms: 300 }],
+      [
+        { type: 'text', text: 'Working' },
+        { type: 'delay', ms: 300 },
+      ],
       [{ type: 'text', text: 'Steered answer' }],
     ],
   });

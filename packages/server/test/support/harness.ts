@@ -2,9 +2,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentBuilder, type ToolHandler } from '@youyou/agent';
-import { type ScriptedResponse, ScriptedModelProvider } from '@youyou/agent/testing';
+import { ScriptedModelProvider, type ScriptedResponse } from '@youyou/agent/testing';
 import { openSqliteStorage } from '@youyou/sqlite';
-import { createServer, type ListeningServer, listen, type ServerCors, type ServerLimits } from '../../src/index.js';
+import {
+  createServer,
+  type ListeningServer,
+  listen,
+  type ServerCors,
+  type ServerLimits,
+} from '../../src/index.js';
 
 /** The tokens of the two tenants every test server knows. */
 export const TOKENS = { alice: 'token-alice-1234', bob: 'token-bob-5678' } as const;
@@ -15,7 +21,10 @@ export interface Harness {
   provider: ScriptedModelProvider;
   databasePath: string;
   /** fetch on the server with tenant `as` (no Authorization header when `as` is null). */
-  request(path: string, init?: RequestInit & { as?: keyof typeof TOKENS | null; json?: unknown }): Promise<Response>;
+  request(
+    path: string,
+    init?: RequestInit & { as?: keyof typeof TOKENS | null; json?: unknown },
+  ): Promise<Response>;
   close(): Promise<void>;
 }
 
@@ -27,10 +36,13 @@ export async function startHarness(
     limits?: ServerLimits;
     cors?: ServerCors;
     maxActiveSessions?: number;
+    /** An existing database (a restart); it is left in place on close. */
+    databasePath?: string;
   } = {},
 ): Promise<Harness> {
-  const folder = await mkdtemp(join(tmpdir(), 'youyou-server-'));
-  const databasePath = join(folder, 'agent.db');
+  const folder =
+    options.databasePath === undefined ? await mkdtemp(join(tmpdir(), 'youyou-server-')) : undefined;
+  const databasePath = options.databasePath ?? join(folder ?? '', 'agent.db');
   const storage = await openSqliteStorage(databasePath);
   const provider = new ScriptedModelProvider({ responses: options.responses ?? [] });
   let builder = new AgentBuilder({
@@ -68,7 +80,7 @@ export async function startHarness(
       await listening.close();
       await agent.shutdown();
       await storage.close();
-      await rm(folder, { recursive: true, force: true });
+      if (folder !== undefined) await rm(folder, { recursive: true, force: true });
     },
   };
 }
@@ -104,7 +116,10 @@ export async function* readSse(response: Response): AsyncGenerator<SseMessage> {
 }
 
 /** Reads SSE messages until (and including) the first for which `stop` is true, or the stream's end. */
-export async function readUntil(response: Response, stop: (message: SseMessage) => boolean): Promise<SseMessage[]> {
+export async function readUntil(
+  response: Response,
+  stop: (message: SseMessage) => boolean,
+): Promise<SseMessage[]> {
   const messages: SseMessage[] = [];
   for await (const message of readSse(response)) {
     messages.push(message);
