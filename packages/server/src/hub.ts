@@ -33,7 +33,13 @@ export class SessionHub {
 
   /** Creates a session owned by `tenant`; the tenant is saved in its log before anyone can see the id. */
   async create(tenant: string, config: { modelId?: string }): Promise<string> {
-    const session = await this.options.agent.newSession(config);
+    let session: Session;
+    try {
+      session = await this.options.agent.newSession(config);
+    } catch (error) {
+      if (!isSessionBusy(error) || !(await this.evictIdle())) throw error;
+      session = await this.options.agent.newSession(config);
+    }
     const sessionId = session.id;
     try {
       await this.options.storage?.saveEvent(sessionId, {
@@ -156,13 +162,36 @@ export class SessionHub {
   }
 
   private async resume(sessionId: string): Promise<OpenSession> {
-    const session = await this.options.agent.resumeSession(sessionId);
+    let session: Session;
+    try {
+      session = await this.options.agent.resumeSession(sessionId);
+    } catch (error) {
+      // Every slot taken: close the session idle the longest (no turn running) and retry once.
+      if (!isSessionBusy(error) || !(await this.evictIdle())) throw error;
+      session = await this.options.agent.resumeSession(sessionId);
+    }
     const entry: OpenSession = { session, idleTimer: undefined };
     this.open.set(sessionId, entry);
     return entry;
   }
 
+  /** Closes the open session idle the longest; false when every open session has a turn running. */
+  private async evictIdle(): Promise<boolean> {
+    for (const [sessionId, entry] of this.open) {
+      // A suspended session may go too: its held calls are in the log and it resumes where it was.
+      if (entry.session.isTurnRunning) continue;
+      if (entry.idleTimer !== undefined) clearTimeout(entry.idleTimer);
+      this.open.delete(sessionId);
+      await entry.session.close().catch(() => undefined);
+      return true;
+    }
+    return false;
+  }
+
   private touch(sessionId: string, entry: OpenSession): void {
+    // Map order is the eviction order: the most recently used session goes last.
+    this.open.delete(sessionId);
+    this.open.set(sessionId, entry);
     if (entry.session.isTurnRunning) return;
     this.scheduleIdleClose(sessionId, entry);
   }

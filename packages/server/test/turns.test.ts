@@ -248,3 +248,48 @@ test('a session closed while idle is resumed on demand and its sequence goes on'
   expect(Number(second[0]?.id)).toBe(Number(first.at(-1)?.id) + 1);
   expect(JSON.stringify(harness.provider.requests[1]?.messages)).toContain('one');
 });
+
+test('with every slot of the agent taken, an idle session is closed to make room, and resumes later', async () => {
+  harness = await startHarness({
+    maxActiveSessions: 1,
+    responses: [
+      [{ type: 'text', text: 'first' }],
+      [{ type: 'text', text: 'second' }],
+      [{ type: 'text', text: 'third' }],
+    ],
+  });
+  const one = await createSession(harness);
+  await readUntil(
+    await harness.request(`/sessions/${one}/messages`, { method: 'POST', json: { content: 'a' } }),
+    isTurnEnd,
+  );
+  const two = await createSession(harness);
+  await readUntil(
+    await harness.request(`/sessions/${two}/messages`, { method: 'POST', json: { content: 'b' } }),
+    isTurnEnd,
+  );
+  const again = await readUntil(
+    await harness.request(`/sessions/${one}/messages`, { method: 'POST', json: { content: 'c' } }),
+    isTurnEnd,
+  );
+  expect(again.at(-1)?.event).toBe('turn_complete');
+  expect(JSON.stringify(harness.provider.requests[2]?.messages)).toContain('first');
+  expect(JSON.stringify(harness.provider.requests[2]?.messages)).not.toContain('second');
+});
+
+test('a second session while the only slot runs a turn is 409 SESSION_BUSY', async () => {
+  harness = await startHarness({ maxActiveSessions: 1, responses: [[{ type: 'hang' }]] });
+  const one = await createSession(harness);
+  const running = await harness.request(`/sessions/${one}/messages`, {
+    method: 'POST',
+    json: { content: 'a' },
+  });
+  const stream = readSse(running);
+  const busy = await harness.request('/sessions', { method: 'POST', json: {} });
+  expect(busy.status).toBe(409);
+  expect(((await busy.json()) as { error: { code: string } }).error.code).toBe('SESSION_BUSY');
+  await harness.request(`/sessions/${one}/cancel`, { method: 'POST' });
+  for await (const _message of stream) {
+    // drained to the turn's end
+  }
+});
