@@ -16,6 +16,8 @@ export interface ServerLimits {
   idleSessionMs?: number;
   /** Events kept per session for reconnecting clients (default 10,000). */
   journalCapacity?: number;
+  /** How long the events of a session closed while idle are kept for reconnecting clients (default 15 min). */
+  journalRetentionMs?: number;
   /** Interval of the SSE keep-alive comment (default 15 s). */
   keepAliveMs?: number;
 }
@@ -56,6 +58,7 @@ export function createServer(options: ServerOptions): YouyouServer {
     storage: options.storage,
     idleMs: options.limits?.idleSessionMs ?? 60_000,
     journalCapacity: options.limits?.journalCapacity ?? 10_000,
+    journalRetentionMs: options.limits?.journalRetentionMs ?? 15 * 60_000,
   });
   const app = new Hono<{ Variables: { tenant: string } }>();
 

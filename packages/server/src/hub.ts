@@ -28,6 +28,7 @@ export class SessionHub {
       storage: SessionStorage | undefined;
       idleMs: number;
       journalCapacity: number;
+      journalRetentionMs: number;
     },
   ) {}
 
@@ -183,6 +184,7 @@ export class SessionHub {
       if (entry.idleTimer !== undefined) clearTimeout(entry.idleTimer);
       this.open.delete(sessionId);
       await entry.session.close().catch(() => undefined);
+      this.forgetLater(sessionId);
       return true;
     }
     return false;
@@ -203,8 +205,21 @@ export class SessionHub {
       if (entry.session.isTurnRunning || this.open.get(sessionId) !== entry) return;
       this.open.delete(sessionId);
       entry.session.close().catch(() => undefined);
+      this.forgetLater(sessionId);
     }, this.options.idleMs);
     entry.idleTimer.unref();
+  }
+
+  /**
+   * Drops a closed session's kept events after `journalRetentionMs`, unless it was opened again or a stream
+   * reads it, so the memory of a long-running server holds the recent sessions only. Its numbering stays.
+   */
+  private forgetLater(sessionId: string): void {
+    setTimeout(() => {
+      const journal = this.journals.get(sessionId);
+      if (journal === undefined || this.open.has(sessionId) || journal.hasSubscribers) return;
+      journal.forget();
+    }, this.options.journalRetentionMs).unref();
   }
 }
 

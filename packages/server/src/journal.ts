@@ -36,6 +36,16 @@ export class SessionJournal {
     return entry;
   }
 
+  /** True while a stream reads the journal. */
+  get hasSubscribers(): boolean {
+    return this.listeners.size > 0;
+  }
+
+  /** Drops the kept entries (memory of a session nobody uses); the numbering goes on from the last one. */
+  forget(): void {
+    this.entries.length = 0;
+  }
+
   /** Entries with a sequence greater than `after`, oldest first. */
   since(after: number): JournalEntry[] {
     const first = this.entries[0];

@@ -293,3 +293,24 @@ test('a second session while the only slot runs a turn is 409 SESSION_BUSY', asy
     // drained to the turn's end
   }
 });
+
+test('the events of a session idle past the retention are dropped, and its numbering goes on', async () => {
+  harness = await startHarness({
+    limits: { idleSessionMs: 30, journalRetentionMs: 30 },
+    responses: [[{ type: 'text', text: 'one' }], [{ type: 'text', text: 'two' }]],
+  });
+  const sessionId = await createSession(harness);
+  const first = await readUntil(
+    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'a' } }),
+    isTurnEnd,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const second = await readUntil(
+    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'b' } }),
+    isTurnEnd,
+  );
+  expect(Number(second[0]?.id)).toBe(Number(first.at(-1)?.id) + 1);
+  // A tail from 0 now starts at the second turn: the first one's events were dropped from memory.
+  const tail = await readUntil(await harness.request(`/sessions/${sessionId}/events?after=0`), isTurnEnd);
+  expect(tail.map((message) => message.id)).toEqual(second.map((message) => message.id));
+});
