@@ -6,6 +6,7 @@ import { authenticate, checkAuth, type ServerAuth } from './auth.js';
 import { onlyKeys, optionalString, parseCursor, readJsonObject } from './body.js';
 import { errorResponse, HttpError } from './errors.js';
 import { SessionHub } from './hub.js';
+import { type ListeningServer, listen } from './listen.js';
 import { isTerminal, streamJournal } from './sse.js';
 
 /** Limits of one server; every field has a default. */
@@ -40,11 +41,14 @@ export interface ServerOptions {
   cors?: ServerCors;
 }
 
-/** The server: a hono app, and `close()` that cancels running turns and closes the sessions it opened. */
-export interface YouyouServer {
-  app: Hono<{ Variables: { tenant: string } }>;
+/**
+ * The server: the hono app itself (`fetch`, `request`, mountable with `route`), plus `listen()` on a port
+ * and `close()` that cancels running turns and closes the sessions it opened.
+ */
+export type YouyouServer = Hono<{ Variables: { tenant: string } }> & {
+  listen(options?: { port?: number; host?: string }): Promise<ListeningServer>;
   close(): Promise<void>;
-}
+};
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -246,5 +250,28 @@ export function createServer(options: ServerOptions): YouyouServer {
     return context.json({ turnId: turn.turnId }, 202);
   });
 
-  return { app, close: () => hub.close() };
+  app.post('/sessions/:id/follow-up', async (context) => {
+    const sessionId = await ownedSession(context);
+    const body = await readJsonObject(context);
+    onlyKeys(body, ['content']);
+    const session = await hub.session(sessionId);
+    const running = session.currentTurn;
+    const started = session.followUp(body.content as UserInput | string);
+    if (running === undefined) {
+      // No turn runs: the follow-up starts now (or its input is refused now).
+      const turn = await started;
+      hub.track(sessionId, turn);
+      return context.json({ turnId: turn.turnId, queued: false }, 202);
+    }
+    // Queued behind the running turn; the hub relays the follow-up turn when it starts.
+    started.then((turn) => hub.track(sessionId, turn)).catch(() => undefined);
+    return context.json({ queued: true }, 202);
+  });
+
+  const close = (): Promise<void> => hub.close();
+  return Object.assign(app, {
+    close,
+    listen: (listenOptions?: { port?: number; host?: string }) =>
+      listen({ fetch: app.fetch, close }, listenOptions ?? {}),
+  });
 }

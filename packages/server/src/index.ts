@@ -8,4 +8,4 @@ export {
 export type { ServerAuth } from './auth.js';
 export type { ErrorBody } from './errors.js';
 export { TENANT_METADATA_KEY } from './hub.js';
-export { type ListeningServer, listen } from './listen.js';
+export { type Listenable, type ListeningServer, listen } from './listen.js';

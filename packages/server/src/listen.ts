@@ -1,5 +1,4 @@
 import { type ServerType, serve } from '@hono/node-server';
-import type { YouyouServer } from './app.js';
 
 /** A server listening on a port: its address, and `close()` that stops it and closes its sessions. */
 export interface ListeningServer {
@@ -9,16 +8,22 @@ export interface ListeningServer {
   close(): Promise<void>;
 }
 
+/** What `listen` serves: a fetch handler and what to close before the listener (a YouyouServer is one). */
+export interface Listenable {
+  fetch: (request: Request) => Response | Promise<Response>;
+  close(): Promise<void>;
+}
+
 /** Starts `server` on `host:port` (default 127.0.0.1 and a free port) and resolves once it listens. */
 export function listen(
-  server: YouyouServer,
+  server: Listenable,
   options: { port?: number; host?: string } = {},
 ): Promise<ListeningServer> {
   const host = options.host ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
     let http: ServerType | undefined;
     const onError = (error: Error): void => reject(error);
-    http = serve({ fetch: server.app.fetch, port: options.port ?? 0, hostname: host }, (info) => {
+    http = serve({ fetch: server.fetch, port: options.port ?? 0, hostname: host }, (info) => {
       http?.off('error', onError);
       const urlHost = host.includes(':') ? `[${host}]` : host;
       resolve({

@@ -314,3 +314,66 @@ test('the events of a session idle past the retention are dropped, and its numbe
   const tail = await readUntil(await harness.request(`/sessions/${sessionId}/events?after=0`), isTurnEnd);
   expect(tail.map((message) => message.id)).toEqual(second.map((message) => message.id));
 });
+
+test('a follow-up queued during a turn starts the next turn when it ends, and a tail shows both', async () => {
+  harness = await startHarness({
+    responses: [
+      [
+        { type: 'text', text: 'first' },
+        { type: 'delay', ms: 200 },
+      ],
+      [{ type: 'text', text: 'follow-up answer' }],
+    ],
+  });
+  const sessionId = await createSession(harness);
+  const response = await harness.request(`/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    json: { content: 'Start' },
+  });
+  const stream = readSse(response);
+  expect((await stream.next()).value?.event).toBe('text_delta');
+  const queued = await harness.request(`/sessions/${sessionId}/follow-up`, {
+    method: 'POST',
+    json: { content: 'And then?' },
+  });
+  expect(queued.status).toBe(202);
+  expect(await queued.json()).toEqual({ queued: true });
+  for await (const _message of stream) {
+    // the first turn, to its end
+  }
+  const tail = await harness.request(`/sessions/${sessionId}/events?after=0`);
+  const ends: string[] = [];
+  const turnIds = new Set<string>();
+  for await (const message of readSse(tail)) {
+    turnIds.add(message.data.turnId);
+    if (isTurnEnd(message)) ends.push(message.event ?? '');
+    if (ends.length === 2) break;
+  }
+  expect(ends).toEqual(['turn_complete', 'turn_complete']);
+  expect(turnIds.size).toBe(2);
+  expect(JSON.stringify(harness.provider.requests[1]?.messages)).toContain('And then?');
+});
+
+test('the server is a hono app: app.request answers without a listener', async () => {
+  const { createServer } = await import('../src/index.js');
+  const { AgentBuilder, InMemorySessionStorage } = await import('@youyou/agent');
+  const { ScriptedModelProvider } = await import('@youyou/agent/testing');
+  const agent = await new AgentBuilder({ defaultModel: 'scripted-model' })
+    .registerModelProvider(new ScriptedModelProvider({ responses: [] }))
+    .registerSessionStorage(new InMemorySessionStorage())
+    .build();
+  const server = createServer({
+    agent,
+    auth: { verify: (token) => (token === 'in-process-token' ? 'solo' : null) },
+  });
+  const created = await server.request('/sessions', {
+    method: 'POST',
+    headers: { authorization: 'Bearer in-process-token' },
+  });
+  expect(created.status).toBe(201);
+  expect((await server.request('/sessions', { headers: { authorization: 'Bearer other' } })).status).toBe(
+    401,
+  );
+  await server.close();
+  await agent.shutdown();
+});
