@@ -185,6 +185,7 @@ export function createServer(options: ServerOptions): YouyouServer {
       journal,
       after,
       keepAliveMs,
+      turnId: turn.turnId,
       until: (entry) => entry.event.turnId === turn.turnId && isTerminal(entry),
     });
   });
@@ -236,6 +237,7 @@ export function createServer(options: ServerOptions): YouyouServer {
       journal,
       after,
       keepAliveMs,
+      turnId: turn.turnId,
       until: (entry) => entry.event.turnId === turn.turnId && isTerminal(entry),
     });
   });

@@ -57,9 +57,12 @@ export class SessionJournal {
   /**
    * The entries after `after` and then every new one, in order and each once: the backlog is read and the
    * listener attached in one synchronous step, so nothing appended in between can be missed or doubled.
+   * A cursor past the newest entry was not issued by this journal (a previous server process, or made up):
+   * everything kept is sent, so the client misses nothing this process has.
    */
   subscribe(after: number, listener: Listener): { backlog: JournalEntry[]; unsubscribe: () => void } {
-    const backlog = this.since(after);
+    const from = after > this.last ? 0 : after;
+    const backlog = this.since(from);
     this.listeners.add(listener);
     return { backlog, unsubscribe: () => this.listeners.delete(listener) };
   }

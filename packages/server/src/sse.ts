@@ -35,6 +35,8 @@ export function streamJournal(options: {
   journal: SessionJournal;
   after: number;
   until?: (entry: JournalEntry) => boolean;
+  /** Only the events of this turn (a turn's own stream); every event when absent (a tail). */
+  turnId?: string;
   keepAliveMs: number;
 }): Response {
   const { context, journal, after, until } = options;
@@ -64,6 +66,7 @@ export function streamJournal(options: {
           wake = undefined;
           continue;
         }
+        if (options.turnId !== undefined && entry.event.turnId !== options.turnId) continue;
         await stream.writeSSE({
           id: String(entry.sequence),
           event: entry.event.payload.type,

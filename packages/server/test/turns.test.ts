@@ -281,3 +281,17 @@ test('the server is a hono app: app.request answers without a listener', async (
   await server.close();
   await agent.shutdown();
 });
+
+test('a Last-Event-ID this server never issued (a previous process) replays every event it holds', async () => {
+  harness = await startHarness({ responses: [[{ type: 'text', text: 'kept' }]] });
+  const sessionId = await createSession(harness);
+  const turn = await readUntil(
+    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'a' } }),
+    isTurnEnd,
+  );
+  const tail = await readUntil(
+    await harness.request(`/sessions/${sessionId}/events`, { headers: { 'last-event-id': '999' } }),
+    isTurnEnd,
+  );
+  expect(tail.map((message) => message.id)).toEqual(turn.map((message) => message.id));
+});
