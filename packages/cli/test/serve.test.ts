@@ -1,5 +1,12 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
-import { type ChatServer, startChatServer, textReply } from '../../../test-support/cli-wire.js';
+import {
+  type ChatServer,
+  startChatServer,
+  textReply,
+  toolCallReply,
+} from '../../../test-support/cli-wire.js';
 import { ensureBuilt } from './support/build.js';
 import { createSandbox, jsonLines, type RunningCli, runCli, type Sandbox, startCli } from './support/cli.js';
 
@@ -77,4 +84,43 @@ test('youyou serve answers the sessions API as a real child process, and the ses
   const listed = await runCli({ args: ['sessions', '--json'], sandbox });
   expect(listed.code).toBe(0);
   expect(JSON.stringify(jsonLines(listed.stdout))).toContain(sessionId);
+}, 60_000);
+
+test('youyou serve takes its tokens from config.json, and a mutating tool waits for approval over HTTP', async () => {
+  await mkdir(sandbox.home, { recursive: true });
+  await writeFile(
+    path.join(sandbox.home, 'config.json'),
+    JSON.stringify({ server: { tokens: { [TOKEN]: 'team-b' }, maxActiveSessions: 2 } }),
+  );
+  serving = startCli({ args: ['serve', '--port', '0', '--base-url', wire.baseURL], sandbox });
+  const url = await waitForUrl(serving);
+  const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+  const created = await fetch(`${url}/sessions`, { method: 'POST', headers: auth, body: '{}' });
+  const { sessionId } = (await created.json()) as { sessionId: string };
+
+  wire.reply(
+    toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'out.txt', content: 'approved' } }),
+  );
+  const suspended = await (
+    await fetch(`${url}/sessions/${sessionId}/messages`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ content: 'Write the file' }),
+    })
+  ).text();
+  expect(suspended).toContain('event: turn_suspended');
+  await expect(readFile(path.join(sandbox.workspace, 'out.txt'), 'utf8')).rejects.toThrow();
+
+  wire.reply(textReply('Written.'));
+  const continued = await (
+    await fetch(`${url}/sessions/${sessionId}/approvals/call_w`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ approved: true }),
+    })
+  ).text();
+  expect(continued).toContain('event: turn_complete');
+  expect(await readFile(path.join(sandbox.workspace, 'out.txt'), 'utf8')).toBe('approved');
+  serving.child.kill('SIGTERM');
+  expect((await serving.result).code).toBe(0);
 }, 60_000);
