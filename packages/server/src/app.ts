@@ -2,7 +2,7 @@ import type { Agent, SessionStorage, SessionSummary, UserInput } from '@youyou/a
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
-import { authenticate, checkAuth, type ServerAuth } from './auth.js';
+import { authenticate, checkAuth, type ServerAuth, tokenResolver } from './auth.js';
 import { onlyKeys, optionalString, parseCursor, readJsonObject } from './body.js';
 import { errorResponse, HttpError } from './errors.js';
 import { SessionHub } from './hub.js';
@@ -54,7 +54,7 @@ const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** Puts an Agent behind HTTP: the sessions API (SSE turns, tails, approvals, steering) per tenant. */
 export function createServer(options: ServerOptions): YouyouServer {
-  const auth = checkAuth(options.auth);
+  const resolveToken = tokenResolver(checkAuth(options.auth));
   const maxBodyBytes = options.limits?.maxBodyBytes ?? 1024 * 1024;
   const keepAliveMs = options.limits?.keepAliveMs ?? 15_000;
   const hub = new SessionHub({
@@ -98,7 +98,7 @@ export function createServer(options: ServerOptions): YouyouServer {
     }),
   );
   app.use('*', async (context, next) => {
-    context.set('tenant', await authenticate(auth, context));
+    context.set('tenant', await authenticate(resolveToken, context));
     await next();
   });
 
