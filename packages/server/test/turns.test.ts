@@ -278,6 +278,9 @@ test('the server is a hono app: app.request answers without a listener', async (
   expect((await server.request('/sessions', { headers: { authorization: 'Bearer other' } })).status).toBe(
     401,
   );
+  // An auth option that maps no token, or a token to a bad tenant, is refused when the server is made.
+  expect(() => createServer({ agent, auth: { tokens: {} } })).toThrow(TypeError);
+  expect(() => createServer({ agent, auth: { tokens: { 'some-token': 'bad tenant' } } })).toThrow(TypeError);
   await server.close();
   await agent.shutdown();
 });
