@@ -8,10 +8,12 @@ import type { JournalEntry, SessionJournal } from './journal.js';
  * cause, which may hold a provider's request), Dates ISO strings.
  */
 export function eventJson(entry: JournalEntry): string {
-  return JSON.stringify(entry.event, (_key, value: unknown) => {
-    if (value instanceof Error) {
-      return isAgentError(value)
-        ? { code: value.code, message: value.message, retryable: value.retryable }
+  return JSON.stringify(entry.event, function replace(this: unknown, key: string, value: unknown) {
+    // `value` has been through toJSON already; the holder still has the Error itself.
+    const original = (this as Record<string, unknown>)[key];
+    if (original instanceof Error) {
+      return isAgentError(original)
+        ? { code: original.code, message: original.message, retryable: original.retryable }
         : { code: 'INTERNAL_ERROR', message: 'an unexpected error', retryable: false };
     }
     return value;

@@ -127,3 +127,22 @@ test('CORS answers a preflight from an allowed origin only when configured', asy
   const plain = await harness.request('/sessions', { headers: { origin: 'https://chat.example' } });
   expect(plain.headers.get('access-control-allow-origin')).toBeNull();
 });
+
+test('an error event carries code, message and retryable, never a stack or a cause', async () => {
+  const failure = new Error('upstream broke');
+  harness = await startHarness({ responses: [[{ type: 'error', error: failure }]] });
+  const sessionId = await createSession(harness);
+  const response = await harness.request(`/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    json: { content: 'hi' },
+  });
+  const text = await response.text();
+  const errorLine = text.split('\n').find((line) => line.startsWith('data:') && line.includes('"error"'));
+  expect(errorLine).toBeDefined();
+  const event = JSON.parse(errorLine?.slice(5) ?? '{}') as { payload: { error: Record<string, unknown> } };
+  expect(Object.keys(event.payload.error).sort()).toEqual(['code', 'message', 'retryable']);
+  expect(typeof event.payload.error.code).toBe('string');
+  expect(text).not.toContain('stack');
+  expect(text).not.toMatch(/\bat .*\.(ts|js):\d+/);
+  expect(text).toContain('event: turn_complete');
+});
