@@ -11,6 +11,8 @@ export type CliCommand =
   | { type: 'help' }
   | { type: 'version' }
   | { type: 'sessions'; search: string | undefined; limit: number; json: boolean }
+  /** `youyou serve`: the sessions API over HTTP on `host:port`. */
+  | { type: 'serve'; port: number; host: string }
   /** A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue. */
   | { type: 'chat'; prompt: string | undefined; json: boolean; resume: string | undefined; latest: boolean };
 
@@ -51,9 +53,23 @@ const OPTIONS = {
   'allow-network': { type: 'boolean' },
   search: { type: 'string' },
   limit: { type: 'string' },
+  port: { type: 'string' },
+  host: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
+
+/** The port `youyou serve` listens on without --port. */
+export const DEFAULT_SERVE_PORT = 8787;
+
+function parsePort(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_SERVE_PORT;
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new UsageError(`--port must be a whole number from 0 to 65535, got '${value}'`);
+  }
+  return port;
+}
 
 /** How many sessions `youyou sessions` lists without --limit. */
 export const DEFAULT_SESSION_LIMIT = 20;
@@ -144,6 +160,23 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       flags,
     };
   }
+  if (name === 'serve') {
+    if (rest.length > 0) throw new UsageError(`'serve' takes no arguments, got '${rest.join(' ')}'`);
+    if (prompt !== undefined || values.continue === true || json) {
+      throw new UsageError("'serve' cannot be combined with -p, --continue or --json");
+    }
+    return {
+      command: {
+        type: 'serve',
+        port: parsePort(values.port),
+        host: nonEmpty('--host', values.host) ?? '127.0.0.1',
+      },
+      flags,
+    };
+  }
+  if (values.port !== undefined || values.host !== undefined) {
+    throw new UsageError("--port and --host belong to 'youyou serve'");
+  }
   if (values.search !== undefined) throw new UsageError("--search belongs to 'youyou sessions'");
   if (values.limit !== undefined) throw new UsageError("--limit belongs to 'youyou sessions'");
   if (json && prompt === undefined) throw new UsageError('--json needs -p (or the sessions command)');
@@ -170,6 +203,9 @@ Usage:
   youyou resume ID [-p "prompt"]     resume a session (an id or a unique prefix of one)
   youyou sessions [--search TEXT] [--limit N] [--json]
                                      list sessions, newest first
+  youyou serve [--port N] [--host ADDR]
+                                     the sessions API over HTTP (default 127.0.0.1:8787); bearer tokens
+                                     from config.json "server.tokens" or YOUYOU_SERVER_TOKENS
 
 Options:
   -p, --print PROMPT      run one turn without the interactive prompt
@@ -191,6 +227,7 @@ Environment:
   OPENAI_API_KEY, ANTHROPIC_API_KEY   API keys of the openai and anthropic providers
   YOUYOU_API_KEY                      API key sent to a compatible server (most local ones need none)
   YOUYOU_PROVIDER, YOUYOU_MODEL, YOUYOU_BASE_URL   defaults for the flags above
+  YOUYOU_SERVER_TOKENS                for serve: token=tenant pairs, comma-separated
   YOUYOU_HOME                         replaces ~/.youyou (config.json, youyou.db, history, skills/)
   NO_COLOR                            turns colours off
 

@@ -11,6 +11,8 @@ import {
   type SandboxSettings,
 } from './sandbox-config.js';
 
+import { parseServerConfig, type ServerFileConfig } from './server-config.js';
+
 export { ConfigError, isRecord, type Json, optionalString } from './config-values.js';
 
 /** Where a compatible server is looked for when nothing else is configured: a local Ollama. */
@@ -57,6 +59,7 @@ export interface FileConfig {
   /** Names of variables of this process passed to the shell and stdio MCP servers besides the allowlist. */
   passEnv?: string[];
   approval?: ApprovalRules;
+  server?: ServerFileConfig;
 }
 
 /** Everything the CLI runs with: flags over environment over config file over defaults. */
@@ -85,6 +88,8 @@ export interface CliSettings {
   sandbox: SandboxSettings;
   /** The config's passEnv: extra variable names for tools and MCP servers (secret-looking ones are refused). */
   passEnv: string[];
+  /** The config file's "server", for `youyou serve`. */
+  server?: ServerFileConfig;
 }
 
 const FILE_KEYS = new Set([
@@ -100,6 +105,7 @@ const FILE_KEYS = new Set([
   'toolTimeoutMs',
   'mcpServers',
   'approval',
+  'server',
 ]);
 
 function isStringRecord(value: unknown): value is Record<string, string> {
@@ -244,6 +250,7 @@ export function validateFileConfig(options: {
     config.passEnv = passEnv as string[];
   }
   if (data.approval !== undefined) config.approval = parseApproval(file, data.approval);
+  if (data.server !== undefined) config.server = parseServerConfig(file, data.server);
   return config;
 }
 
@@ -382,5 +389,6 @@ export function resolveSettings(options: {
       youyouHome: home,
     }),
     passEnv: file.passEnv ?? [],
+    ...(file.server === undefined ? {} : { server: file.server }),
   };
 }

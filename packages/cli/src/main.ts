@@ -76,6 +76,10 @@ export async function run(options: RunOptions): Promise<number> {
         color: wantsColor(stdout, env),
       });
     }
+    if (command.type === 'serve') {
+      const { runServe } = await import('./serve.js');
+      return await runServe({ settings, port: command.port, host: command.host, io });
+    }
     let prompt = command.prompt;
     if (prompt === undefined && options.stdin.isTTY !== true) {
       // `echo "question" | youyou`: without a terminal there is nobody to chat with, so the input is one prompt.

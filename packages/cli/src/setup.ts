@@ -237,6 +237,13 @@ export async function setUpRuntime(options: {
   /** A line saying what youyou waits for (`connecting…`), on stderr; default `warn`. */
   notice?: (text: string) => void;
   onBackgroundError: (error: AgentError) => void;
+  /** Sessions the agent holds at once (default 1; `youyou serve` holds many). */
+  maxActiveSessions?: number;
+  /**
+   * Mutating tools need approval (`needsApproval`): with no in-process approver their calls suspend the turn
+   * until a client approves or denies them (`youyou serve` without --yes).
+   */
+  mutatingNeedApproval?: boolean;
 }): Promise<CliRuntime> {
   const { settings, warn } = options;
   const shellSandbox = chooseSandbox({ settings, env: options.env, warn });
@@ -275,7 +282,11 @@ export async function setUpRuntime(options: {
       const configs = mcpConfigs({ servers: settings.mcpServers, toolEnv, warn, validateServerConfig });
       if (configs.length > 0) mcp = await connectServers({ configs, notice: options.notice ?? warn, warn });
     }
-    const tools = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn }).map(answerOnAbort);
+    const tools = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn })
+      .map(answerOnAbort)
+      .map((tool) =>
+        options.mutatingNeedApproval === true && tool.isMutating ? { ...tool, needsApproval: true } : tool,
+      );
     const loaded = await loadSkillsFromDirectories({
       directories: [
         path.join(settings.cwd, '.youyou', 'skills'),
@@ -302,6 +313,7 @@ export async function setUpRuntime(options: {
       ],
       environmentContext: environmentContext(settings, shell),
       toolTimeoutMs,
+      ...(options.maxActiveSessions === undefined ? {} : { maxActiveSessions: options.maxActiveSessions }),
       onBackgroundError: (error) => {
         // The memory request skipped after a failed turn: that failure was reported already.
         if (error !== models.skippedMemoryError) options.onBackgroundError(error);

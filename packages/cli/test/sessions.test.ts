@@ -254,6 +254,9 @@ describe('startup', () => {
     '/node_modules/@modelcontextprotocol/',
     '/packages/otel/',
     '/node_modules/@opentelemetry/',
+    '/packages/server/',
+    '/node_modules/hono/',
+    '/node_modules/@hono/',
   ];
 
   test('--help and --version load no SDK, no MCP and no SQLite', async () => {

@@ -1,0 +1,65 @@
+import { ConfigError, isRecord } from './config-values.js';
+
+/** The config file's "server": what `youyou serve` runs with. */
+export interface ServerFileConfig {
+  /** Bearer token → tenant. */
+  tokens?: Record<string, string>;
+  /** How many sessions the agent holds at once (default 16). */
+  maxActiveSessions?: number;
+}
+
+const TENANT = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+function checkTokens(where: string, tokens: Record<string, unknown>): Record<string, string> {
+  const checked: Record<string, string> = {};
+  for (const [token, tenant] of Object.entries(tokens)) {
+    // Tokens are never quoted back: a message names the tenant only.
+    if (token.length < 16 || /\s/.test(token)) {
+      throw new ConfigError(
+        `${where}: a token of ${String(tenant)} is shorter than 16 characters or has spaces`,
+      );
+    }
+    if (typeof tenant !== 'string' || !TENANT.test(tenant)) {
+      throw new ConfigError(`${where}: every token must map to a tenant name of 1-128 of [A-Za-z0-9._:@-]`);
+    }
+    checked[token] = tenant;
+  }
+  return checked;
+}
+
+/** Checks the config file's "server" object. */
+export function parseServerConfig(file: string, value: unknown): ServerFileConfig {
+  if (!isRecord(value)) throw new ConfigError(`${file}: "server" must be an object`);
+  const config: ServerFileConfig = {};
+  for (const key of Object.keys(value)) {
+    if (key !== 'tokens' && key !== 'maxActiveSessions') {
+      throw new ConfigError(`${file}: "server" takes "tokens" and "maxActiveSessions", not "${key}"`);
+    }
+  }
+  if (value.tokens !== undefined) {
+    if (!isRecord(value.tokens)) throw new ConfigError(`${file}: "server.tokens" must map tokens to tenants`);
+    config.tokens = checkTokens(`${file}: "server.tokens"`, value.tokens);
+  }
+  const max = value.maxActiveSessions;
+  if (max !== undefined) {
+    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 10_000) {
+      throw new ConfigError(`${file}: "server.maxActiveSessions" must be a whole number from 1 to 10000`);
+    }
+    config.maxActiveSessions = max;
+  }
+  return config;
+}
+
+/** The tokens of `YOUYOU_SERVER_TOKENS` (`token=tenant,token=tenant`); an empty or absent variable gives none. */
+export function tokensFromEnv(value: string | undefined): Record<string, string> {
+  if (value === undefined || value.trim() === '') return {};
+  const tokens: Record<string, unknown> = {};
+  for (const pair of value.split(',')) {
+    const separator = pair.lastIndexOf('=');
+    if (separator <= 0) {
+      throw new ConfigError('YOUYOU_SERVER_TOKENS must be token=tenant pairs separated by commas');
+    }
+    tokens[pair.slice(0, separator).trim()] = pair.slice(separator + 1).trim();
+  }
+  return checkTokens('YOUYOU_SERVER_TOKENS', tokens);
+}

@@ -1,0 +1,126 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import {
+  type ChatServer,
+  startChatServer,
+  textReply,
+  toolCallReply,
+} from '../../../test-support/cli-wire.js';
+import { ensureBuilt } from './support/build.js';
+import { createSandbox, jsonLines, type RunningCli, runCli, type Sandbox, startCli } from './support/cli.js';
+
+let wire: ChatServer;
+let sandbox: Sandbox;
+let serving: RunningCli | undefined;
+
+beforeAll(ensureBuilt, 180_000);
+
+beforeEach(async () => {
+  wire = await startChatServer();
+  sandbox = await createSandbox();
+});
+
+afterEach(async () => {
+  if (serving !== undefined && serving.child.exitCode === null) serving.child.kill('SIGKILL');
+  await serving?.result;
+  serving = undefined;
+  await wire.close();
+  await sandbox.remove();
+});
+
+const TOKEN = 'serve-test-token-0123456789';
+
+async function waitForUrl(cli: RunningCli): Promise<string> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const match = /serving on (http:\/\/127\.0\.0\.1:\d+)/.exec(cli.stdout());
+    if (match?.[1] !== undefined) return match[1];
+    if (cli.child.exitCode !== null || Date.now() > deadline) {
+      const result = await cli.result;
+      throw new Error(`youyou serve did not start: ${result.stderr}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+test('youyou serve refuses to start without a token', async () => {
+  const result = await runCli({ args: ['serve', '--port', '0', '--base-url', wire.baseURL], sandbox });
+  expect(result.code).toBe(2);
+  expect(result.stderr).toContain('token');
+  expect(result.stdout).not.toContain('serving on');
+});
+
+test('youyou serve answers the sessions API as a real child process, and the session is in its SQLite file', async () => {
+  serving = startCli({
+    args: ['serve', '--port', '0', '--host', '127.0.0.1', '--base-url', wire.baseURL],
+    sandbox,
+    env: { YOUYOU_SERVER_TOKENS: `${TOKEN}=team-a` },
+  });
+  const url = await waitForUrl(serving);
+  const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+  expect((await fetch(`${url}/sessions`)).status).toBe(401);
+  const created = await fetch(`${url}/sessions`, { method: 'POST', headers: auth, body: '{}' });
+  expect(created.status).toBe(201);
+  const { sessionId } = (await created.json()) as { sessionId: string };
+
+  wire.reply(textReply('Served ', 'answer.'));
+  const turn = await fetch(`${url}/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ content: 'Hello server' }),
+  });
+  expect(turn.status).toBe(200);
+  const stream = await turn.text();
+  expect(stream).toContain('event: turn_complete');
+  expect(stream).toMatch(/^id: 1$/m);
+  expect(stream).toContain('Served ');
+
+  serving.child.kill('SIGTERM');
+  const result = await serving.result;
+  expect(result.code).toBe(0);
+
+  const listed = await runCli({ args: ['sessions', '--json'], sandbox });
+  expect(listed.code).toBe(0);
+  expect(JSON.stringify(jsonLines(listed.stdout))).toContain(sessionId);
+}, 60_000);
+
+test('youyou serve takes its tokens from config.json, and a mutating tool waits for approval over HTTP', async () => {
+  await mkdir(sandbox.home, { recursive: true });
+  await writeFile(
+    path.join(sandbox.home, 'config.json'),
+    JSON.stringify({ server: { tokens: { [TOKEN]: 'team-b' }, maxActiveSessions: 2 } }),
+  );
+  serving = startCli({ args: ['serve', '--port', '0', '--base-url', wire.baseURL], sandbox });
+  const url = await waitForUrl(serving);
+  const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+  const created = await fetch(`${url}/sessions`, { method: 'POST', headers: auth, body: '{}' });
+  const { sessionId } = (await created.json()) as { sessionId: string };
+
+  wire.reply(
+    toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'out.txt', content: 'approved' } }),
+  );
+  const suspended = await (
+    await fetch(`${url}/sessions/${sessionId}/messages`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ content: 'Write the file' }),
+    })
+  ).text();
+  expect(suspended).toContain('event: turn_suspended');
+  await expect(readFile(path.join(sandbox.workspace, 'out.txt'), 'utf8')).rejects.toThrow();
+
+  wire.reply(textReply('Written.'));
+  const continued = await (
+    await fetch(`${url}/sessions/${sessionId}/approvals/call_w`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ approved: true }),
+    })
+  ).text();
+  expect(continued).toContain('event: turn_complete');
+  expect(await readFile(path.join(sandbox.workspace, 'out.txt'), 'utf8')).toBe('approved');
+  serving.child.kill('SIGTERM');
+  expect((await serving.result).code).toBe(0);
+}, 60_000);

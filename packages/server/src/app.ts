@@ -1,0 +1,279 @@
+import type { Agent, SessionStorage, SessionSummary, UserInput } from '@youyou/agent';
+import { type Context, Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { cors } from 'hono/cors';
+import { authenticate, checkAuth, type ServerAuth, tokenResolver } from './auth.js';
+import { onlyKeys, optionalString, parseCursor, readJsonObject } from './body.js';
+import { errorResponse, HttpError } from './errors.js';
+import { SessionHub } from './hub.js';
+import { type ListeningServer, listen } from './listen.js';
+import { isTerminal, streamJournal } from './sse.js';
+
+/** Limits of one server; every field has a default. */
+export interface ServerLimits {
+  /** Largest request body in bytes (default 1 MiB); more is 413 PAYLOAD_TOO_LARGE. */
+  maxBodyBytes?: number;
+  /** A session with no running turn is closed on the agent after this long (default 60 s); it resumes on demand. */
+  idleSessionMs?: number;
+  /** Events kept per session for reconnecting clients (default 10,000). */
+  journalCapacity?: number;
+  /** How long the events of a session closed while idle are kept for reconnecting clients (default 15 min). */
+  journalRetentionMs?: number;
+  /** Interval of the SSE keep-alive comment (default 15 s). */
+  keepAliveMs?: number;
+}
+
+/** CORS for browsers on other origins; without it no CORS header is sent. */
+export interface ServerCors {
+  origin: string | string[];
+  /** Extra response headers a browser may read. */
+  exposeHeaders?: string[];
+  maxAgeSeconds?: number;
+}
+
+/** What `createServer` takes: an agent built with `maxActiveSessions` N and the storage it was built with. */
+export interface ServerOptions {
+  agent: Agent;
+  /** The agent's session storage: listing, search, and finding the tenant of a session not active here. */
+  storage?: SessionStorage;
+  auth: ServerAuth;
+  limits?: ServerLimits;
+  cors?: ServerCors;
+}
+
+/**
+ * The server: the hono app itself (`fetch`, `request`, mountable with `route`), plus `listen()` on a port
+ * and `close()` that cancels running turns and closes the sessions it opened.
+ */
+export type YouyouServer = Hono<{ Variables: { tenant: string } }> & {
+  listen(options?: { port?: number; host?: string }): Promise<ListeningServer>;
+  close(): Promise<void>;
+};
+
+const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** Puts an Agent behind HTTP: the sessions API (SSE turns, tails, approvals, steering) per tenant. */
+export function createServer(options: ServerOptions): YouyouServer {
+  const resolveToken = tokenResolver(checkAuth(options.auth));
+  const maxBodyBytes = options.limits?.maxBodyBytes ?? 1024 * 1024;
+  const keepAliveMs = options.limits?.keepAliveMs ?? 15_000;
+  const hub = new SessionHub({
+    agent: options.agent,
+    storage: options.storage,
+    idleMs: options.limits?.idleSessionMs ?? 60_000,
+    journalCapacity: options.limits?.journalCapacity ?? 10_000,
+    journalRetentionMs: options.limits?.journalRetentionMs ?? 15 * 60_000,
+  });
+  const app = new Hono<{ Variables: { tenant: string } }>();
+
+  app.onError((error, context) => errorResponse(context, error));
+  app.notFound((context) =>
+    errorResponse(context, new HttpError({ status: 404, code: 'NOT_FOUND', message: 'no such route' })),
+  );
+  if (options.cors !== undefined) {
+    app.use(
+      '*',
+      cors({
+        origin: options.cors.origin,
+        allowHeaders: ['Authorization', 'Content-Type', 'Last-Event-ID'],
+        allowMethods: ['GET', 'POST', 'OPTIONS'],
+        exposeHeaders: options.cors.exposeHeaders ?? [],
+        ...(options.cors.maxAgeSeconds === undefined ? {} : { maxAge: options.cors.maxAgeSeconds }),
+      }),
+    );
+  }
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: (context) =>
+        errorResponse(
+          context,
+          new HttpError({
+            status: 413,
+            code: 'PAYLOAD_TOO_LARGE',
+            message: `the request body is larger than ${maxBodyBytes} bytes`,
+          }),
+        ),
+    }),
+  );
+  app.use('*', async (context, next) => {
+    context.set('tenant', await authenticate(resolveToken, context));
+    await next();
+  });
+
+  /** The owned session id of the route, or SESSION_NOT_FOUND (404) for a bad, unknown or foreign one. */
+  const ownedSession = async (context: Context<{ Variables: { tenant: string } }>): Promise<string> => {
+    const sessionId = context.req.param('id') ?? '';
+    if (!SESSION_ID.test(sessionId)) {
+      throw new HttpError({ status: 404, code: 'SESSION_NOT_FOUND', message: 'no such session' });
+    }
+    await hub.authorize(context.get('tenant'), sessionId);
+    return sessionId;
+  };
+
+  app.post('/sessions', async (context) => {
+    const body = await readJsonObject(context);
+    onlyKeys(body, ['modelId']);
+    const modelId = optionalString(body, 'modelId');
+    const sessionId = await hub.create(context.get('tenant'), modelId === undefined ? {} : { modelId });
+    return context.json({ sessionId }, 201);
+  });
+
+  app.get('/sessions', async (context) => {
+    const tenant = context.get('tenant');
+    const query = context.req.query('q');
+    const storage = options.storage;
+    if (storage === undefined) return context.json({ sessions: [], nextCursor: null });
+    const owned = async (summaries: SessionSummary[]): Promise<SessionSummary[]> => {
+      const owners = await Promise.all(summaries.map((summary) => hub.ownerOf(summary.sessionId)));
+      return summaries.filter((_summary, index) => owners[index] === tenant);
+    };
+    if (query !== undefined && query !== '') {
+      return context.json({ sessions: await owned(await storage.findSession(query)), nextCursor: null });
+    }
+    const limitText = context.req.query('limit');
+    const limit = limitText === undefined ? 50 : Number(limitText);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
+      throw new HttpError({
+        status: 400,
+        code: 'INVALID_INPUT',
+        message: 'limit must be an integer from 1 to 200',
+      });
+    }
+    // Other tenants' sessions are skipped page by page until this tenant's page is full.
+    let cursor = context.req.query('cursor');
+    const sessions: SessionSummary[] = [];
+    for (;;) {
+      const page = await storage.listSessions(cursor === '' ? undefined : cursor, limit);
+      sessions.push(...(await owned(page.sessions)));
+      cursor = page.nextCursor ?? undefined;
+      if (sessions.length >= limit || cursor === undefined) break;
+    }
+    return context.json({ sessions, nextCursor: cursor ?? null });
+  });
+
+  app.get('/sessions/:id', async (context) => {
+    const sessionId = await ownedSession(context);
+    const session = hub.activeSession(sessionId);
+    return context.json({
+      sessionId,
+      active: session !== undefined,
+      turnRunning: session?.isTurnRunning ?? false,
+      pendingApprovals: session?.pendingApprovals() ?? [],
+      lastSequence: hub.journal(sessionId).lastSequence,
+    });
+  });
+
+  app.get('/sessions/:id/messages', async (context) => {
+    const sessionId = await ownedSession(context);
+    const session = await hub.session(sessionId);
+    return context.json({ messages: session.messages(), pendingApprovals: session.pendingApprovals() });
+  });
+
+  app.post('/sessions/:id/messages', async (context) => {
+    const sessionId = await ownedSession(context);
+    const body = await readJsonObject(context);
+    onlyKeys(body, ['content']);
+    const session = await hub.session(sessionId);
+    const journal = hub.journal(sessionId);
+    const after = journal.lastSequence;
+    const turn = await session.sendMessage(body.content as UserInput | string);
+    hub.track(sessionId, turn);
+    return streamJournal({
+      context,
+      journal,
+      after,
+      keepAliveMs,
+      turnId: turn.turnId,
+      until: (entry) => entry.event.turnId === turn.turnId && isTerminal(entry),
+    });
+  });
+
+  app.get('/sessions/:id/events', async (context) => {
+    const sessionId = await ownedSession(context);
+    const after =
+      parseCursor(context.req.header('last-event-id'), 'Last-Event-ID') ??
+      parseCursor(context.req.query('after'), 'after') ??
+      0;
+    return streamJournal({ context, journal: hub.journal(sessionId), after, keepAliveMs });
+  });
+
+  app.post('/sessions/:id/cancel', async (context) => {
+    const sessionId = await ownedSession(context);
+    const turn = hub.activeSession(sessionId)?.currentTurn;
+    turn?.cancel();
+    return context.json({ cancelled: turn !== undefined });
+  });
+
+  app.post('/sessions/:id/approvals/:callId', async (context) => {
+    const sessionId = await ownedSession(context);
+    const body = await readJsonObject(context);
+    onlyKeys(body, ['approved', 'reason']);
+    if (typeof body.approved !== 'boolean') {
+      throw new HttpError({
+        status: 400,
+        code: 'INVALID_INPUT',
+        message: "'approved' must be true or false",
+      });
+    }
+    const reason = optionalString(body, 'reason');
+    const session = await hub.session(sessionId);
+    const callId = context.req.param('callId');
+    if (body.approved) await session.approve(callId);
+    else await session.deny(callId, reason);
+    const journal = hub.journal(sessionId);
+    const after = journal.lastSequence;
+    let turn: Awaited<ReturnType<typeof session.continue>>;
+    try {
+      turn = await session.continue();
+    } catch {
+      // Other calls of the batch still wait for a decision: the turn continues after the last one.
+      return context.json({ continued: false }, 202);
+    }
+    hub.track(sessionId, turn);
+    return streamJournal({
+      context,
+      journal,
+      after,
+      keepAliveMs,
+      turnId: turn.turnId,
+      until: (entry) => entry.event.turnId === turn.turnId && isTerminal(entry),
+    });
+  });
+
+  app.post('/sessions/:id/steer', async (context) => {
+    const sessionId = await ownedSession(context);
+    const body = await readJsonObject(context);
+    onlyKeys(body, ['content']);
+    const session = await hub.session(sessionId);
+    const turn = await session.steer(body.content as UserInput | string);
+    hub.track(sessionId, turn);
+    return context.json({ turnId: turn.turnId }, 202);
+  });
+
+  app.post('/sessions/:id/follow-up', async (context) => {
+    const sessionId = await ownedSession(context);
+    const body = await readJsonObject(context);
+    onlyKeys(body, ['content']);
+    const session = await hub.session(sessionId);
+    const running = session.currentTurn;
+    const started = session.followUp(body.content as UserInput | string);
+    if (running === undefined) {
+      // No turn runs: the follow-up starts now (or its input is refused now).
+      const turn = await started;
+      hub.track(sessionId, turn);
+      return context.json({ turnId: turn.turnId, queued: false }, 202);
+    }
+    // Queued behind the running turn; the hub relays the follow-up turn when it starts.
+    started.then((turn) => hub.track(sessionId, turn)).catch(() => undefined);
+    return context.json({ queued: true }, 202);
+  });
+
+  const close = (): Promise<void> => hub.close();
+  return Object.assign(app, {
+    close,
+    listen: (listenOptions?: { port?: number; host?: string }) =>
+      listen({ fetch: app.fetch, close }, listenOptions ?? {}),
+  });
+}

@@ -1,0 +1,229 @@
+import { type Agent, AgentError, type RunningTurn, type Session, type SessionStorage } from '@youyou/agent';
+import { HttpError } from './errors.js';
+import { SessionJournal } from './journal.js';
+
+/** The metadata key under which the server saves the tenant that created a session. */
+export const TENANT_METADATA_KEY = 'youyou_server_tenant';
+
+interface OpenSession {
+  session: Session;
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * The sessions the server holds on its agent: opened on demand (new or resumed), each turn's events pumped
+ * into the session's journal, and closed after `idleMs` without a running turn so their slots free up.
+ */
+export class SessionHub {
+  private readonly open = new Map<string, OpenSession>();
+  private readonly opening = new Map<string, Promise<OpenSession>>();
+  private readonly journals = new Map<string, SessionJournal>();
+  private readonly tenants = new Map<string, string>();
+  private readonly pumped = new WeakSet<RunningTurn>();
+  private readonly pumps = new Set<Promise<void>>();
+
+  constructor(
+    private readonly options: {
+      agent: Agent;
+      storage: SessionStorage | undefined;
+      idleMs: number;
+      journalCapacity: number;
+      journalRetentionMs: number;
+    },
+  ) {}
+
+  /** Creates a session owned by `tenant`; the tenant is saved in its log before anyone can see the id. */
+  async create(tenant: string, config: { modelId?: string }): Promise<string> {
+    let session: Session;
+    try {
+      session = await this.options.agent.newSession(config);
+    } catch (error) {
+      if (!isSessionBusy(error) || !(await this.evictIdle())) throw error;
+      session = await this.options.agent.newSession(config);
+    }
+    const sessionId = session.id;
+    try {
+      await this.options.storage?.saveEvent(sessionId, {
+        timestamp: new Date(),
+        payload: { type: 'metadata', key: TENANT_METADATA_KEY, value: tenant },
+      });
+    } catch (error) {
+      await session.close().catch(() => undefined);
+      await this.options.storage?.deleteSession(sessionId).catch(() => undefined);
+      throw error;
+    }
+    this.tenants.set(sessionId, tenant);
+    const entry: OpenSession = { session, idleTimer: undefined };
+    this.open.set(sessionId, entry);
+    this.scheduleIdleClose(sessionId, entry);
+    return sessionId;
+  }
+
+  /** The tenant that owns a session, or undefined when the session does not exist (here or in the storage). */
+  async ownerOf(sessionId: string): Promise<string | undefined> {
+    const known = this.tenants.get(sessionId);
+    if (known !== undefined) return known;
+    const storage = this.options.storage;
+    if (storage === undefined) return undefined;
+    const events = await storage.loadSession(sessionId);
+    if (events === null) return undefined;
+    for (const event of events) {
+      const payload = event.payload;
+      if (
+        payload.type === 'metadata' &&
+        payload.key === TENANT_METADATA_KEY &&
+        typeof payload.value === 'string'
+      ) {
+        this.tenants.set(sessionId, payload.value);
+        return payload.value;
+      }
+    }
+    return undefined;
+  }
+
+  /** Checks that `tenant` owns the session; another tenant's session is SESSION_NOT_FOUND, so ids do not leak. */
+  async authorize(tenant: string, sessionId: string): Promise<void> {
+    if ((await this.ownerOf(sessionId)) !== tenant) {
+      throw new HttpError({
+        status: 404,
+        code: 'SESSION_NOT_FOUND',
+        message: `session '${sessionId}' does not exist`,
+      });
+    }
+  }
+
+  /** The session's live object, resuming it on the agent when it is not active. */
+  async session(sessionId: string): Promise<Session> {
+    const entry = this.open.get(sessionId);
+    if (entry !== undefined) {
+      this.touch(sessionId, entry);
+      return entry.session;
+    }
+    let pending = this.opening.get(sessionId);
+    if (pending === undefined) {
+      pending = this.resume(sessionId);
+      this.opening.set(sessionId, pending);
+      pending.finally(() => this.opening.delete(sessionId)).catch(() => undefined);
+    }
+    const opened = await pending;
+    this.touch(sessionId, opened);
+    return opened.session;
+  }
+
+  /** The session's active object, or undefined when it is not active on the agent. */
+  activeSession(sessionId: string): Session | undefined {
+    const entry = this.open.get(sessionId);
+    return entry?.session;
+  }
+
+  /** The session's journal (created empty on first use). */
+  journal(sessionId: string): SessionJournal {
+    let journal = this.journals.get(sessionId);
+    if (journal === undefined) {
+      journal = new SessionJournal(this.options.journalCapacity);
+      this.journals.set(sessionId, journal);
+    }
+    return journal;
+  }
+
+  /** Relays every event of `turn` into the session's journal, once per turn whoever asks. */
+  track(sessionId: string, turn: RunningTurn): void {
+    if (this.pumped.has(turn)) return;
+    this.pumped.add(turn);
+    const journal = this.journal(sessionId);
+    const entry = this.open.get(sessionId);
+    if (entry?.idleTimer !== undefined) clearTimeout(entry.idleTimer);
+    const pump = (async () => {
+      for await (const event of turn.events()) journal.append(event);
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        this.pumps.delete(pump);
+        // A follow-up or steered message may have started the next turn as this one ended.
+        const session = this.activeSession(sessionId);
+        const next = session?.currentTurn;
+        if (next !== undefined && next !== turn) this.track(sessionId, next);
+        else {
+          const current = this.open.get(sessionId);
+          if (current !== undefined) this.scheduleIdleClose(sessionId, current);
+        }
+      });
+    this.pumps.add(pump);
+  }
+
+  /** Cancels running turns, waits for their events to be relayed, and closes every open session. */
+  async close(): Promise<void> {
+    for (const entry of this.open.values()) {
+      if (entry.idleTimer !== undefined) clearTimeout(entry.idleTimer);
+      entry.session.currentTurn?.cancel();
+    }
+    await Promise.allSettled([...this.pumps]);
+    await Promise.allSettled([...this.open.values()].map((entry) => entry.session.close()));
+    this.open.clear();
+  }
+
+  private async resume(sessionId: string): Promise<OpenSession> {
+    let session: Session;
+    try {
+      session = await this.options.agent.resumeSession(sessionId);
+    } catch (error) {
+      // Every slot taken: close the session idle the longest (no turn running) and retry once.
+      if (!isSessionBusy(error) || !(await this.evictIdle())) throw error;
+      session = await this.options.agent.resumeSession(sessionId);
+    }
+    const entry: OpenSession = { session, idleTimer: undefined };
+    this.open.set(sessionId, entry);
+    return entry;
+  }
+
+  /** Closes the open session idle the longest; false when every open session has a turn running. */
+  private async evictIdle(): Promise<boolean> {
+    for (const [sessionId, entry] of this.open) {
+      // A suspended session may go too: its held calls are in the log and it resumes where it was.
+      if (entry.session.isTurnRunning) continue;
+      if (entry.idleTimer !== undefined) clearTimeout(entry.idleTimer);
+      this.open.delete(sessionId);
+      await entry.session.close().catch(() => undefined);
+      this.forgetLater(sessionId);
+      return true;
+    }
+    return false;
+  }
+
+  private touch(sessionId: string, entry: OpenSession): void {
+    // Map order is the eviction order: the most recently used session goes last.
+    this.open.delete(sessionId);
+    this.open.set(sessionId, entry);
+    if (entry.session.isTurnRunning) return;
+    this.scheduleIdleClose(sessionId, entry);
+  }
+
+  private scheduleIdleClose(sessionId: string, entry: OpenSession): void {
+    if (entry.idleTimer !== undefined) clearTimeout(entry.idleTimer);
+    entry.idleTimer = setTimeout(() => {
+      entry.idleTimer = undefined;
+      if (entry.session.isTurnRunning || this.open.get(sessionId) !== entry) return;
+      this.open.delete(sessionId);
+      entry.session.close().catch(() => undefined);
+      this.forgetLater(sessionId);
+    }, this.options.idleMs);
+    entry.idleTimer.unref();
+  }
+
+  /**
+   * Drops a closed session's kept events after `journalRetentionMs`, unless it was opened again or a stream
+   * reads it, so the memory of a long-running server holds the recent sessions only. Its numbering stays.
+   */
+  private forgetLater(sessionId: string): void {
+    setTimeout(() => {
+      const journal = this.journals.get(sessionId);
+      if (journal === undefined || this.open.has(sessionId) || journal.hasSubscribers) return;
+      journal.forget();
+    }, this.options.journalRetentionMs).unref();
+  }
+}
+
+/** Whether an error means the agent has no free session slot right now. */
+export function isSessionBusy(error: unknown): boolean {
+  return error instanceof AgentError && error.code === 'SESSION_BUSY';
+}

@@ -1,0 +1,11 @@
+export {
+  createServer,
+  type ServerCors,
+  type ServerLimits,
+  type ServerOptions,
+  type YouyouServer,
+} from './app.js';
+export type { ServerAuth } from './auth.js';
+export type { ErrorBody } from './errors.js';
+export { TENANT_METADATA_KEY } from './hub.js';
+export { type Listenable, type ListeningServer, listen } from './listen.js';

@@ -1,0 +1,84 @@
+import { isAgentError } from '@youyou/agent';
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { JournalEntry, SessionJournal } from './journal.js';
+
+/**
+ * The JSON of an event for the wire: Errors become `{ code, message, retryable }` (never a stack or a
+ * cause, which may hold a provider's request), Dates ISO strings.
+ */
+export function eventJson(entry: JournalEntry): string {
+  return JSON.stringify(entry.event, function replace(this: unknown, key: string, value: unknown) {
+    // `value` has been through toJSON already; the holder still has the Error itself.
+    const original = (this as Record<string, unknown>)[key];
+    if (original instanceof Error) {
+      return isAgentError(original)
+        ? { code: original.code, message: original.message, retryable: original.retryable }
+        : { code: 'INTERNAL_ERROR', message: 'an unexpected error', retryable: false };
+    }
+    return value;
+  });
+}
+
+const TERMINAL = new Set(['turn_complete', 'turn_cancelled', 'turn_suspended']);
+
+/** Whether an entry ends its turn. */
+export function isTerminal(entry: JournalEntry): boolean {
+  return TERMINAL.has(entry.event.payload.type);
+}
+
+/**
+ * Streams the journal after `after` as SSE (`id:` = sequence, `event:` = payload type), then the live
+ * events, until `until` says an entry was the last or the client goes away. A comment line every
+ * `keepAliveMs` keeps proxies from closing a quiet stream.
+ */
+export function streamJournal(options: {
+  context: Context;
+  journal: SessionJournal;
+  after: number;
+  until?: (entry: JournalEntry) => boolean;
+  /** Only the events of this turn (a turn's own stream); every event when absent (a tail). */
+  turnId?: string;
+  keepAliveMs: number;
+}): Response {
+  const { context, journal, after, until } = options;
+  return streamSSE(context, async (stream) => {
+    const queue: JournalEntry[] = [];
+    let wake: (() => void) | undefined;
+    const { backlog, unsubscribe } = journal.subscribe(after, (entry) => {
+      queue.push(entry);
+      wake?.();
+    });
+    queue.unshift(...backlog);
+    let aborted = false;
+    stream.onAbort(() => {
+      aborted = true;
+      wake?.();
+    });
+    const keepAlive = setInterval(() => {
+      stream.write(': keep-alive\n\n').catch(() => undefined);
+    }, options.keepAliveMs);
+    try {
+      while (!aborted) {
+        const entry = queue.shift();
+        if (entry === undefined) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+          wake = undefined;
+          continue;
+        }
+        if (options.turnId !== undefined && entry.event.turnId !== options.turnId) continue;
+        await stream.writeSSE({
+          id: String(entry.sequence),
+          event: entry.event.payload.type,
+          data: eventJson(entry),
+        });
+        if (until?.(entry) === true) break;
+      }
+    } finally {
+      clearInterval(keepAlive);
+      unsubscribe();
+    }
+  });
+}

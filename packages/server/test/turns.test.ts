@@ -1,0 +1,300 @@
+import { afterEach, expect, test } from 'vitest';
+import {
+  createSession,
+  type Harness,
+  isTurnEnd,
+  readSse,
+  readUntil,
+  startHarness,
+} from './support/harness.js';
+
+let harness: Harness | undefined;
+
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+test('a turn is streamed over SSE with id = sequence, and the answer is saved in the session', async () => {
+  harness = await startHarness({
+    responses: [
+      [
+        { type: 'text', text: 'Hello ' },
+        { type: 'text', text: 'there.' },
+      ],
+    ],
+  });
+  const sessionId = await createSession(harness);
+  const response = await harness.request(`/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    json: { content: 'Hi' },
+  });
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toContain('text/event-stream');
+  const messages = await readUntil(response, isTurnEnd);
+  expect(messages.map((message) => message.event)).toEqual(['text_delta', 'text_delta', 'turn_complete']);
+  expect(messages.map((message) => message.id)).toEqual(['1', '2', '3']);
+  expect(messages.map((message) => message.data.sequence)).toEqual([1, 2, 3]);
+  expect(messages.every((message) => message.data.turnId === messages[0]?.data.turnId)).toBe(true);
+
+  const saved = await harness.request(`/sessions/${sessionId}/messages`);
+  const body = (await saved.json()) as { messages: { type: string; content: unknown }[] };
+  expect(body.messages.map((message) => message.type)).toEqual(['user', 'assistant']);
+  expect(JSON.stringify(body.messages[1]?.content)).toContain('Hello there.');
+});
+
+test('a client that drops mid-turn and reconnects with Last-Event-ID gets the rest exactly once', async () => {
+  const steps = [];
+  for (let index = 0; index < 8; index++) {
+    steps.push({ type: 'text' as const, text: `part${index} ` }, { type: 'delay' as const, ms: 60 });
+  }
+  harness = await startHarness({ responses: [steps] });
+  const sessionId = await createSession(harness);
+  const abort = new AbortController();
+  const first = await harness.request(`/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    json: { content: 'Count' },
+    signal: abort.signal,
+  });
+  const seen: string[] = [];
+  for await (const message of readSse(first)) {
+    seen.push(message.id ?? '');
+    if (seen.length === 3) break;
+  }
+  abort.abort();
+  const lastId = seen.at(-1) ?? '';
+  const resumed = await harness.request(`/sessions/${sessionId}/events`, {
+    headers: { 'last-event-id': lastId },
+  });
+  expect(resumed.status).toBe(200);
+  const rest = await readUntil(resumed, isTurnEnd);
+  const all = [...seen, ...rest.map((message) => message.id)].map(Number);
+  expect(all).toEqual(Array.from({ length: 9 }, (_unused, index) => index + 1));
+  expect(rest.at(-1)?.event).toBe('turn_complete');
+  const text = rest
+    .filter((message) => message.event === 'text_delta')
+    .map((message) => message.data.payload.text)
+    .join('');
+  expect(text).toBe('part3 part4 part5 part6 part7 ');
+
+  // The same tail by ?after= from the start, after the turn: the committed events, each once.
+  const replay = await harness.request(`/sessions/${sessionId}/events?after=0`);
+  const replayed = await readUntil(replay, isTurnEnd);
+  expect(replayed.map((message) => Number(message.id))).toEqual(all);
+});
+
+test('cancel ends the running turn with turn_cancelled', async () => {
+  harness = await startHarness({ responses: [[{ type: 'text', text: 'Thinking' }, { type: 'hang' }]] });
+  const sessionId = await createSession(harness);
+  const response = await harness.request(`/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    json: { content: 'Go' },
+  });
+  const stream = readSse(response);
+  expect((await stream.next()).value?.event).toBe('text_delta');
+  const cancel = await harness.request(`/sessions/${sessionId}/cancel`, { method: 'POST' });
+  expect(await cancel.json()).toEqual({ cancelled: true });
+  const rest: string[] = [];
+  for await (const message of stream) rest.push(message.event ?? '');
+  expect(rest.at(-1)).toBe('turn_cancelled');
+  const state = await harness.request(`/sessions/${sessionId}`);
+  expect(((await state.json()) as { turnRunning: boolean }).turnRunning).toBe(false);
+});
+
+test('steer puts a message into the running turn, which the model sees before its next call', async () => {
+  harness = await startHarness({
+    responses: [
+      [
+        { type: 'text', text: 'Working' },
+        { type: 'delay', ms: 300 },
+      ],
+      [{ type: 'text', text: 'Steered answer' }],
+    ],
+  });
+  const sessionId = await createSession(harness);
+  const response = await harness.request(`/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    json: { content: 'Start' },
+  });
+  const stream = readSse(response);
+  const first = (await stream.next()).value;
+  expect(first?.event).toBe('text_delta');
+  const steer = await harness.request(`/sessions/${sessionId}/steer`, {
+    method: 'POST',
+    json: { content: 'Use French' },
+  });
+  expect(steer.status).toBe(202);
+  expect(((await steer.json()) as { turnId: string }).turnId).toBe(first?.data.turnId);
+  const rest: string[] = [];
+  for await (const message of stream) rest.push(message.event ?? '');
+  expect(rest).toContain('steered');
+  expect(rest.at(-1)).toBe('turn_complete');
+  expect(JSON.stringify(harness.provider.requests[1]?.messages)).toContain('Use French');
+});
+
+test('a session closed while idle is resumed on demand and its sequence goes on', async () => {
+  harness = await startHarness({
+    limits: { idleSessionMs: 50 },
+    responses: [[{ type: 'text', text: 'one' }], [{ type: 'text', text: 'two' }]],
+  });
+  const sessionId = await createSession(harness);
+  const first = await readUntil(
+    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'a' } }),
+    isTurnEnd,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const idle = (await (await harness.request(`/sessions/${sessionId}`)).json()) as { active: boolean };
+  expect(idle.active).toBe(false);
+  const second = await readUntil(
+    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'b' } }),
+    isTurnEnd,
+  );
+  expect(Number(second[0]?.id)).toBe(Number(first.at(-1)?.id) + 1);
+  expect(JSON.stringify(harness.provider.requests[1]?.messages)).toContain('one');
+});
+
+test('with every slot of the agent taken, an idle session is closed to make room, and resumes later', async () => {
+  harness = await startHarness({
+    maxActiveSessions: 1,
+    responses: [
+      [{ type: 'text', text: 'first' }],
+      [{ type: 'text', text: 'second' }],
+      [{ type: 'text', text: 'third' }],
+    ],
+  });
+  const one = await createSession(harness);
+  await readUntil(
+    await harness.request(`/sessions/${one}/messages`, { method: 'POST', json: { content: 'a' } }),
+    isTurnEnd,
+  );
+  const two = await createSession(harness);
+  await readUntil(
+    await harness.request(`/sessions/${two}/messages`, { method: 'POST', json: { content: 'b' } }),
+    isTurnEnd,
+  );
+  const again = await readUntil(
+    await harness.request(`/sessions/${one}/messages`, { method: 'POST', json: { content: 'c' } }),
+    isTurnEnd,
+  );
+  expect(again.at(-1)?.event).toBe('turn_complete');
+  expect(JSON.stringify(harness.provider.requests[2]?.messages)).toContain('first');
+  expect(JSON.stringify(harness.provider.requests[2]?.messages)).not.toContain('second');
+});
+
+test('a second session while the only slot runs a turn is 409 SESSION_BUSY', async () => {
+  harness = await startHarness({ maxActiveSessions: 1, responses: [[{ type: 'hang' }]] });
+  const one = await createSession(harness);
+  const running = await harness.request(`/sessions/${one}/messages`, {
+    method: 'POST',
+    json: { content: 'a' },
+  });
+  const stream = readSse(running);
+  const busy = await harness.request('/sessions', { method: 'POST', json: {} });
+  expect(busy.status).toBe(409);
+  expect(((await busy.json()) as { error: { code: string } }).error.code).toBe('SESSION_BUSY');
+  await harness.request(`/sessions/${one}/cancel`, { method: 'POST' });
+  for await (const _message of stream) {
+    // drained to the turn's end
+  }
+});
+
+test('the events of a session idle past the retention are dropped, and its numbering goes on', async () => {
+  harness = await startHarness({
+    limits: { idleSessionMs: 30, journalRetentionMs: 30 },
+    responses: [[{ type: 'text', text: 'one' }], [{ type: 'text', text: 'two' }]],
+  });
+  const sessionId = await createSession(harness);
+  const first = await readUntil(
+    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'a' } }),
+    isTurnEnd,
+  );
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const second = await readUntil(
+    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'b' } }),
+    isTurnEnd,
+  );
+  expect(Number(second[0]?.id)).toBe(Number(first.at(-1)?.id) + 1);
+  // A tail from 0 now starts at the second turn: the first one's events were dropped from memory.
+  const tail = await readUntil(await harness.request(`/sessions/${sessionId}/events?after=0`), isTurnEnd);
+  expect(tail.map((message) => message.id)).toEqual(second.map((message) => message.id));
+});
+
+test('a follow-up queued during a turn starts the next turn when it ends, and a tail shows both', async () => {
+  harness = await startHarness({
+    responses: [
+      [
+        { type: 'text', text: 'first' },
+        { type: 'delay', ms: 200 },
+      ],
+      [{ type: 'text', text: 'follow-up answer' }],
+    ],
+  });
+  const sessionId = await createSession(harness);
+  const response = await harness.request(`/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    json: { content: 'Start' },
+  });
+  const stream = readSse(response);
+  expect((await stream.next()).value?.event).toBe('text_delta');
+  const queued = await harness.request(`/sessions/${sessionId}/follow-up`, {
+    method: 'POST',
+    json: { content: 'And then?' },
+  });
+  expect(queued.status).toBe(202);
+  expect(await queued.json()).toEqual({ queued: true });
+  for await (const _message of stream) {
+    // the first turn, to its end
+  }
+  const tail = await harness.request(`/sessions/${sessionId}/events?after=0`);
+  const ends: string[] = [];
+  const turnIds = new Set<string>();
+  for await (const message of readSse(tail)) {
+    turnIds.add(message.data.turnId);
+    if (isTurnEnd(message)) ends.push(message.event ?? '');
+    if (ends.length === 2) break;
+  }
+  expect(ends).toEqual(['turn_complete', 'turn_complete']);
+  expect(turnIds.size).toBe(2);
+  expect(JSON.stringify(harness.provider.requests[1]?.messages)).toContain('And then?');
+});
+
+test('the server is a hono app: app.request answers without a listener', async () => {
+  const { createServer } = await import('../src/index.js');
+  const { AgentBuilder, InMemorySessionStorage } = await import('@youyou/agent');
+  const { ScriptedModelProvider } = await import('@youyou/agent/testing');
+  const agent = await new AgentBuilder({ defaultModel: 'scripted-model' })
+    .registerModelProvider(new ScriptedModelProvider({ responses: [] }))
+    .registerSessionStorage(new InMemorySessionStorage())
+    .build();
+  const server = createServer({
+    agent,
+    auth: { verify: (token) => (token === 'in-process-token' ? 'solo' : null) },
+  });
+  const created = await server.request('/sessions', {
+    method: 'POST',
+    headers: { authorization: 'Bearer in-process-token' },
+  });
+  expect(created.status).toBe(201);
+  expect((await server.request('/sessions', { headers: { authorization: 'Bearer other' } })).status).toBe(
+    401,
+  );
+  // An auth option that maps no token, or a token to a bad tenant, is refused when the server is made.
+  expect(() => createServer({ agent, auth: { tokens: {} } })).toThrow(TypeError);
+  expect(() => createServer({ agent, auth: { tokens: { 'some-token': 'bad tenant' } } })).toThrow(TypeError);
+  await server.close();
+  await agent.shutdown();
+});
+
+test('a Last-Event-ID this server never issued (a previous process) replays every event it holds', async () => {
+  harness = await startHarness({ responses: [[{ type: 'text', text: 'kept' }]] });
+  const sessionId = await createSession(harness);
+  const turn = await readUntil(
+    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'a' } }),
+    isTurnEnd,
+  );
+  const tail = await readUntil(
+    await harness.request(`/sessions/${sessionId}/events`, { headers: { 'last-event-id': '999' } }),
+    isTurnEnd,
+  );
+  expect(tail.map((message) => message.id)).toEqual(turn.map((message) => message.id));
+});
