@@ -1,5 +1,6 @@
 // A sub-agent as a tool: the main session delegates a question to a researcher with its own prompt and tools,
-// and the researcher's events arrive wrapped in `subagent` events. Runs on the scripted model provider.
+// and the researcher's events arrive wrapped in `subagent` events. The researcher answers with structured
+// output (`output`), so the tool result is JSON valid against its schema. Runs on the scripted model provider.
 // Run it with `npm run build -w @youyou/agent && node examples/subagent.mjs`.
 import { AgentBuilder, agentTool, InMemorySessionStorage, subagentLinksOf } from '@youyou/agent';
 import { ScriptedModelProvider } from '@youyou/agent/testing';
@@ -9,10 +10,10 @@ const provider = new ScriptedModelProvider({
   responses: [
     // The main agent's first answer: delegate.
     [{ type: 'tool_call', toolName: 'researcher', arguments: { task: 'How long is the Douro river?' } }],
-    // The researcher looks it up, then answers.
+    // The researcher looks it up, then answers with JSON valid against its output schema.
     [{ type: 'tool_call', toolName: 'encyclopedia', arguments: { topic: 'Douro' } }],
     [
-      { type: 'text', text: 'The Douro is 897 km long.' },
+      { type: 'json', value: { river: 'Douro', lengthKm: 897 } },
       { type: 'usage', usage: { inputTokens: 210, outputTokens: 9 } },
     ],
     // The main agent answers with what the researcher found.
@@ -37,9 +38,18 @@ const agent = await new AgentBuilder({ defaultModel: 'scripted-model' })
   .registerTool(
     agentTool({
       name: 'researcher',
-      description: 'Researches a factual question and answers in one sentence.',
-      instructions: 'You research facts with the encyclopedia and answer in one sentence.',
+      description: 'Researches the length of a river.',
+      instructions: 'You research facts with the encyclopedia.',
       tools: ['encyclopedia'],
+      output: {
+        name: 'river_length',
+        schema: {
+          type: 'object',
+          properties: { river: { type: 'string' }, lengthKm: { type: 'number' } },
+          required: ['river', 'lengthKm'],
+          additionalProperties: false,
+        },
+      },
     }),
   )
   .registerSessionStorage(storage)
@@ -55,7 +65,8 @@ for await (const event of await session.sendMessage('How long is the Douro?')) {
     payload = payload.event;
     indent += '  ';
   }
-  const detail = payload.type === 'text_delta' ? ` ${JSON.stringify(payload.text)}` : '';
+  let detail = payload.type === 'text_delta' ? ` ${JSON.stringify(payload.text)}` : '';
+  if (payload.type === 'tool_call_end') detail = ` ${payload.output.content}`;
   console.log(`${indent}${payload.type}${detail}`);
 }
 const links = subagentLinksOf(await storage.loadSession(session.id));

@@ -36,41 +36,54 @@ export type OutputVerdict = { ok: true; value: unknown } | { ok: false; errors: 
 const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const DEFAULT_NAME = 'output';
 
-function invalidInput(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_INPUT', message });
-}
-
 /**
  * Checks `sendMessage`'s options and compiles the output schema; undefined when no output is asked for.
  * Throws INVALID_INPUT for anything malformed, so a bad schema fails the call, not the turn.
  */
 export function planStructuredOutput(options: unknown): StructuredOutputPlan | undefined {
   if (options === undefined) return undefined;
-  if (!isPlainObject(options)) throw invalidInput('sendMessage options must be an object, e.g. { output }');
-  const output = options.output;
-  if (output === undefined) return undefined;
-  if (!isPlainObject(output)) {
-    throw invalidInput('sendMessage options.output must be an object { schema, name?, description? }');
-  }
-  const { schema, name, description } = output;
-  if (!isPlainObject(schema) || schema.type !== 'object') {
-    throw invalidInput("options.output.schema must be a JSON Schema object whose root has type 'object'");
-  }
-  if (name !== undefined && (typeof name !== 'string' || !NAME_PATTERN.test(name))) {
-    throw invalidInput('options.output.name must be 1–64 characters of letters, digits, _ or -');
-  }
-  if (description !== undefined && typeof description !== 'string') {
-    throw invalidInput('options.output.description must be a string');
-  }
-  let check: SchemaCheck;
-  try {
-    check = new SchemaCompiler().compile(schema, 'output');
-  } catch (error) {
+  if (!isPlainObject(options)) {
     throw new AgentError({
       code: 'INVALID_INPUT',
-      message: `options.output.schema does not compile: ${describeError(error)}`,
-      cause: error,
+      message: 'sendMessage options must be an object, e.g. { output }',
     });
+  }
+  const output = options.output;
+  if (output === undefined) return undefined;
+  return compileOutput(output, { label: 'sendMessage options.output', code: 'INVALID_INPUT' });
+}
+
+/**
+ * Checks one `{ schema, name?, description? }` and compiles its schema into a plan. `label` names it in
+ * the messages and `code` is the error thrown for anything malformed: INVALID_INPUT for a call's options,
+ * INVALID_CONFIG for a tool made once and used many times (`agentTool`). The schema is copied first, so a
+ * caller changing its object later changes neither the check nor what the model is asked for.
+ */
+export function compileOutput(
+  output: unknown,
+  where: { label: string; code: 'INVALID_INPUT' | 'INVALID_CONFIG' },
+): StructuredOutputPlan {
+  const { label, code } = where;
+  const fail = (message: string, cause?: unknown): AgentError =>
+    new AgentError(cause === undefined ? { code, message } : { code, message, cause });
+  if (!isPlainObject(output)) throw fail(`${label} must be an object { schema, name?, description? }`);
+  const { name, description } = output;
+  if (!isPlainObject(output.schema) || output.schema.type !== 'object') {
+    throw fail(`${label}.schema must be a JSON Schema object whose root has type 'object'`);
+  }
+  if (name !== undefined && (typeof name !== 'string' || !NAME_PATTERN.test(name))) {
+    throw fail(`${label}.name must be 1–64 characters of letters, digits, _ or -`);
+  }
+  if (description !== undefined && typeof description !== 'string') {
+    throw fail(`${label}.description must be a string`);
+  }
+  let schema: JsonSchema;
+  let check: SchemaCheck;
+  try {
+    schema = structuredClone(output.schema) as JsonSchema;
+    check = new SchemaCompiler().compile(schema, 'output');
+  } catch (error) {
+    throw fail(`${label}.schema does not compile: ${describeError(error)}`, error);
   }
   const format: ResponseFormat = { type: 'json_schema', name: name ?? DEFAULT_NAME, schema, strict: true };
   if (description !== undefined) format.description = description;

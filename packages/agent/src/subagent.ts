@@ -1,6 +1,7 @@
 /**
  * Sub-agents: a tool that runs a child session on the same agent, with its own instructions and context and
- * a subset of the tools, and answers with the child's final text (issue 16). The child takes no
+ * a subset of the tools, and answers with the child's final text, or with its structured output as JSON text
+ * when the tool asks for one (issue 16). The child takes no
  * active-session slot; its events reach the caller's stream wrapped in `subagent` events; the caller's
  * cancellation (the tool's signal) cancels it; its log is saved and linked to the caller's.
  */
@@ -12,6 +13,12 @@ import type { AgentEventPayload } from './event.js';
 import type { ToolHandler, ToolInput, ToolOutput } from './ports/tool.js';
 import { type AgentRuntime, newSessionState, type RoutedModel, type SessionState } from './session-state.js';
 import { SkillManager } from './skill.js';
+import {
+  compileOutput,
+  OutputInvalidError,
+  type OutputOptions,
+  type StructuredOutputPlan,
+} from './structured-output.js';
 import type { SubagentLink, SubagentParent } from './subagent-links.js';
 import { runTurn } from './turn.js';
 import type { SessionConfig } from './types.js';
@@ -29,15 +36,26 @@ export interface AgentToolOptions {
   model?: string;
   /** Names of the registered tools the child may call; default: none. */
   tools?: string[];
+  /**
+   * Makes the child's final answer structured output (a repair round included, as for `sendMessage`): the
+   * tool result is then the parsed value as JSON text. Checked and compiled when the tool is made.
+   */
+  output?: OutputOptions;
   /** The child turn's tool-call limit; default: the agent's maxToolCallsPerTurn. */
   maxToolCalls?: number;
+}
+
+/** The options as kept by the tool, with the output schema compiled once. */
+interface AgentToolSpec extends AgentToolOptions {
+  /** The compiled `output`, when one is asked for. */
+  plan?: StructuredOutputPlan;
 }
 
 const AGENT_TOOL = Symbol('youyou.agentTool');
 
 /** A ToolHandler made by `agentTool`, before `build()` binds it to its agent. */
 interface UnboundAgentTool extends ToolHandler {
-  readonly [AGENT_TOOL]: Readonly<AgentToolOptions>;
+  readonly [AGENT_TOOL]: Readonly<AgentToolSpec>;
 }
 
 const PARAMETERS = {
@@ -55,14 +73,16 @@ function invalid(message: string): AgentError {
 
 /**
  * A tool that runs a sub-agent: register it with `AgentBuilder.registerTool`. The model calls it with
- * `{ task }`; the answer is the child's final text. Throws INVALID_CONFIG for bad options; `build()` checks
+ * `{ task }`; the answer is the child's final text, or its structured output as JSON text. Throws INVALID_CONFIG for bad options; `build()` checks
  * that `model` and `tools` name a registered model and tools.
  */
 export function agentTool(options: AgentToolOptions): ToolHandler {
   if (typeof options !== 'object' || options === null) {
-    throw invalid('agentTool takes { name, description, instructions, model?, tools?, maxToolCalls? }');
+    throw invalid(
+      'agentTool takes { name, description, instructions, model?, tools?, output?, maxToolCalls? }',
+    );
   }
-  const { name, description, instructions, model, tools, maxToolCalls } = options;
+  const { name, description, instructions, model, tools, output, maxToolCalls } = options;
   if (typeof description !== 'string') throw invalid(`agentTool '${String(name)}' needs a description`);
   if (typeof instructions !== 'string' || instructions.trim() === '') {
     throw invalid(`agentTool '${String(name)}' needs instructions (the sub-agent's system prompt)`);
@@ -79,10 +99,23 @@ export function agentTool(options: AgentToolOptions): ToolHandler {
   ) {
     throw invalid(`agentTool '${String(name)}': maxToolCalls must be a positive integer or left out`);
   }
-  const frozen: AgentToolOptions = { name, description, instructions };
+  // A bad schema fails here, where the tool is made, not in the middle of some later turn.
+  const plan =
+    output === undefined
+      ? undefined
+      : compileOutput(output, { label: `agentTool '${String(name)}': output`, code: 'INVALID_CONFIG' });
+  const frozen: AgentToolSpec = { name, description, instructions };
   if (model !== undefined) frozen.model = model;
   if (tools !== undefined) frozen.tools = [...tools];
   if (maxToolCalls !== undefined) frozen.maxToolCalls = maxToolCalls;
+  if (plan !== undefined) {
+    const { name: formatName, description: formatDescription, schema } = plan.format;
+    frozen.output =
+      formatDescription === undefined
+        ? { schema, name: formatName }
+        : { schema, name: formatName, description: formatDescription };
+    frozen.plan = plan;
+  }
   const unbound: UnboundAgentTool = {
     name,
     description,
@@ -99,7 +132,7 @@ export function agentTool(options: AgentToolOptions): ToolHandler {
   return unbound;
 }
 
-function optionsOf(tool: ToolHandler): Readonly<AgentToolOptions> | undefined {
+function optionsOf(tool: ToolHandler): Readonly<AgentToolSpec> | undefined {
   return (tool as Partial<UnboundAgentTool>)[AGENT_TOOL];
 }
 
@@ -163,7 +196,7 @@ interface ChildRuntime {
   model: RoutedModel | undefined;
 }
 
-function childRuntime(runtime: AgentRuntime, spec: Readonly<AgentToolOptions>): ChildRuntime {
+function childRuntime(runtime: AgentRuntime, spec: Readonly<AgentToolSpec>): ChildRuntime {
   const config: ResolvedConfig = {
     ...runtime.config,
     systemInstructions: Object.freeze([spec.instructions]),
@@ -189,7 +222,7 @@ function childRuntime(runtime: AgentRuntime, spec: Readonly<AgentToolOptions>): 
 async function runSubagent(options: {
   runtime: AgentRuntime;
   child: ChildRuntime;
-  spec: Readonly<AgentToolOptions>;
+  spec: Readonly<AgentToolSpec>;
   input: ToolInput;
 }): Promise<ToolOutput> {
   const { runtime, child, spec, input } = options;
@@ -234,8 +267,12 @@ async function runSubagent(options: {
     state.log.append({ type: 'metadata', key: 'parent', value: link }),
   ]).catch(() => undefined);
   const errors: string[] = [];
+  let outputInvalid: OutputInvalidError | undefined;
   const emit = (payload: AgentEventPayload): void => {
-    if (payload.type === 'error') errors.push(payload.error.message);
+    if (payload.type === 'error') {
+      if (payload.error instanceof OutputInvalidError) outputInvalid = payload.error;
+      else errors.push(payload.error.message);
+    }
     const terminal = payload.type === 'turn_complete' || payload.type === 'turn_cancelled';
     if (terminal) addTotals(parent.subagentUsage, usage);
     parent.emit(
@@ -258,9 +295,9 @@ async function runSubagent(options: {
     log: state.log,
     model: baseModel,
   });
-  let status: Awaited<ReturnType<typeof runTurn>>['status'];
+  let ended: Awaited<ReturnType<typeof runTurn>>;
   try {
-    ({ status } = await runTurn({
+    ended = await runTurn({
       runtime: child.runtime,
       session: state,
       input: { content: [{ type: 'text', text: task }] },
@@ -268,13 +305,36 @@ async function runSubagent(options: {
       signal: input.signal,
       emit,
       usageTotals: usage,
-    }));
+      ...(spec.plan === undefined ? {} : { output: spec.plan }),
+    });
   } finally {
     runtime.turns.close(turnId);
     await state.log.flush().catch(() => undefined);
   }
+  const { status } = ended;
   if (status === 'cancelled') {
     return { content: 'The sub-agent was cancelled before it finished.', isError: true };
+  }
+  if (outputInvalid !== undefined) {
+    return {
+      content: [
+        `The sub-agent's final answer is not valid against its output schema, even after one repair round: ${outputInvalid.validationErrors.join('; ')}`,
+        'Its last answer was:',
+        outputInvalid.rawText,
+      ].join('\n'),
+      isError: true,
+    };
+  }
+  // Structured output: a valid answer is the result whatever else the child reported (that reached the
+  // caller's stream already); a turn that ended without one (its tool-call limit reached) has none to give.
+  if (spec.plan !== undefined && status === 'completed') {
+    if ('output' in ended) return { content: JSON.stringify(ended.output), isError: false };
+    const reasons = errors.length > 0 ? ` (${errors.join('; ')})` : '';
+    const answer = finalText(state);
+    return {
+      content: `The sub-agent ended without a structured answer${reasons}${answer === '' ? '.' : `; its last text was:\n${answer}`}`,
+      isError: true,
+    };
   }
   if (status === 'failed' || errors.length > 0) {
     const answer = finalText(state);
