@@ -206,6 +206,7 @@ class ObservedCall {
   #listening = false;
   #stopReason: Extract<ChatEvent, { type: 'done' }>['stopReason'] | undefined;
   #usage: TokenUsage | undefined;
+  #responseModel: string | undefined;
   #outputText = '';
   #toolCalls: { callId: string; toolName: string; arguments: string }[] = [];
 
@@ -319,6 +320,7 @@ class ObservedCall {
         break;
       case 'done':
         this.#stopReason = event.stopReason;
+        this.#responseModel = event.responseModel;
         break;
       default:
         break;
@@ -347,6 +349,7 @@ class ObservedCall {
       outcome,
       ...(this.#stopReason === undefined ? {} : { stopReason: this.#stopReason }),
       ...(this.#usage === undefined ? {} : { usage: this.#usage }),
+      ...(this.#responseModel === undefined ? {} : { responseModel: this.#responseModel }),
       ...(error === undefined ? {} : { error }),
       outputText: this.#outputText,
       toolCalls: this.#toolCalls,

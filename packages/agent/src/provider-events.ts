@@ -57,7 +57,13 @@ export class ChatEventChecker {
         if (typeof stopReason !== 'string' || !STOP_REASONS.includes(stopReason)) {
           throw this.#field(type, 'stopReason', stopReason, `one of ${STOP_REASONS.join(', ')}`);
         }
-        return { type, stopReason: stopReason as StopReason };
+        const responseModel = event.responseModel;
+        if (responseModel === undefined) return { type, stopReason: stopReason as StopReason };
+        return {
+          type,
+          stopReason: stopReason as StopReason,
+          responseModel: this.#text(type, 'responseModel', responseModel),
+        };
       }
       default:
         throw this.#error(

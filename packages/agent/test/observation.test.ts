@@ -97,7 +97,7 @@ describe('PluginContext.observe', () => {
           { type: 'text', text: 'Hel' },
           { type: 'text', text: 'lo' },
           { type: 'usage', usage: { inputTokens: 20, outputTokens: 2 } },
-          { type: 'done', stopReason: 'end_turn' },
+          { type: 'done', stopReason: 'end_turn', responseModel: 'scripted-model-2026-01-01' },
         ],
       ],
     });
@@ -132,7 +132,14 @@ describe('PluginContext.observe', () => {
       usage: { inputTokens: 11, outputTokens: 3, cachedInputTokens: 4 },
       toolCalls: [{ callId: 'c1', toolName: 'echo', arguments: '{}' }],
     });
-    expect(ends[1]).toMatchObject({ outcome: 'completed', stopReason: 'end_turn', outputText: 'Hello' });
+    expect(ends[1]).toMatchObject({
+      outcome: 'completed',
+      stopReason: 'end_turn',
+      responseModel: 'scripted-model-2026-01-01',
+      outputText: 'Hello',
+    });
+    // A call whose provider did not say which model answered carries no responseModel.
+    expect(ends[0]).not.toHaveProperty('responseModel');
     const starts = seen.filter((observation) => observation.type === 'model_call_start');
     expect(starts.map((observation) => observation.callId)).toEqual(
       ends.map((observation) => observation.callId),

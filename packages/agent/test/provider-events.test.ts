@@ -123,6 +123,11 @@ describe('ill-typed deltas and signatures are a PROVIDER_ERROR; nothing ill-type
     ],
     ['usage as a string', 'usage', { type: 'usage', usage: '12 tokens' }],
     ['done with an unknown stop reason', 'stopReason', { type: 'done', stopReason: 42 }],
+    [
+      'done with a responseModel that is not a string',
+      'responseModel',
+      { type: 'done', stopReason: 'end_turn', responseModel: { id: 'gpt' } },
+    ],
     ['an unknown event type', 'thinking', { type: 'thinking', text: 'hm' }],
     ['an event without a type', 'type', { text: 'hello' }],
     ['null as an event', 'null', null],
@@ -184,7 +189,7 @@ describe('ill-typed deltas and signatures are a PROVIDER_ERROR; nothing ill-type
       { type: 'text_delta', text: '' },
       { type: 'text_delta', text: 'answer' },
       { type: 'usage', usage: { inputTokens: 3, outputTokens: 2, cachedInputTokens: 1 } },
-      { type: 'done', stopReason: 'end_turn' },
+      { type: 'done', stopReason: 'end_turn', responseModel: 'model-2026-01-01' },
     ]);
     expect(good.errors).toEqual([]);
     expect(good.saved.at(-1)?.payload).toEqual({

@@ -32,6 +32,8 @@ export class StreamMapper {
   private readonly toolInputs = new Map<string, StreamedToolInput>();
   private readonly completedCalls = new Set<string>();
   private finished = false;
+  /** The `modelId` of the last `response-metadata` part: the model that answered. */
+  private responseModel: string | undefined;
 
   /** The events one part produces, or the error an `error` part carries. */
   map(part: StreamPart): ChatEvent[] | { error: unknown } {
@@ -75,13 +77,19 @@ export class StreamMapper {
         const events = this.fallbackToolCalls();
         const usage = toUsage(part.usage);
         if (usage !== undefined) events.push({ type: 'usage', usage });
-        events.push({ type: 'done', stopReason: toStopReason(part.finishReason) });
+        events.push(this.done(toStopReason(part.finishReason)));
         return events;
+      }
+      case 'response-metadata': {
+        // A provider may leave it out or, behind a loose adapter, send junk.
+        const modelId: unknown = part.modelId;
+        if (typeof modelId === 'string' && modelId !== '') this.responseModel = modelId;
+        return [];
       }
       case 'error':
         return { error: part.error };
       default:
-        // text-start/end, tool-input-end, stream-start, response-metadata, raw, sources, files,
+        // text-start/end, tool-input-end, stream-start, raw, sources, files,
         // provider-executed tool results and approval requests carry nothing a ChatEvent holds.
         return [];
     }
@@ -91,8 +99,15 @@ export class StreamMapper {
   end(): ChatEvent[] {
     if (this.finished) return [];
     const events = this.fallbackToolCalls();
-    events.push({ type: 'done', stopReason: events.length > 0 ? 'tool_use' : 'other' });
+    events.push(this.done(events.length > 0 ? 'tool_use' : 'other'));
     return events;
+  }
+
+  private done(stopReason: StopReason): ChatEvent {
+    const responseModel = this.responseModel;
+    return responseModel === undefined
+      ? { type: 'done', stopReason }
+      : { type: 'done', stopReason, responseModel };
   }
 
   private noteSignature(id: string, metadata: Record<string, unknown> | undefined): void {

@@ -37,7 +37,7 @@ describe('usage and stop reasons', () => {
           reasoningTokens: 20,
         },
       },
-      { type: 'done', stopReason: 'end_turn' },
+      { type: 'done', stopReason: 'end_turn', responseModel: MODEL_ID },
     ]);
   });
 
@@ -63,10 +63,24 @@ describe('usage and stop reasons', () => {
     expect(events.at(-1)).toEqual({ type: 'done', stopReason });
   });
 
+  test('the last response-metadata modelId is the responseModel; an ill-typed one is dropped', async () => {
+    const named = await eventsFor([
+      { type: 'response-metadata', id: 'r', modelId: 'first' },
+      { type: 'response-metadata', id: 'r', modelId: 'mock-model-v2' },
+      finish('stop', {}),
+    ]);
+    expect(named).toEqual([{ type: 'done', stopReason: 'end_turn', responseModel: 'mock-model-v2' }]);
+    const junk = await eventsFor([
+      { type: 'response-metadata', id: 'r', modelId: 42 as unknown as string },
+      finish('stop', {}),
+    ]);
+    expect(junk).toEqual([{ type: 'done', stopReason: 'end_turn' }]);
+  });
+
   test('a stream that closes without a finish part still ends with done', async () => {
     expect(await eventsFor(textParts('ok'))).toEqual([
       { type: 'text_delta', text: 'ok' },
-      { type: 'done', stopReason: 'other' },
+      { type: 'done', stopReason: 'other', responseModel: MODEL_ID },
     ]);
   });
 });
@@ -100,7 +114,7 @@ describe('tool calls and reasoning in the stream', () => {
     ]);
     expect(events).toEqual([
       { type: 'text_delta', text: 'nothing found' },
-      { type: 'done', stopReason: 'end_turn' },
+      { type: 'done', stopReason: 'end_turn', responseModel: MODEL_ID },
     ]);
   });
 

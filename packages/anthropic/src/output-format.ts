@@ -108,7 +108,7 @@ export async function* answerFromOutputTool(
       otherCalls += 1;
     }
     if (event.type === 'done' && event.stopReason === 'tool_use' && otherCalls === 0) {
-      yield { type: 'done', stopReason: 'end_turn' };
+      yield { ...event, stopReason: 'end_turn' };
       continue;
     }
     yield event;

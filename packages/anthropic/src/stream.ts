@@ -85,6 +85,7 @@ export async function* assembleChatEvents(options: {
   const blocks = new Map<number, OpenBlock>();
   const counts: UsageCounts = { input: 0, output: 0, cacheRead: null, cacheCreation: null, thinking: null };
   let stopReason: Anthropic.StopReason | null = null;
+  let responseModel: string | undefined;
   for await (const event of options.events) {
     switch (event.type) {
       case 'message_start': {
@@ -93,6 +94,9 @@ export async function* assembleChatEvents(options: {
         counts.output = usage.output_tokens;
         counts.cacheRead = usage.cache_read_input_tokens ?? null;
         counts.cacheCreation = usage.cache_creation_input_tokens ?? null;
+        // The model that answered; a compatible server may leave it out or send junk.
+        const model: unknown = event.message.model;
+        if (typeof model === 'string' && model !== '') responseModel = model;
         break;
       }
       case 'content_block_start': {
@@ -146,7 +150,9 @@ export async function* assembleChatEvents(options: {
       }
       case 'message_stop':
         yield { type: 'usage', usage: tokenUsage(counts) };
-        yield { type: 'done', stopReason: stopReasonOf(stopReason) };
+        yield responseModel === undefined
+          ? { type: 'done', stopReason: stopReasonOf(stopReason) }
+          : { type: 'done', stopReason: stopReasonOf(stopReason), responseModel };
         return;
     }
   }

@@ -54,10 +54,14 @@ describe('the stream assembly', () => {
           reasoningTokens: 7,
         },
       },
-      { type: 'done', stopReason: 'max_tokens' },
+      { type: 'done', stopReason: 'max_tokens', responseModel: 'claude-sonnet-5-5' },
     ]);
     const second = await drain(provider.chat(chatRequest(), signal()));
-    expect(second.events.at(-1)).toEqual({ type: 'done', stopReason: 'other' });
+    expect(second.events.at(-1)).toEqual({
+      type: 'done',
+      stopReason: 'other',
+      responseModel: 'claude-sonnet-5-5',
+    });
   });
 
   test('a tool call with no input is `{}`; each tool_use block is its own call', async () => {
@@ -77,7 +81,11 @@ describe('the stream assembly', () => {
       { type: 'tool_call', callId: 'toolu_1', toolName: 'now', arguments: '{}' },
       { type: 'tool_call', callId: 'toolu_2', toolName: 'now', arguments: '{}' },
     ]);
-    expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'tool_use' });
+    expect(events.at(-1)).toEqual({
+      type: 'done',
+      stopReason: 'tool_use',
+      responseModel: 'claude-sonnet-5-5',
+    });
   });
 
   test('a stream that ends before message_stop is a retryable PROVIDER_ERROR', async () => {

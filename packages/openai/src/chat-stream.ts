@@ -97,6 +97,7 @@ export async function* chatEvents(options: {
   const tools = new ToolCallAssembler();
   let finishReason: string | undefined;
   let usage: TokenUsage | undefined;
+  let responseModel: string | undefined;
   const iterator = options.chunks[Symbol.asyncIterator]();
   try {
     while (true) {
@@ -109,6 +110,9 @@ export async function* chatEvents(options: {
       if (step.done) break;
       const chunk = step.value;
       if (chunk.usage) usage = chatUsage(chunk.usage);
+      // Every chunk names the model that answered; a compatible server may leave it out or send junk.
+      const model: unknown = chunk.model;
+      if (typeof model === 'string' && model !== '') responseModel = model;
       const choice = chunk.choices?.find((candidate) => candidate.index === 0) ?? chunk.choices?.[0];
       if (choice === undefined) continue;
       const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & ReasoningDelta;
@@ -138,5 +142,8 @@ export async function* chatEvents(options: {
     };
   }
   if (usage !== undefined) yield { type: 'usage', usage };
-  yield { type: 'done', stopReason: stopReasonOf(finishReason, tools.calls.length > 0) };
+  const stopReason = stopReasonOf(finishReason, tools.calls.length > 0);
+  yield responseModel === undefined
+    ? { type: 'done', stopReason }
+    : { type: 'done', stopReason, responseModel };
 }

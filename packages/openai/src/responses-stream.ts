@@ -43,6 +43,8 @@ class ResponseAssembly {
   /** `item_id:summary_index` of the last reasoning summary delta, to put a blank line between parts. */
   lastSummaryPart: { itemId: string; index: number } | undefined;
   finished: Response | undefined;
+  /** The `model` of the latest response event that carried one: the model that answered. */
+  responseModel: string | undefined;
 
   callOf(itemId: string): PartialCall {
     let call = this.calls.get(itemId);
@@ -134,6 +136,17 @@ function* translate(options: {
 }
 
 /**
+ * Notes the answering model from the events that carry the whole response (`response.created`,
+ * `response.in_progress`, `response.completed`, ...); a compatible server may leave it out or send junk.
+ */
+function noteResponseModel(state: ResponseAssembly, event: ResponseStreamEvent): void {
+  const response: unknown = (event as { response?: unknown }).response;
+  if (typeof response !== 'object' || response === null) return;
+  const model: unknown = (response as { model?: unknown }).model;
+  if (typeof model === 'string' && model !== '') state.responseModel = model;
+}
+
+/**
  * Turns a Responses event stream into ChatEvents: text and reasoning-summary deltas as they come, each
  * tool call when its item is done, each reasoning item's encrypted content as a `reasoning_signature`,
  * then `usage` and `done`. A stream that ends before `response.completed` was cut off (retryable).
@@ -157,6 +170,7 @@ export async function* responsesEvents(options: {
       if (step.done) break;
       // Whatever follows the final event is read (so the connection can be reused) and ignored.
       if (state.finished !== undefined) continue;
+      noteResponseModel(state, step.value);
       for (const event of translate({ event: step.value, state, errorContext: options.errorContext })) {
         if (event.type === 'tool_call') sawToolCall = true;
         yield event;
@@ -176,5 +190,9 @@ export async function* responsesEvents(options: {
     yield { type: 'tool_call', callId: call.callId, toolName: call.name, arguments: call.arguments };
   }
   if (response.usage) yield { type: 'usage', usage: responsesUsage(response.usage) };
-  yield { type: 'done', stopReason: stopReasonOf(response, sawToolCall) };
+  const stopReason = stopReasonOf(response, sawToolCall);
+  const responseModel = state.responseModel;
+  yield responseModel === undefined
+    ? { type: 'done', stopReason }
+    : { type: 'done', stopReason, responseModel };
 }

@@ -76,7 +76,7 @@ test('usage: inputTokens is the whole prompt, cached and reasoning tokens are re
       type: 'usage',
       usage: { inputTokens: 100, outputTokens: 30, cachedInputTokens: 40, reasoningTokens: 7 },
     },
-    { type: 'done', stopReason: 'end_turn' },
+    { type: 'done', stopReason: 'end_turn', responseModel: 'wire-model' },
   ]);
 });
 
@@ -90,7 +90,7 @@ test.each([
     [...chatTextChunks(['x']), ...chatFinish({ finishReason })],
     'gpt-4o',
   );
-  expect(events.at(-1)).toEqual({ type: 'done', stopReason });
+  expect(events.at(-1)).toEqual({ type: 'done', stopReason, responseModel: 'wire-model' });
 });
 
 test('a server that omits usage and sends the whole tool call in one chunk', async () => {
@@ -117,7 +117,7 @@ test('a server that omits usage and sends the whole tool call in one chunk', asy
   );
   expect(events).toEqual([
     { type: 'tool_call', callId: 'call_x', toolName: 'lookup', arguments: '{"q":"a"}' },
-    { type: 'done', stopReason: 'tool_use' },
+    { type: 'done', stopReason: 'tool_use', responseModel: 'wire-model' },
   ]);
 });
 
@@ -160,7 +160,7 @@ test('three parallel calls with arguments split over many chunks are assembled b
     { type: 'tool_call', callId: 'c1', toolName: 'lookup', arguments: '{"q":"1"}' },
     { type: 'tool_call', callId: 'c2', toolName: 'other', arguments: '' },
   ]);
-  expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'tool_use' });
+  expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'tool_use', responseModel: 'wire-model' });
 });
 
 test('reasoning under the `reasoning` field is a reasoning_delta too', async () => {

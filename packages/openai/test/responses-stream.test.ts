@@ -76,7 +76,7 @@ test('usage: inputTokens is the whole prompt, cached and reasoning tokens are re
       type: 'usage',
       usage: { inputTokens: 1000, outputTokens: 80, cachedInputTokens: 900, reasoningTokens: 64 },
     },
-    { type: 'done', stopReason: 'end_turn' },
+    { type: 'done', stopReason: 'end_turn', responseModel: 'wire-model' },
   ]);
 });
 
@@ -86,7 +86,7 @@ test('an incomplete response stopped by max_output_tokens ends with max_tokens',
     ...responsesText(['Trunc']),
     responsesCompleted({ incompleteReason: 'max_output_tokens' }),
   ]);
-  expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'max_tokens' });
+  expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'max_tokens', responseModel: 'wire-model' });
 });
 
 test('a reasoning item streams its summary; its encrypted content closes the block as a signature', async () => {
@@ -115,7 +115,7 @@ test('a reasoning item streams its summary; its encrypted content closes the blo
     { type: 'reasoning_delta', text: 'plain' },
     { type: 'tool_call', callId: 'call_9', toolName: 'lookup', arguments: '{"q":"z"}' },
     { type: 'usage', usage: { inputTokens: 20, outputTokens: 5, cachedInputTokens: 0, reasoningTokens: 0 } },
-    { type: 'done', stopReason: 'tool_use' },
+    { type: 'done', stopReason: 'tool_use', responseModel: 'wire-model' },
   ]);
 });
 
@@ -125,7 +125,7 @@ test('a function call whose item never reports done is still emitted once the re
   expect(events.filter((event) => event.type === 'tool_call')).toEqual([
     { type: 'tool_call', callId: 'call_z', toolName: 'lookup', arguments: '{"q":"w"}' },
   ]);
-  expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'tool_use' });
+  expect(events.at(-1)).toEqual({ type: 'done', stopReason: 'tool_use', responseModel: 'wire-model' });
 });
 
 test('response.failed is a PROVIDER_ERROR; a server error is retryable', async () => {

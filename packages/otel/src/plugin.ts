@@ -305,6 +305,11 @@ class GenAiTelemetry {
     span.setAttribute(ATTR.outcome, observation.outcome);
     if (observation.stopReason !== undefined)
       span.setAttribute(ATTR.responseFinishReasons, [observation.stopReason]);
+    if (observation.responseModel !== undefined) {
+      // The conventions put the answering model on the span and on both metrics alike.
+      span.setAttribute(ATTR.responseModel, observation.responseModel);
+      metricAttributes[ATTR.responseModel] = observation.responseModel;
+    }
     const usage = observation.usage;
     if (usage !== undefined) {
       span.setAttribute(ATTR.inputTokens, usage.inputTokens);

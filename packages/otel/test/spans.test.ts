@@ -36,7 +36,7 @@ async function scenario(captureContent: boolean): Promise<Traced & { hostSpanId:
         [
           { type: 'text', text: `final ${SECRET}` },
           { type: 'usage', usage: { inputTokens: 1000, outputTokens: 12 } },
-          { type: 'done', stopReason: 'end_turn' },
+          { type: 'done', stopReason: 'end_turn', responseModel: 'scripted-model-2026-01-01' },
         ],
         [{ type: 'text', text: 'partial' }, { type: 'hang' }],
       ],
@@ -136,7 +136,11 @@ describe('@youyou/otel spans', () => {
       'gen_ai.usage.input_tokens': 1000,
       'gen_ai.usage.output_tokens': 12,
       'gen_ai.response.finish_reasons': ['end_turn'],
+      'gen_ai.response.model': 'scripted-model-2026-01-01',
     });
+    // Only the call whose provider reported the answering model carries it.
+    expect(compaction?.attributes).not.toHaveProperty('gen_ai.response.model');
+    expect(first?.attributes).not.toHaveProperty('gen_ai.response.model');
 
     const tools = children.filter((span) => span.attributes['gen_ai.operation.name'] === 'execute_tool');
     expect(tools.map((span) => span.name).sort()).toEqual([
@@ -230,6 +234,11 @@ describe('@youyou/otel spans', () => {
     // The three calls that reported usage: compaction 700/5, first 900/30, second 1000/12.
     expect(sums.get('input')).toBe(2_600);
     expect(sums.get('output')).toBe(47);
+    // The answering model is a metric attribute too, on the one call whose provider reported it.
+    const byResponseModel = usage.dataPoints.filter(
+      (point) => point.attributes['gen_ai.response.model'] === 'scripted-model-2026-01-01',
+    );
+    expect(byResponseModel.map((point) => point.value.sum).sort()).toEqual([1_000, 12].sort());
     const duration = await histogram(metricReader, 'gen_ai.client.operation.duration');
     expect(duration.descriptor.unit).toBe('s');
     const count = duration.dataPoints.reduce((total, point) => total + point.value.count, 0);

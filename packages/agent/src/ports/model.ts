@@ -104,7 +104,12 @@ export type ChatEvent =
   /** A whole tool call; `arguments` is the complete raw JSON text. */
   | { type: 'tool_call'; callId: string; toolName: string; arguments: string }
   | { type: 'usage'; usage: TokenUsage }
-  | { type: 'done'; stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'other' };
+  /**
+   * The end of the answer. `responseModel` is the model that answered as the provider's API reports it (it
+   * may differ from the requested id: an alias resolved to a dated snapshot, a router's choice); unset when
+   * the API does not say.
+   */
+  | { type: 'done'; stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'other'; responseModel?: string };
 
 /**
  * A model backend. `chat` streams one answer; it signals failure by throwing an AgentError

@@ -121,6 +121,8 @@ export type Observation =
       stopReason?: Extract<ChatEvent, { type: 'done' }>['stopReason'];
       /** The last `usage` event of the stream, when it sent one. */
       usage?: TokenUsage;
+      /** The model that answered, as the provider reported it on `done` (`ChatEvent`); unset when it did not. */
+      responseModel?: string;
       /** Why the call failed (outcome `failed`). */
       error?: AgentError;
       /** The answer's text as streamed (holds model output). */

@@ -29,7 +29,8 @@ export type ScriptStep =
   | { type: 'delay'; ms: number }
   /** Yields nothing more until the request's signal aborts, then throws REQUEST_CANCELLED. */
   | { type: 'hang' }
-  | { type: 'done'; stopReason: StopReason };
+  /** Ends the answer; `responseModel` is sent as the model that answered, when given. */
+  | { type: 'done'; stopReason: StopReason; responseModel?: string };
 
 /** One scripted answer: its steps, or a function that picks them from the request (given a snapshot). */
 export type ScriptedResponse = readonly ScriptStep[] | ((request: ChatRequest) => readonly ScriptStep[]);
@@ -251,7 +252,9 @@ export class ScriptedModelProvider implements ModelProvider {
           break;
         case 'done':
           sawDone = true;
-          yield { type: 'done', stopReason: step.stopReason };
+          yield step.responseModel === undefined
+            ? { type: 'done', stopReason: step.stopReason }
+            : { type: 'done', stopReason: step.stopReason, responseModel: step.responseModel };
           break;
         default:
           throw new AgentError({
