@@ -99,7 +99,10 @@ export class InMemorySessionStorage implements SessionStorage {
   async loadSession(sessionId: string): Promise<SessionEvent[] | null> {
     checkSessionId(sessionId);
     const record = this.#sessions.get(sessionId);
-    return record === undefined ? null : copyOf(record.events, 'the session log');
+    if (record === undefined) return null;
+    // Each event was copied on its own when saved, so no object is shared between two of them: copying them one
+    // by one gives the same result as copying the whole log, without one walk remembering every object in it.
+    return record.events.map((event) => copyOf(event, 'the session log'));
   }
 
   /**
