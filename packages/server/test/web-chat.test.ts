@@ -171,6 +171,37 @@ test('an approval clicked in the page runs the tool', async () => {
   }
 }, 60_000);
 
+test('a denial clicked in the page keeps the tool from running and the turn goes on', async () => {
+  const ran: unknown[] = [];
+  const deploy: ToolHandler = {
+    name: 'deploy',
+    description: 'deploys',
+    parametersSchema: { type: 'object', properties: {} },
+    isMutating: true,
+    needsApproval: true,
+    execute: async (input) => {
+      ran.push(input.arguments);
+      return { content: 'deployed', isError: false };
+    },
+  };
+  server = await startChatServer([deploy]);
+  server.provider.enqueue(
+    [{ type: 'tool_call', toolName: 'deploy', arguments: {}, callId: 'call_d' }],
+    [{ type: 'text', text: 'Not deployed, as you wished.' }],
+  );
+  const page = await openChat(server, 'alice');
+  await send(page, 'Deploy');
+  const pending = page.locator('.pending[data-call-id="call_d"]');
+  await pending.locator('button.deny').click();
+  await page.locator('.assistant', { hasText: 'Not deployed, as you wished.' }).waitFor();
+  await expect(pending.textContent()).resolves.toContain('denied');
+  expect(await pending.locator('button').count()).toBe(0);
+  expect(ran).toEqual([]);
+  // The model was told the call was denied.
+  const lastRequest = server.provider.requests.at(-1);
+  expect(JSON.stringify(lastRequest?.messages)).toContain('denied in the web chat');
+}, 60_000);
+
 test('a page reload mid-turn resumes the stream without loss or repeats', async () => {
   server = await startChatServer();
   server.provider.enqueue([
@@ -201,6 +232,11 @@ test("a second tenant's token cannot open the first tenant's session", async () 
   await alice.locator('.assistant', { hasText: 'alice secret answer' }).waitFor();
   const sessionId = new URLSearchParams(new URL(alice.url()).hash.slice(1)).get('session');
   expect(sessionId).toMatch(/\S/);
+
+  // The same tenant in a fresh browser finds the session in its list and reads it from the log.
+  const aliceAgain = await openChat(server, 'alice');
+  await aliceAgain.locator('#sessions button', { hasText: 'alice secret question' }).click();
+  await aliceAgain.locator('.assistant', { hasText: 'alice secret answer' }).waitFor();
 
   const bob = await openChat(server, 'bob', sessionId ?? '');
   await bob.locator('#error', { hasText: 'SESSION_NOT_FOUND' }).waitFor();
