@@ -8,6 +8,7 @@ import { errorResponse, HttpError } from './errors.js';
 import { SessionHub } from './hub.js';
 import { type ListeningServer, listen } from './listen.js';
 import { isTerminal, streamJournal } from './sse.js';
+import { mountWebChat, type WebChatOptions } from './web-chat.js';
 
 /** Limits of one server; every field has a default. */
 export interface ServerLimits {
@@ -39,6 +40,8 @@ export interface ServerOptions {
   auth: ServerAuth;
   limits?: ServerLimits;
   cors?: ServerCors;
+  /** Serves the web chat page (`examples/web-chat`) at `GET /` and `GET /web-chat/*`, without a token. */
+  webChat?: WebChatOptions;
 }
 
 /**
@@ -97,6 +100,7 @@ export function createServer(options: ServerOptions): YouyouServer {
         ),
     }),
   );
+  if (options.webChat !== undefined) mountWebChat(app, options.webChat);
   app.use('*', async (context, next) => {
     context.set('tenant', await authenticate(resolveToken, context));
     await next();

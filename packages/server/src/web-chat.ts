@@ -1,0 +1,53 @@
+import { readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Hono } from 'hono';
+import { errorResponse, HttpError } from './errors.js';
+
+/** Where the web chat's files are (`examples/web-chat` of the repository, or a copy of it). */
+export interface WebChatOptions {
+  /** The folder holding `index.html` and the page's scripts and styles. */
+  folder: string;
+}
+
+const TYPES: Record<string, string> = {
+  html: 'text/html; charset=utf-8',
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  png: 'image/png',
+  svg: 'image/svg+xml',
+};
+
+// A plain file name with a known type: no folder part, so nothing outside the folder can be named.
+const FILE_NAME = /^[A-Za-z0-9_-]+\.(html|js|css|png|svg)$/;
+
+// The page only loads its own files and talks to its own origin; injected markup could run nothing.
+const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-cache',
+};
+
+/**
+ * Serves the web chat without a token (the page asks for one and sends it on each API call): `GET /`
+ * answers its `index.html`, `GET /web-chat/<file>` the other files of the folder. Mounted before the auth
+ * middleware, so these are the only routes that need no token.
+ */
+export function mountWebChat(app: Hono<{ Variables: { tenant: string } }>, options: WebChatOptions): void {
+  const folder = resolve(options.folder);
+  const serve = async (name: string): Promise<Response> => {
+    const match = FILE_NAME.exec(name);
+    const type = match?.[1] === undefined ? undefined : TYPES[match[1]];
+    let body: Buffer | undefined;
+    if (type !== undefined) body = await readFile(join(folder, name)).catch(() => undefined);
+    if (type === undefined || body === undefined) {
+      throw new HttpError({ status: 404, code: 'NOT_FOUND', message: 'no such file of the web chat' });
+    }
+    return new Response(new Uint8Array(body), { headers: { 'content-type': type, ...SECURITY_HEADERS } });
+  };
+  app.get('/', async (context) => serve('index.html').catch((error) => errorResponse(context, error)));
+  app.get('/web-chat/:name', async (context) =>
+    serve(context.req.param('name')).catch((error) => errorResponse(context, error)),
+  );
+}

@@ -1,0 +1,279 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AgentBuilder, type ToolHandler } from '@youyou/agent';
+import { ScriptedModelProvider } from '@youyou/agent/testing';
+import { openSqliteStorage } from '@youyou/sqlite';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { createServer, listen } from '../src/index.js';
+
+// The web chat of examples/web-chat in Debian's headless Chromium, against a real server on 127.0.0.1
+// over a real SQLite file; only the model's answers are scripted.
+
+const PAGE_FOLDER = fileURLToPath(new URL('../../../examples/web-chat/', import.meta.url));
+/** Screenshots are kept here as test artifacts (gitignored). */
+const ARTIFACTS = fileURLToPath(new URL('../../../artifacts/web-chat/', import.meta.url));
+const TOKENS = { alice: 'web-token-alice-1234', bob: 'web-token-bob-5678' } as const;
+
+interface ChatServer {
+  url: string;
+  provider: ScriptedModelProvider;
+  folder: string;
+  close(): Promise<void>;
+}
+
+async function startChatServer(tools: ToolHandler[] = []): Promise<ChatServer> {
+  const folder = await mkdtemp(join(tmpdir(), 'youyou-web-chat-'));
+  const storage = await openSqliteStorage(join(folder, 'agent.db'));
+  const provider = new ScriptedModelProvider({ responses: [] });
+  let builder = new AgentBuilder({ defaultModel: 'scripted-model', maxActiveSessions: 4 })
+    .registerModelProvider(provider)
+    .registerSessionStorage(storage.sessions);
+  for (const tool of tools) builder = builder.registerTool(tool);
+  const agent = await builder.build();
+  const server = createServer({
+    agent,
+    storage: storage.sessions,
+    auth: { tokens: { [TOKENS.alice]: 'alice', [TOKENS.bob]: 'bob' } },
+    webChat: { folder: PAGE_FOLDER },
+  });
+  const listening = await listen(server);
+  return {
+    url: listening.url,
+    provider,
+    folder,
+    close: async () => {
+      await listening.close();
+      await agent.shutdown();
+      await storage.close();
+      await rm(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+let browser: Browser;
+let server: ChatServer | undefined;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+afterEach(async () => {
+  for (const context of contexts.splice(0)) await context.close();
+  await server?.close();
+  server = undefined;
+});
+
+/** A fresh browser context (its own storage) on the chat page with the tenant's token in the hash. */
+async function openChat(chat: ChatServer, as: keyof typeof TOKENS, sessionId?: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 900, height: 560 } });
+  contexts.push(context);
+  const page = await context.newPage();
+  const hash = `token=${TOKENS[as]}${sessionId === undefined ? '' : `&session=${sessionId}`}`;
+  await page.goto(`${chat.url}/#${hash}`);
+  return page;
+}
+
+async function send(page: Page, text: string): Promise<void> {
+  await page.fill('#message', text);
+  await page.click('#send');
+}
+
+const transcript = async (page: Page): Promise<string> =>
+  (await page.locator('#transcript').textContent()) ?? '';
+
+const occurrences = (text: string, part: string): number => text.split(part).length - 1;
+
+test('a turn streams into the page: reasoning, tool lines and the answer', async () => {
+  const clock: ToolHandler = {
+    name: 'clock',
+    description: 'tells the time',
+    parametersSchema: { type: 'object', properties: {} },
+    isMutating: false,
+    execute: async () => ({ content: '12:00', isError: false }),
+  };
+  server = await startChatServer([clock]);
+  server.provider.enqueue(
+    [
+      { type: 'reasoning', text: 'The user wants the time.' },
+      { type: 'tool_call', toolName: 'clock', arguments: {}, callId: 'call_clock' },
+    ],
+    [
+      { type: 'text', text: 'It is ' },
+      { type: 'delay', ms: 100 },
+      { type: 'text', text: 'noon.' },
+    ],
+  );
+  const page = await openChat(server, 'alice');
+  await send(page, 'What time is it?');
+  await page.locator('.assistant', { hasText: 'It is noon.' }).waitFor();
+  await expect(page.locator('.user').textContent()).resolves.toBe('What time is it?');
+  await expect(page.locator('.reasoning').textContent()).resolves.toBe('The user wants the time.');
+  await expect(page.locator('.tool.done').textContent()).resolves.toContain('clock({}) → 12:00');
+  // The new session is in the list, titled by its first message.
+  await page.locator('#sessions button', { hasText: 'What time is it?' }).waitFor();
+  await mkdir(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: join(ARTIFACTS, 'turn.png') });
+}, 60_000);
+
+test('an approval clicked in the page runs the tool', async () => {
+  const folder = await mkdtemp(join(tmpdir(), 'youyou-web-chat-files-'));
+  const writeNote: ToolHandler = {
+    name: 'write_note',
+    description: 'writes a note file',
+    parametersSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+    isMutating: true,
+    needsApproval: true,
+    execute: async (input) => {
+      await writeFile(join(folder, 'note.txt'), String((input.arguments as { text: string }).text));
+      return { content: 'written', isError: false };
+    },
+  };
+  try {
+    server = await startChatServer([writeNote]);
+    server.provider.enqueue(
+      [{ type: 'tool_call', toolName: 'write_note', arguments: { text: 'approved note' }, callId: 'call_w' }],
+      [{ type: 'text', text: 'The note is written.' }],
+    );
+    const page = await openChat(server, 'alice');
+    await send(page, 'Write a note');
+    const pending = page.locator('.pending[data-call-id="call_w"]');
+    await pending.locator('button.approve').waitFor();
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: join(ARTIFACTS, 'approval.png') });
+    await expect(readFile(join(folder, 'note.txt'), 'utf8')).rejects.toThrow();
+    await pending.locator('button.approve').click();
+    await page.locator('.assistant', { hasText: 'The note is written.' }).waitFor();
+    await expect(readFile(join(folder, 'note.txt'), 'utf8')).resolves.toBe('approved note');
+    await expect(pending.textContent()).resolves.toContain('approved');
+    await expect(page.locator('.tool.done').textContent()).resolves.toContain('write_note');
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+}, 60_000);
+
+test('a denial clicked in the page keeps the tool from running and the turn goes on', async () => {
+  const ran: unknown[] = [];
+  const deploy: ToolHandler = {
+    name: 'deploy',
+    description: 'deploys',
+    parametersSchema: { type: 'object', properties: {} },
+    isMutating: true,
+    needsApproval: true,
+    execute: async (input) => {
+      ran.push(input.arguments);
+      return { content: 'deployed', isError: false };
+    },
+  };
+  server = await startChatServer([deploy]);
+  server.provider.enqueue(
+    [{ type: 'tool_call', toolName: 'deploy', arguments: {}, callId: 'call_d' }],
+    [{ type: 'text', text: 'Not deployed, as you wished.' }],
+  );
+  const page = await openChat(server, 'alice');
+  await send(page, 'Deploy');
+  const pending = page.locator('.pending[data-call-id="call_d"]');
+  await pending.locator('button.deny').click();
+  await page.locator('.assistant', { hasText: 'Not deployed, as you wished.' }).waitFor();
+  await expect(pending.textContent()).resolves.toContain('denied');
+  expect(await pending.locator('button').count()).toBe(0);
+  expect(ran).toEqual([]);
+  // The model was told the call was denied.
+  const lastRequest = server.provider.requests.at(-1);
+  expect(JSON.stringify(lastRequest?.messages)).toContain('denied in the web chat');
+}, 60_000);
+
+test('a page reload mid-turn resumes the stream without loss or repeats', async () => {
+  server = await startChatServer();
+  server.provider.enqueue([
+    { type: 'text', text: 'Part one. ' },
+    { type: 'delay', ms: 1500 },
+    { type: 'text', text: 'Part two. ' },
+    { type: 'delay', ms: 300 },
+    { type: 'text', text: 'The end.' },
+  ]);
+  const page = await openChat(server, 'alice');
+  await send(page, 'Tell a story');
+  await page.locator('.assistant', { hasText: 'Part one.' }).waitFor();
+  await page.reload();
+  await page.locator('.assistant', { hasText: 'The end.' }).waitFor();
+  const text = await transcript(page);
+  expect(occurrences(text, 'Tell a story')).toBe(1);
+  expect(occurrences(text, 'Part one. ')).toBe(1);
+  expect(occurrences(text, 'Part two. ')).toBe(1);
+  expect(occurrences(text, 'The end.')).toBe(1);
+  await expect(page.locator('.assistant').textContent()).resolves.toBe('Part one. Part two. The end.');
+}, 60_000);
+
+test("a second tenant's token cannot open the first tenant's session", async () => {
+  server = await startChatServer();
+  server.provider.enqueue([{ type: 'text', text: 'alice secret answer' }]);
+  const alice = await openChat(server, 'alice');
+  await send(alice, 'alice secret question');
+  await alice.locator('.assistant', { hasText: 'alice secret answer' }).waitFor();
+  const sessionId = new URLSearchParams(new URL(alice.url()).hash.slice(1)).get('session');
+  expect(sessionId).toMatch(/\S/);
+
+  // The same tenant in a fresh browser finds the session in its list and reads it from the log.
+  const aliceAgain = await openChat(server, 'alice');
+  await aliceAgain.locator('#sessions button', { hasText: 'alice secret question' }).click();
+  await aliceAgain.locator('.assistant', { hasText: 'alice secret answer' }).waitFor();
+
+  const bob = await openChat(server, 'bob', sessionId ?? '');
+  await bob.locator('#error', { hasText: 'SESSION_NOT_FOUND' }).waitFor();
+  expect(await transcript(bob)).toBe('');
+  expect(await bob.locator('#sessions li').count()).toBe(0);
+  expect(await bob.content()).not.toContain('alice secret');
+}, 60_000);
+
+test('hostile model text shows as text: no markup runs, ESC is made visible', async () => {
+  server = await startChatServer();
+  server.provider.enqueue([
+    { type: 'reasoning', text: '<b>bold</b>\u001b]0;title\u0007' },
+    { type: 'text', text: '<img src=x onerror="window.__pwned=1">\u001b[31mred' },
+  ]);
+  const page = await openChat(server, 'alice');
+  await send(page, 'Say something nasty');
+  const answer = page.locator('.assistant', { hasText: 'red' });
+  await answer.waitFor();
+  await expect(answer.textContent()).resolves.toBe('<img src=x onerror="window.__pwned=1">\u241b[31mred');
+  await expect(page.locator('.reasoning').textContent()).resolves.toBe('<b>bold</b>\u241b]0;title\u2407');
+  expect(await page.locator('#transcript img, #transcript b').count()).toBe(0);
+  expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+}, 60_000);
+
+test('the page is served without a token; other files only from its folder', async () => {
+  server = await startChatServer();
+  const index = await fetch(`${server.url}/`);
+  expect(index.status).toBe(200);
+  expect(index.headers.get('content-type')).toContain('text/html');
+  expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
+  const script = await fetch(`${server.url}/web-chat/chat.js`);
+  expect(script.headers.get('content-type')).toContain('text/javascript');
+  for (const path of ['/web-chat/..%2Fpackage.json', '/web-chat/missing.js', '/web-chat/README.md']) {
+    const response = await fetch(`${server.url}${path}`);
+    expect(response.status).toBe(404);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+  }
+  // The API still needs a token.
+  expect((await fetch(`${server.url}/sessions`)).status).toBe(401);
+});
