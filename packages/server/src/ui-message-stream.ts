@@ -18,6 +18,25 @@ export type UiMessageChunk =
   | { type: 'abort'; reason: string }
   | { type: 'finish'; finishReason: 'stop' | 'error' | 'tool-calls' | 'other'; messageMetadata?: unknown };
 
+// Errors whose message is written from outside text (a provider's answer, a storage or plugin failure) are
+// shown to a browser as their code and a fixed sentence only: such text may hold a key or an internal address.
+const OPAQUE: Record<string, string> = {
+  PROVIDER_ERROR: 'the model provider failed; try again',
+  STORAGE_ERROR: 'the session storage failed; try again later',
+  PLUGIN_ERROR: 'a plugin failed',
+  MEMORY_ERROR: 'the memory store failed',
+  COMPACT_ERROR: 'compacting the conversation failed',
+  INTERNAL_ERROR: 'an unexpected error',
+};
+
+/** The `errorText` of an error event: `[CODE] message`, never a stack, a cause or a provider's text. */
+function errorText(error: unknown): string {
+  if (!isAgentError(error)) return `[INTERNAL_ERROR] ${OPAQUE.INTERNAL_ERROR}`;
+  const fixed = OPAQUE[error.code];
+  // An AgentError's own message already starts with "[CODE] ".
+  return fixed === undefined ? error.message : `[${error.code}] ${fixed}`;
+}
+
 /** The header that tells the AI SDK's client the body is a UI message stream. */
 export const UI_MESSAGE_STREAM_HEADER = 'x-vercel-ai-ui-message-stream';
 
@@ -93,10 +112,7 @@ export class UiMessageStreamMapper {
         this.failed = true;
         // Only an AgentError's code and message go out: never a stack, a cause or a provider's text.
         const error: unknown = payload.error;
-        const errorText = isAgentError(error)
-          ? `${error.code}: ${error.message}`
-          : 'INTERNAL_ERROR: an unexpected error';
-        return [...this.close(), { type: 'error', errorText }];
+        return [...this.close(), { type: 'error', errorText: errorText(error) }];
       }
       case 'turn_complete':
         return this.finish({
