@@ -49,7 +49,14 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
         ? await session.sendMessage({ content: userContent(last.parts) })
         : await continueAfterApprovals(session, last.parts);
     hub.track(sessionId, turn);
-    return streamUiTurn({ context, entries: journal, after, turnId: turn.turnId, keepAliveMs });
+    return streamUiTurn({
+      context,
+      entries: journal,
+      after,
+      turnId: turn.turnId,
+      continued: last.role === 'assistant',
+      keepAliveMs,
+    });
   });
 
   app.get('/ui/chat/:id/stream', async (context) => {
@@ -60,7 +67,14 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
     // The transport replays the whole response message: start from the turn's first kept event.
     const first = journal.since(0).find((entry) => entry.event.turnId === turn.turnId);
     const after = first === undefined ? journal.lastSequence : first.sequence - 1;
-    return streamUiTurn({ context, entries: journal, after, turnId: turn.turnId, keepAliveMs });
+    return streamUiTurn({
+      context,
+      entries: journal,
+      after,
+      turnId: turn.turnId,
+      continued: false,
+      keepAliveMs,
+    });
   });
 }
 
@@ -151,6 +165,8 @@ function streamUiTurn(options: {
   };
   after: number;
   turnId: string;
+  /** The turn continues after approval answers: the client's message goes on. */
+  continued: boolean;
   keepAliveMs: number;
 }): Response {
   const { context, turnId } = options;
@@ -176,7 +192,7 @@ function streamUiTurn(options: {
       for (const chunk of chunks) await stream.writeSSE({ data: JSON.stringify(chunk) });
     };
     try {
-      await send(mapper.start(turnId));
+      await send(mapper.start({ turnId, continued: options.continued }));
       while (!aborted && !mapper.done) {
         const entry = queue.shift();
         if (entry === undefined) {

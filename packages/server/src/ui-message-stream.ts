@@ -58,9 +58,13 @@ export class UiMessageStreamMapper {
     return this.finished;
   }
 
-  /** The first chunks: the assistant message (its id is the turn's) and its first step. */
-  start(turnId: string): UiMessageChunk[] {
-    return [{ type: 'start', messageId: turnId }, { type: 'start-step' }];
+  /**
+   * The first chunks: the assistant message (its id is the turn's) and its first step. A turn continued after
+   * approvals goes on in the step of the held calls, so the client finds their tool parts and updates them.
+   */
+  start(options: { turnId: string; continued: boolean }): UiMessageChunk[] {
+    const start: UiMessageChunk = { type: 'start', messageId: options.turnId };
+    return options.continued ? [start] : [start, { type: 'start-step' }];
   }
 
   /** The chunks of one event of the turn; events the protocol has no part for (usage, steering) give none. */

@@ -1,5 +1,14 @@
 import type { ToolHandler } from '@youyou/agent';
-import { DefaultChatTransport, readUIMessageStream, type UIMessage } from 'ai';
+import {
+  AbstractChat,
+  type ChatState,
+  type ChatStatus,
+  DefaultChatTransport,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  readUIMessageStream,
+  type UIMessage,
+  type UIMessageChunk,
+} from 'ai';
 import { afterEach, expect, test } from 'vitest';
 import { createSession, type Harness, startHarness, TOKENS } from './support/harness.js';
 
@@ -240,4 +249,127 @@ test('bad bodies are clear 400 INVALID_INPUT errors', async () => {
     expect(response.status).toBe(400);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('INVALID_INPUT');
   }
+});
+
+/** The state `useChat` keeps in React, as a plain object: what `Chat` of `@ai-sdk/react` hands AbstractChat. */
+class PlainChatState implements ChatState<UIMessage> {
+  status: ChatStatus = 'ready';
+  error: Error | undefined = undefined;
+  messages: UIMessage[] = [];
+  pushMessage = (message: UIMessage): void => {
+    this.messages = [...this.messages, message];
+  };
+  popMessage = (): void => {
+    this.messages = this.messages.slice(0, -1);
+  };
+  replaceMessage = (index: number, message: UIMessage): void => {
+    this.messages = this.messages.map((existing, at) => (at === index ? message : existing));
+  };
+  snapshot = <T>(thing: T): T => structuredClone(thing);
+}
+
+/** A chat as `useChat` runs it (AbstractChat over DefaultChatTransport), on session `chatId` as alice. */
+class TestChat extends AbstractChat<UIMessage> {
+  constructor(chatId: string) {
+    super({
+      id: chatId,
+      state: new PlainChatState(),
+      transport: new DefaultChatTransport<UIMessage>({
+        api: `${harness?.url ?? ''}/ui/chat`,
+        headers: { authorization: `Bearer ${TOKENS.alice}` },
+      }),
+      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    });
+  }
+}
+
+/** Waits until `check` holds, polling; the chat's automatic request runs after the call that started it. */
+async function eventually(check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('the condition did not hold in 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+test('a call that needs approval reaches useChat as an approval request; its answer continues the turn', async () => {
+  const ran: unknown[] = [];
+  harness = await startHarness({
+    tools: [{ ...lookupTool(ran), name: 'deploy', isMutating: true, needsApproval: true }],
+    responses: [
+      [{ type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_d' }],
+      [{ type: 'text', text: 'Deployed.' }],
+    ],
+  });
+  const sessionId = await createSession(harness);
+  const chat = new TestChat(sessionId);
+  await chat.sendMessage({ text: 'Ship it' });
+  expect(chat.error).toBeUndefined();
+  const held = chat.messages.at(-1)?.parts.find((part) => part.type === 'dynamic-tool');
+  expect(held).toMatchObject({ toolName: 'deploy', toolCallId: 'call_d', state: 'approval-requested' });
+  expect(ran).toEqual([]);
+
+  await chat.addToolApprovalResponse({ id: 'call_d', approved: true });
+  await eventually(() => chat.status === 'ready' && JSON.stringify(chat.messages).includes('Deployed.'));
+  expect(chat.error).toBeUndefined();
+  expect(ran).toEqual([{ word: 'web' }]);
+  const parts = contentParts(chat.messages.at(-1) as UIMessage);
+  expect(parts).toEqual([
+    expect.objectContaining({ type: 'dynamic-tool', toolCallId: 'call_d', state: 'output-available' }),
+    expect.objectContaining({ type: 'text', text: 'Deployed.' }),
+  ]);
+  expect(chat.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
+});
+
+test('a denied call is not run and the model hears the denial', async () => {
+  const ran: unknown[] = [];
+  harness = await startHarness({
+    tools: [{ ...lookupTool(ran), name: 'deploy', isMutating: true, needsApproval: true }],
+    responses: [
+      [{ type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_d' }],
+      [{ type: 'text', text: 'Not deployed.' }],
+    ],
+  });
+  const sessionId = await createSession(harness);
+  const chat = new TestChat(sessionId);
+  await chat.sendMessage({ text: 'Ship it' });
+  await chat.addToolApprovalResponse({ id: 'call_d', approved: false, reason: 'not on a Friday' });
+  await eventually(() => chat.status === 'ready' && JSON.stringify(chat.messages).includes('Not deployed.'));
+  expect(ran).toEqual([]);
+  expect(JSON.stringify(harness.provider.requests.at(-1))).toContain('not on a Friday');
+});
+
+test('a client that drops mid-turn reconnects with the transport and gets the whole answer', async () => {
+  const steps = [];
+  for (let index = 0; index < 6; index++) {
+    steps.push({ type: 'text' as const, text: `part${index} ` }, { type: 'delay' as const, ms: 80 });
+  }
+  harness = await startHarness({ responses: [steps] });
+  const sessionId = await createSession(harness);
+  const abort = new AbortController();
+  const first = await harness.request('/ui/chat', {
+    method: 'POST',
+    json: { id: sessionId, messages: [userMessage('u1', 'Count')], trigger: 'submit-message' },
+    signal: abort.signal,
+  });
+  const reader = (first.body as ReadableStream<Uint8Array>).getReader();
+  await reader.read();
+  abort.abort();
+
+  const transport = new DefaultChatTransport<UIMessage>({
+    api: `${harness.url}/ui/chat`,
+    headers: { authorization: `Bearer ${TOKENS.alice}` },
+  });
+  const stream = await transport.reconnectToStream({ chatId: sessionId });
+  expect(stream).not.toBeNull();
+  let last: UIMessage | undefined;
+  for await (const message of readUIMessageStream({ stream: stream as ReadableStream<UIMessageChunk> })) {
+    last = message;
+  }
+  const text = contentParts(last as UIMessage)
+    .map((part) => String(part.text))
+    .join('');
+  expect(text).toBe('part0 part1 part2 part3 part4 part5 ');
+  // Once the turn is over there is nothing to resume: 204, which the transport answers as null.
+  expect(await transport.reconnectToStream({ chatId: sessionId })).toBeNull();
 });
