@@ -147,11 +147,8 @@ async function continueAfterApprovals(session: Session, parts: unknown[]): Promi
   }
   if (answered === 0)
     throw invalid('the last message is an assistant message without an answer to a held call');
-  try {
-    return await session.continue();
-  } catch {
-    throw invalid('other held calls still wait for an answer: answer every call of the batch in one request');
-  }
+  // INVALID_INPUT (400) from the session while other calls of the batch still wait for an answer.
+  return await session.continue();
 }
 
 /** Streams one turn's journal entries after `after` as UI message chunks, then `[DONE]`. */

@@ -373,3 +373,57 @@ test('a client that drops mid-turn reconnects with the transport and gets the wh
   // Once the turn is over there is nothing to resume: 204, which the transport answers as null.
   expect(await transport.reconnectToStream({ chatId: sessionId })).toBeNull();
 });
+
+test('approval answers: another tenant cannot give them, and a batch continues only once every call has one', async () => {
+  const ran: unknown[] = [];
+  harness = await startHarness({
+    tools: [{ ...lookupTool(ran), name: 'deploy', isMutating: true, needsApproval: true }],
+    responses: [
+      [
+        { type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_a' },
+        { type: 'tool_call', toolName: 'deploy', arguments: { word: 'db' }, callId: 'call_b' },
+      ],
+      [{ type: 'text', text: 'Both done.' }],
+    ],
+  });
+  const sessionId = await createSession(harness);
+  const first = await send({ chatId: sessionId, messages: [userMessage('u1', 'Ship both')] });
+  const held = first.message.parts.filter((part) => part.type === 'dynamic-tool');
+  expect(held.map((part) => [part.toolCallId, part.state])).toEqual([
+    ['call_a', 'approval-requested'],
+    ['call_b', 'approval-requested'],
+  ]);
+  const answered = (ids: string[]): UIMessage => ({
+    ...first.message,
+    parts: first.message.parts.map((part) =>
+      part.type === 'dynamic-tool' && ids.includes(part.toolCallId)
+        ? ({
+            ...part,
+            state: 'approval-responded',
+            approval: { id: part.toolCallId, approved: true },
+          } as typeof part)
+        : part,
+    ),
+  });
+  const body = (ids: string[]) => ({
+    id: sessionId,
+    messages: [userMessage('u1', 'Ship both'), answered(ids)],
+    trigger: 'submit-message',
+  });
+
+  const foreign = await harness.request('/ui/chat', {
+    method: 'POST',
+    as: 'bob',
+    json: body(['call_a', 'call_b']),
+  });
+  expect(foreign.status).toBe(404);
+  const partial = await harness.request('/ui/chat', { method: 'POST', json: body(['call_a']) });
+  expect(partial.status).toBe(400);
+  expect(((await partial.json()) as { error: { code: string } }).error.code).toBe('INVALID_INPUT');
+  expect(ran).toEqual([]);
+
+  const both = await send({ chatId: sessionId, messages: body(['call_a', 'call_b']).messages });
+  expect(both.errors).toEqual([]);
+  expect(ran).toEqual([{ word: 'web' }, { word: 'db' }]);
+  expect(contentParts(both.message).at(-1)).toMatchObject({ type: 'text', text: 'Both done.' });
+});
