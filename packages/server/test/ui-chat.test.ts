@@ -1,16 +1,7 @@
-import type { ToolHandler } from '@youyou/agent';
-import {
-  AbstractChat,
-  type ChatState,
-  type ChatStatus,
-  DefaultChatTransport,
-  lastAssistantMessageIsCompleteWithApprovalResponses,
-  readUIMessageStream,
-  type UIMessage,
-  type UIMessageChunk,
-} from 'ai';
+import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { afterEach, expect, test } from 'vitest';
 import { createSession, type Harness, startHarness, TOKENS } from './support/harness.js';
+import { contentParts, lookupTool, send, userMessage } from './support/ui-chat.js';
 
 let harness: Harness | undefined;
 
@@ -18,70 +9,6 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
-
-function userMessage(id: string, text: string): UIMessage {
-  return { id, role: 'user', parts: [{ type: 'text', text }] };
-}
-
-/** What the AI SDK's client made of one response: the final assistant message and the errors it reported. */
-interface Answer {
-  message: UIMessage;
-  errors: string[];
-}
-
-/**
- * Sends the chat's messages with `DefaultChatTransport` (what `useChat` uses by default) as tenant `as`, and
- * reads the response with `readUIMessageStream`, the AI SDK's own stream processing.
- */
-async function send(options: {
-  chatId: string;
-  messages: UIMessage[];
-  as?: keyof typeof TOKENS;
-}): Promise<Answer> {
-  const url = harness?.url ?? '';
-  const transport = new DefaultChatTransport<UIMessage>({
-    api: `${url}/ui/chat`,
-    headers: { authorization: `Bearer ${TOKENS[options.as ?? 'alice']}` },
-  });
-  const stream = await transport.sendMessages({
-    chatId: options.chatId,
-    messages: options.messages,
-    trigger: 'submit-message',
-    messageId: undefined,
-    abortSignal: undefined,
-  });
-  const errors: string[] = [];
-  let last: UIMessage | undefined;
-  for await (const message of readUIMessageStream({
-    stream,
-    onError: (error) => errors.push(error instanceof Error ? error.message : String(error)),
-  })) {
-    last = message;
-  }
-  if (last === undefined) throw new Error('no assistant message arrived');
-  return { message: last, errors };
-}
-
-/** The parts of a message without the step markers. */
-function contentParts(message: UIMessage): Record<string, unknown>[] {
-  return message.parts.filter((part) => part.type !== 'step-start') as Record<string, unknown>[];
-}
-
-function lookupTool(ran: unknown[]): ToolHandler {
-  return {
-    name: 'lookup',
-    description: 'looks a word up',
-    parametersSchema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
-    isMutating: false,
-    execute: async (input) => {
-      ran.push(input.arguments);
-      return {
-        content: `definition of ${String((input.arguments as { word: string }).word)}`,
-        isError: false,
-      };
-    },
-  };
-}
 
 test('text, reasoning and a tool call arrive as UI message parts through the AI SDK client', async () => {
   const ran: unknown[] = [];
@@ -101,6 +28,7 @@ test('text, reasoning and a tool call arrive as UI message parts through the AI 
   });
   const sessionId = await createSession(harness);
   const { message, errors } = await send({
+    url: harness.url,
     chatId: sessionId,
     messages: [userMessage('u1', 'What is an agent?')],
   });
@@ -159,8 +87,13 @@ test('a second request on the same session continues the conversation', async ()
     responses: [[{ type: 'text', text: 'Nice to meet you, Ada.' }], [{ type: 'text', text: 'You are Ada.' }]],
   });
   const sessionId = await createSession(harness);
-  const first = await send({ chatId: sessionId, messages: [userMessage('u1', 'I am Ada.')] });
+  const first = await send({
+    url: harness.url,
+    chatId: sessionId,
+    messages: [userMessage('u1', 'I am Ada.')],
+  });
   const second = await send({
+    url: harness.url,
     chatId: sessionId,
     // useChat sends the whole history; the session already has it and takes the new user message only.
     messages: [userMessage('u1', 'I am Ada.'), first.message, userMessage('u2', 'Who am I?')],
@@ -186,7 +119,7 @@ test('a model error reaches the client as an error chunk with its code, without 
     responses: [[{ type: 'error', error: new Error('upstream down: key sk-secret') }]],
   });
   const sessionId = await createSession(harness);
-  const { errors } = await send({ chatId: sessionId, messages: [userMessage('u1', 'Hi')] });
+  const { errors } = await send({ url: harness.url, chatId: sessionId, messages: [userMessage('u1', 'Hi')] });
   expect(errors.length).toBe(1);
   expect(errors[0]).toMatch(/^\[[A-Z_]+\]/);
   expect(errors[0]).not.toContain('sk-secret');
@@ -200,9 +133,9 @@ test("another tenant's session, an unknown one and bad auth are refused before a
   const foreign = await harness.request('/ui/chat', { method: 'POST', as: 'bob', json: body });
   expect(foreign.status).toBe(404);
   expect(((await foreign.json()) as { error: { code: string } }).error.code).toBe('SESSION_NOT_FOUND');
-  await expect(send({ chatId: sessionId, messages: body.messages, as: 'bob' })).rejects.toThrow(
-    /SESSION_NOT_FOUND/,
-  );
+  await expect(
+    send({ url: harness.url, chatId: sessionId, messages: body.messages, as: 'bob' }),
+  ).rejects.toThrow(/SESSION_NOT_FOUND/);
   const unknown = await harness.request('/ui/chat', {
     method: 'POST',
     json: { ...body, id: 'no-such-session' },
@@ -251,94 +184,6 @@ test('bad bodies are clear 400 INVALID_INPUT errors', async () => {
   }
 });
 
-/** The state `useChat` keeps in React, as a plain object: what `Chat` of `@ai-sdk/react` hands AbstractChat. */
-class PlainChatState implements ChatState<UIMessage> {
-  status: ChatStatus = 'ready';
-  error: Error | undefined = undefined;
-  messages: UIMessage[] = [];
-  pushMessage = (message: UIMessage): void => {
-    this.messages = [...this.messages, message];
-  };
-  popMessage = (): void => {
-    this.messages = this.messages.slice(0, -1);
-  };
-  replaceMessage = (index: number, message: UIMessage): void => {
-    this.messages = this.messages.map((existing, at) => (at === index ? message : existing));
-  };
-  snapshot = <T>(thing: T): T => structuredClone(thing);
-}
-
-/** A chat as `useChat` runs it (AbstractChat over DefaultChatTransport), on session `chatId` as alice. */
-class TestChat extends AbstractChat<UIMessage> {
-  constructor(chatId: string) {
-    super({
-      id: chatId,
-      state: new PlainChatState(),
-      transport: new DefaultChatTransport<UIMessage>({
-        api: `${harness?.url ?? ''}/ui/chat`,
-        headers: { authorization: `Bearer ${TOKENS.alice}` },
-      }),
-      sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
-    });
-  }
-}
-
-/** Waits until `check` holds, polling; the chat's automatic request runs after the call that started it. */
-async function eventually(check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('the condition did not hold in 5 s');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-test('a call that needs approval reaches useChat as an approval request; its answer continues the turn', async () => {
-  const ran: unknown[] = [];
-  harness = await startHarness({
-    tools: [{ ...lookupTool(ran), name: 'deploy', isMutating: true, needsApproval: true }],
-    responses: [
-      [{ type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_d' }],
-      [{ type: 'text', text: 'Deployed.' }],
-    ],
-  });
-  const sessionId = await createSession(harness);
-  const chat = new TestChat(sessionId);
-  await chat.sendMessage({ text: 'Ship it' });
-  expect(chat.error).toBeUndefined();
-  const held = chat.messages.at(-1)?.parts.find((part) => part.type === 'dynamic-tool');
-  expect(held).toMatchObject({ toolName: 'deploy', toolCallId: 'call_d', state: 'approval-requested' });
-  expect(ran).toEqual([]);
-
-  await chat.addToolApprovalResponse({ id: 'call_d', approved: true });
-  await eventually(() => chat.status === 'ready' && JSON.stringify(chat.messages).includes('Deployed.'));
-  expect(chat.error).toBeUndefined();
-  expect(ran).toEqual([{ word: 'web' }]);
-  const parts = contentParts(chat.messages.at(-1) as UIMessage);
-  expect(parts).toEqual([
-    expect.objectContaining({ type: 'dynamic-tool', toolCallId: 'call_d', state: 'output-available' }),
-    expect.objectContaining({ type: 'text', text: 'Deployed.' }),
-  ]);
-  expect(chat.messages.map((message) => message.role)).toEqual(['user', 'assistant']);
-});
-
-test('a denied call is not run and the model hears the denial', async () => {
-  const ran: unknown[] = [];
-  harness = await startHarness({
-    tools: [{ ...lookupTool(ran), name: 'deploy', isMutating: true, needsApproval: true }],
-    responses: [
-      [{ type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_d' }],
-      [{ type: 'text', text: 'Not deployed.' }],
-    ],
-  });
-  const sessionId = await createSession(harness);
-  const chat = new TestChat(sessionId);
-  await chat.sendMessage({ text: 'Ship it' });
-  await chat.addToolApprovalResponse({ id: 'call_d', approved: false, reason: 'not on a Friday' });
-  await eventually(() => chat.status === 'ready' && JSON.stringify(chat.messages).includes('Not deployed.'));
-  expect(ran).toEqual([]);
-  expect(JSON.stringify(harness.provider.requests.at(-1))).toContain('not on a Friday');
-});
-
 test('a client that drops mid-turn reconnects with the transport and gets the whole answer', async () => {
   const steps = [];
   for (let index = 0; index < 6; index++) {
@@ -374,56 +219,33 @@ test('a client that drops mid-turn reconnects with the transport and gets the wh
   expect(await transport.reconnectToStream({ chatId: sessionId })).toBeNull();
 });
 
-test('approval answers: another tenant cannot give them, and a batch continues only once every call has one', async () => {
-  const ran: unknown[] = [];
-  harness = await startHarness({
-    tools: [{ ...lookupTool(ran), name: 'deploy', isMutating: true, needsApproval: true }],
-    responses: [
-      [
-        { type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_a' },
-        { type: 'tool_call', toolName: 'deploy', arguments: { word: 'db' }, callId: 'call_b' },
-      ],
-      [{ type: 'text', text: 'Both done.' }],
-    ],
-  });
+test('a turn cancelled over the sessions API ends the UI stream with abort and [DONE]', async () => {
+  harness = await startHarness({ responses: [[{ type: 'text', text: 'Thinking ' }, { type: 'hang' }]] });
   const sessionId = await createSession(harness);
-  const first = await send({ chatId: sessionId, messages: [userMessage('u1', 'Ship both')] });
-  const held = first.message.parts.filter((part) => part.type === 'dynamic-tool');
-  expect(held.map((part) => [part.toolCallId, part.state])).toEqual([
-    ['call_a', 'approval-requested'],
-    ['call_b', 'approval-requested'],
-  ]);
-  const answered = (ids: string[]): UIMessage => ({
-    ...first.message,
-    parts: first.message.parts.map((part) =>
-      part.type === 'dynamic-tool' && ids.includes(part.toolCallId)
-        ? ({
-            ...part,
-            state: 'approval-responded',
-            approval: { id: part.toolCallId, approved: true },
-          } as typeof part)
-        : part,
-    ),
-  });
-  const body = (ids: string[]) => ({
-    id: sessionId,
-    messages: [userMessage('u1', 'Ship both'), answered(ids)],
-    trigger: 'submit-message',
-  });
-
-  const foreign = await harness.request('/ui/chat', {
+  const response = await harness.request('/ui/chat', {
     method: 'POST',
-    as: 'bob',
-    json: body(['call_a', 'call_b']),
+    json: { id: sessionId, messages: [userMessage('u1', 'Wait')], trigger: 'submit-message' },
   });
-  expect(foreign.status).toBe(404);
-  const partial = await harness.request('/ui/chat', { method: 'POST', json: body(['call_a']) });
-  expect(partial.status).toBe(400);
-  expect(((await partial.json()) as { error: { code: string } }).error.code).toBe('INVALID_INPUT');
-  expect(ran).toEqual([]);
-
-  const both = await send({ chatId: sessionId, messages: body(['call_a', 'call_b']).messages });
-  expect(both.errors).toEqual([]);
-  expect(ran).toEqual([{ word: 'web' }, { word: 'db' }]);
-  expect(contentParts(both.message).at(-1)).toMatchObject({ type: 'text', text: 'Both done.' });
+  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let wire = '';
+  while (!wire.includes('"text-delta"')) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    wire += decoder.decode(value, { stream: true });
+  }
+  const cancelled = await harness.request(`/sessions/${sessionId}/cancel`, { method: 'POST' });
+  expect(((await cancelled.json()) as { cancelled: boolean }).cancelled).toBe(true);
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    wire += decoder.decode(value, { stream: true });
+  }
+  const data = wire
+    .split('\n')
+    .filter((line) => line.startsWith('data: '))
+    .map((line) => line.slice(6));
+  expect(
+    data.slice(-4).map((line) => (line === '[DONE]' ? line : (JSON.parse(line) as { type: string }).type)),
+  ).toEqual(['text-end', 'finish-step', 'abort', '[DONE]']);
 });
