@@ -64,15 +64,23 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
     const turn: RunningTurn | undefined = hub.activeSession(sessionId)?.currentTurn;
     if (turn === undefined) return context.body(null, 204);
     const journal = hub.journal(sessionId);
-    // The transport replays the whole response message: start from the turn's first kept event.
-    const first = journal.since(0).find((entry) => entry.event.turnId === turn.turnId);
-    const after = first === undefined ? journal.lastSequence : first.sequence - 1;
+    // The transport replays the response message: from the turn's first kept event, or, for a turn continued
+    // after approvals (same turn id), from its suspension on, since a replayed suspension would end the stream.
+    const ownEvents = journal.since(0).filter((entry) => entry.event.turnId === turn.turnId);
+    const suspension = ownEvents.findLast((entry) => entry.event.payload.type === 'turn_suspended');
+    const first = suspension ?? ownEvents[0];
+    const after =
+      first === undefined
+        ? journal.lastSequence
+        : suspension !== undefined
+          ? suspension.sequence
+          : first.sequence - 1;
     return streamUiTurn({
       context,
       entries: journal,
       after,
       turnId: turn.turnId,
-      continued: false,
+      continued: suspension !== undefined,
       keepAliveMs,
     });
   });

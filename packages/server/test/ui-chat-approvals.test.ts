@@ -1,6 +1,6 @@
-import type { UIMessage } from 'ai';
+import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { afterEach, expect, test } from 'vitest';
-import { createSession, type Harness, startHarness } from './support/harness.js';
+import { createSession, type Harness, startHarness, TOKENS } from './support/harness.js';
 import { contentParts, eventually, lookupTool, send, TestChat, userMessage } from './support/ui-chat.js';
 
 let harness: Harness | undefined;
@@ -26,6 +26,12 @@ test('a call that needs approval reaches useChat as an approval request; its ans
   const held = chat.messages.at(-1)?.parts.find((part) => part.type === 'dynamic-tool');
   expect(held).toMatchObject({ toolName: 'deploy', toolCallId: 'call_d', state: 'approval-requested' });
   expect(ran).toEqual([]);
+  // A suspended turn does not run: the transport's reconnect finds nothing to resume.
+  const reconnect = new DefaultChatTransport<UIMessage>({
+    api: `${harness.url}/ui/chat`,
+    headers: { authorization: `Bearer ${TOKENS.alice}` },
+  });
+  expect(await reconnect.reconnectToStream({ chatId: sessionId })).toBeNull();
 
   await chat.addToolApprovalResponse({ id: 'call_d', approved: true });
   await eventually(() => chat.status === 'ready' && JSON.stringify(chat.messages).includes('Deployed.'));
@@ -117,4 +123,62 @@ test('approval answers: another tenant cannot give them, and a batch continues o
   expect(both.errors).toEqual([]);
   expect(ran).toEqual([{ word: 'web' }, { word: 'db' }]);
   expect(contentParts(both.message).at(-1)).toMatchObject({ type: 'text', text: 'Both done.' });
+});
+
+test('a reconnect during a turn continued after approval resumes the continuation, not the suspension', async () => {
+  const ran: unknown[] = [];
+  harness = await startHarness({
+    tools: [{ ...lookupTool(ran), name: 'deploy', isMutating: true, needsApproval: true }],
+    responses: [
+      [{ type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_r' }],
+      [
+        { type: 'text', text: 'Deploying ' },
+        { type: 'delay', ms: 150 },
+        { type: 'text', text: 'done.' },
+        { type: 'delay', ms: 150 },
+      ],
+    ],
+  });
+  const sessionId = await createSession(harness);
+  const first = await send({ url: harness.url, chatId: sessionId, messages: [userMessage('u1', 'Ship')] });
+  const approvedMessage: UIMessage = {
+    ...first.message,
+    parts: first.message.parts.map((part) =>
+      part.type === 'dynamic-tool'
+        ? ({
+            ...part,
+            state: 'approval-responded',
+            approval: { id: 'call_r', approved: true },
+          } as typeof part)
+        : part,
+    ),
+  };
+  const abort = new AbortController();
+  const continued = await harness.request('/ui/chat', {
+    method: 'POST',
+    json: {
+      id: sessionId,
+      messages: [userMessage('u1', 'Ship'), approvedMessage],
+      trigger: 'submit-message',
+    },
+    signal: abort.signal,
+  });
+  expect(continued.status).toBe(200);
+  await (continued.body as ReadableStream<Uint8Array>).getReader().read();
+  abort.abort();
+
+  const transport = new DefaultChatTransport<UIMessage>({
+    api: `${harness.url}/ui/chat`,
+    headers: { authorization: `Bearer ${TOKENS.alice}` },
+  });
+  const stream = await transport.reconnectToStream({ chatId: sessionId });
+  expect(stream).not.toBeNull();
+  let last: UIMessage | undefined;
+  for await (const message of readUIMessageStream({ stream: stream as ReadableStream<UIMessageChunk> })) {
+    last = message;
+  }
+  expect(ran).toEqual([{ word: 'web' }]);
+  const parts = contentParts(last as UIMessage);
+  expect(parts.at(-1)).toMatchObject({ type: 'text', text: 'Deploying done.' });
+  expect(parts.some((part) => part.state === 'approval-requested')).toBe(false);
 });
