@@ -8,6 +8,7 @@ import { errorResponse, HttpError } from './errors.js';
 import { SessionHub } from './hub.js';
 import { type ListeningServer, listen } from './listen.js';
 import { isTerminal, streamJournal } from './sse.js';
+import { mountUiChat } from './ui-chat.js';
 import { mountWebChat, type WebChatOptions } from './web-chat.js';
 
 /** Limits of one server; every field has a default. */
@@ -273,6 +274,8 @@ export function createServer(options: ServerOptions): YouyouServer {
     started.then((turn) => hub.track(sessionId, turn)).catch(() => undefined);
     return context.json({ queued: true }, 202);
   });
+
+  mountUiChat({ app, hub, keepAliveMs });
 
   const close = (): Promise<void> => hub.close();
   return Object.assign(app, {

@@ -1,0 +1,218 @@
+import type { ContentBlock, RunningTurn, Session } from '@youyou/agent';
+import type { Context, Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { onlyKeys, readJsonObject } from './body.js';
+import { HttpError } from './errors.js';
+import type { SessionHub } from './hub.js';
+import type { JournalEntry } from './journal.js';
+import { UI_MESSAGE_STREAM_HEADER, type UiMessageChunk, UiMessageStreamMapper } from './ui-message-stream.js';
+
+type App = Hono<{ Variables: { tenant: string } }>;
+
+const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+function invalid(message: string): HttpError {
+  return new HttpError({ status: 400, code: 'INVALID_INPUT', message });
+}
+
+/**
+ * Mounts the AI SDK UI message stream routes, so `useChat` from `@ai-sdk/react` (its `DefaultChatTransport`
+ * with `api: '<server>/ui/chat'`) talks to the agent unchanged: `POST /ui/chat` runs a turn on the session
+ * whose id is the chat id, `GET /ui/chat/:id/stream` (the transport's reconnect) replays the running turn.
+ */
+export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: number }): void {
+  const { app, hub, keepAliveMs } = options;
+
+  const owned = async (context: Context<{ Variables: { tenant: string } }>, sessionId: unknown) => {
+    if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) {
+      throw new HttpError({ status: 404, code: 'SESSION_NOT_FOUND', message: 'no such session' });
+    }
+    await hub.authorize(context.get('tenant'), sessionId);
+    return sessionId;
+  };
+
+  app.post('/ui/chat', async (context) => {
+    const body = await readJsonObject(context);
+    onlyKeys(body, ['id', 'messages', 'trigger', 'messageId']);
+    const sessionId = await owned(context, body.id);
+    if (body.trigger !== undefined && body.trigger !== 'submit-message') {
+      throw invalid(
+        "only trigger 'submit-message' is supported: the session keeps its history, so regenerating is sending again",
+      );
+    }
+    const last = lastMessage(body.messages);
+    const session = await hub.session(sessionId);
+    const journal = hub.journal(sessionId);
+    const after = journal.lastSequence;
+    const turn =
+      last.role === 'user'
+        ? await session.sendMessage({ content: userContent(last.parts) })
+        : await continueAfterApprovals(session, last.parts);
+    hub.track(sessionId, turn);
+    return streamUiTurn({
+      context,
+      entries: journal,
+      after,
+      turnId: turn.turnId,
+      continued: last.role === 'assistant',
+      keepAliveMs,
+    });
+  });
+
+  app.get('/ui/chat/:id/stream', async (context) => {
+    const sessionId = await owned(context, context.req.param('id'));
+    const turn: RunningTurn | undefined = hub.activeSession(sessionId)?.currentTurn;
+    if (turn === undefined) return context.body(null, 204);
+    const journal = hub.journal(sessionId);
+    // The transport replays the response message: from the turn's first kept event, or, for a turn continued
+    // after approvals (same turn id), from its suspension on, since a replayed suspension would end the stream.
+    const ownEvents = journal.since(0).filter((entry) => entry.event.turnId === turn.turnId);
+    const suspension = ownEvents.findLast((entry) => entry.event.payload.type === 'turn_suspended');
+    const first = suspension ?? ownEvents[0];
+    const after =
+      first === undefined
+        ? journal.lastSequence
+        : suspension !== undefined
+          ? suspension.sequence
+          : first.sequence - 1;
+    return streamUiTurn({
+      context,
+      entries: journal,
+      after,
+      turnId: turn.turnId,
+      continued: suspension !== undefined,
+      keepAliveMs,
+    });
+  });
+}
+
+interface UiMessage {
+  role: 'user' | 'assistant';
+  parts: unknown[];
+}
+
+/** The last message of the request: the one the client just added (a user message or approval answers). */
+function lastMessage(messages: unknown): UiMessage {
+  if (!Array.isArray(messages) || messages.length === 0) {
+    throw invalid("'messages' must be a non-empty array of UI messages");
+  }
+  const last: unknown = messages[messages.length - 1];
+  if (typeof last !== 'object' || last === null) throw invalid('the last message must be an object');
+  const { role, parts } = last as { role?: unknown; parts?: unknown };
+  if ((role !== 'user' && role !== 'assistant') || !Array.isArray(parts)) {
+    throw invalid(
+      "the last message must have role 'user' (or 'assistant' with approval answers) and 'parts'",
+    );
+  }
+  return { role, parts };
+}
+
+/** A user message's text parts (and images as data URLs) as the agent's content blocks. */
+function userContent(parts: unknown[]): ContentBlock[] {
+  const blocks: ContentBlock[] = [];
+  for (const part of parts) {
+    if (typeof part !== 'object' || part === null) throw invalid('a message part must be an object');
+    const typed = part as { type?: unknown; text?: unknown; url?: unknown; mediaType?: unknown };
+    if (typed.type === 'text' && typeof typed.text === 'string') {
+      blocks.push({ type: 'text', text: typed.text });
+    } else if (
+      typed.type === 'file' &&
+      typeof typed.url === 'string' &&
+      typeof typed.mediaType === 'string'
+    ) {
+      const match = /^data:([^;,]+);base64,(.*)$/s.exec(typed.url);
+      if (match === null || !typed.mediaType.startsWith('image/')) {
+        throw invalid('a file part must be an image given as a base64 data: URL');
+      }
+      blocks.push({ type: 'image', mediaType: match[1] ?? typed.mediaType, data: match[2] ?? '' });
+    }
+    // Other parts (step markers, sources, data parts) carry nothing the model should read.
+  }
+  if (blocks.length === 0) throw invalid('the user message has no text or image part');
+  return blocks;
+}
+
+/**
+ * An assistant message whose tool parts carry approval answers (`addToolApprovalResponse`): each answer is
+ * given to the session and the suspended turn continues. The decisions come only from parts in state
+ * `approval-responded`; a call the session does not hold is refused by the session (INVALID_INPUT).
+ */
+async function continueAfterApprovals(session: Session, parts: unknown[]): Promise<RunningTurn> {
+  let answered = 0;
+  for (const part of parts) {
+    if (typeof part !== 'object' || part === null) continue;
+    const typed = part as { state?: unknown; toolCallId?: unknown; approval?: unknown };
+    if (typed.state !== 'approval-responded' || typeof typed.toolCallId !== 'string') continue;
+    const approval = typed.approval as { approved?: unknown; reason?: unknown } | undefined;
+    if (typeof approval?.approved !== 'boolean')
+      throw invalid('an approval answer must say approved: true or false');
+    const held = session.pendingApprovals().some((call) => call.callId === typed.toolCallId);
+    if (!held) continue;
+    if (approval.approved) await session.approve(typed.toolCallId);
+    else
+      await session.deny(typed.toolCallId, typeof approval.reason === 'string' ? approval.reason : undefined);
+    answered += 1;
+  }
+  if (answered === 0)
+    throw invalid('the last message is an assistant message without an answer to a held call');
+  // INVALID_INPUT (400) from the session while other calls of the batch still wait for an answer.
+  return await session.continue();
+}
+
+/** Streams one turn's journal entries after `after` as UI message chunks, then `[DONE]`. */
+function streamUiTurn(options: {
+  context: Context;
+  entries: {
+    subscribe(
+      after: number,
+      listener: (entry: JournalEntry) => void,
+    ): { backlog: JournalEntry[]; unsubscribe: () => void };
+  };
+  after: number;
+  turnId: string;
+  /** The turn continues after approval answers: the client's message goes on. */
+  continued: boolean;
+  keepAliveMs: number;
+}): Response {
+  const { context, turnId } = options;
+  context.header(UI_MESSAGE_STREAM_HEADER, 'v1');
+  return streamSSE(context, async (stream) => {
+    const mapper = new UiMessageStreamMapper();
+    const queue: JournalEntry[] = [];
+    let wake: (() => void) | undefined;
+    const { backlog, unsubscribe } = options.entries.subscribe(options.after, (entry) => {
+      queue.push(entry);
+      wake?.();
+    });
+    queue.unshift(...backlog);
+    let aborted = false;
+    stream.onAbort(() => {
+      aborted = true;
+      wake?.();
+    });
+    const keepAlive = setInterval(() => {
+      stream.write(': keep-alive\n\n').catch(() => undefined);
+    }, options.keepAliveMs);
+    const send = async (chunks: UiMessageChunk[]): Promise<void> => {
+      for (const chunk of chunks) await stream.writeSSE({ data: JSON.stringify(chunk) });
+    };
+    try {
+      await send(mapper.start({ turnId, continued: options.continued }));
+      while (!aborted && !mapper.done) {
+        const entry = queue.shift();
+        if (entry === undefined) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+          });
+          wake = undefined;
+          continue;
+        }
+        if (entry.event.turnId === turnId) await send(mapper.map(entry.event));
+      }
+      if (!aborted) await stream.writeSSE({ data: '[DONE]' });
+    } finally {
+      clearInterval(keepAlive);
+      unsubscribe();
+    }
+  });
+}
