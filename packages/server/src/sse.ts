@@ -1,21 +1,17 @@
-import { isAgentError } from '@youyou/agent';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { JournalEntry, SessionJournal } from './journal.js';
+import { publicError } from './public-error.js';
 
 /**
- * The JSON of an event for the wire: Errors become `{ code, message, retryable }` (never a stack or a
- * cause, which may hold a provider's request), Dates ISO strings.
+ * The JSON of an event for the wire: Errors become `{ code, message, retryable }` (never a stack, a cause
+ * or a provider's text: see public-error.ts), Dates ISO strings.
  */
 export function eventJson(entry: JournalEntry): string {
   return JSON.stringify(entry.event, function replace(this: unknown, key: string, value: unknown) {
     // `value` has been through toJSON already; the holder still has the Error itself.
     const original = (this as Record<string, unknown>)[key];
-    if (original instanceof Error) {
-      return isAgentError(original)
-        ? { code: original.code, message: original.message, retryable: original.retryable }
-        : { code: 'INTERNAL_ERROR', message: 'an unexpected error', retryable: false };
-    }
+    if (original instanceof Error) return publicError(original);
     return value;
   });
 }

@@ -1,4 +1,5 @@
-import { type AgentEvent, isAgentError } from '@youyou/agent';
+import type { AgentEvent } from '@youyou/agent';
+import { publicError } from './public-error.js';
 
 /**
  * One chunk of the AI SDK UI message stream protocol (v1), the subset this server sends. The AI SDK's
@@ -18,23 +19,10 @@ export type UiMessageChunk =
   | { type: 'abort'; reason: string }
   | { type: 'finish'; finishReason: 'stop' | 'error' | 'tool-calls' | 'other'; messageMetadata?: unknown };
 
-// Errors whose message is written from outside text (a provider's answer, a storage or plugin failure) are
-// shown to a browser as their code and a fixed sentence only: such text may hold a key or an internal address.
-const OPAQUE: Record<string, string> = {
-  PROVIDER_ERROR: 'the model provider failed; try again',
-  STORAGE_ERROR: 'the session storage failed; try again later',
-  PLUGIN_ERROR: 'a plugin failed',
-  MEMORY_ERROR: 'the memory store failed',
-  COMPACT_ERROR: 'compacting the conversation failed',
-  INTERNAL_ERROR: 'an unexpected error',
-};
-
 /** The `errorText` of an error event: `[CODE] message`, never a stack, a cause or a provider's text. */
 function errorText(error: unknown): string {
-  if (!isAgentError(error)) return `[INTERNAL_ERROR] ${OPAQUE.INTERNAL_ERROR}`;
-  const fixed = OPAQUE[error.code];
-  // An AgentError's own message already starts with "[CODE] ".
-  return fixed === undefined ? error.message : `[${error.code}] ${fixed}`;
+  const { code, message } = publicError(error);
+  return `[${code}] ${message}`;
 }
 
 /** The header that tells the AI SDK's client the body is a UI message stream. */

@@ -298,3 +298,21 @@ test('a Last-Event-ID this server never issued (a previous process) replays ever
   );
   expect(tail.map((message) => message.id)).toEqual(turn.map((message) => message.id));
 });
+
+test("a provider's failure reaches the SSE stream as its code and a fixed sentence, without the provider's text", async () => {
+  harness = await startHarness({
+    responses: [[{ type: 'error', error: new Error('upstream down: key sk-secret at 10.0.0.7') }]],
+  });
+  const sessionId = await createSession(harness);
+  const response = await harness.request(`/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    json: { content: 'Hi' },
+  });
+  const messages = await readUntil(response, isTurnEnd);
+  const errors = messages.filter((message) => message.event === 'error');
+  expect(errors).toHaveLength(1);
+  const raw = JSON.stringify(messages);
+  expect(raw).toContain('PROVIDER_ERROR');
+  expect(raw).not.toContain('sk-secret');
+  expect(raw).not.toContain('10.0.0.7');
+});
