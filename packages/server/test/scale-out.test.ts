@@ -5,7 +5,7 @@ import { openPostgresStorage, type PostgresStorage } from '@youyou/postgres';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { dropSchema, poolConfig, randomSchema, testPool } from '../../postgres/test/support/database.js';
-import { readSse, type SseMessage, TOKENS } from './support/harness.js';
+import { createSession, readSse, type SseMessage, startHarness, TOKENS } from './support/harness.js';
 
 const repositoryRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const fixture = fileURLToPath(new URL('./fixtures/server-process.mjs', import.meta.url));
@@ -211,3 +211,15 @@ test('the log route refuses a bad cursor and another tenant', async () => {
   expect(foreign.status).toBe(404);
   expect(((await foreign.json()) as { error: { code: string } }).error.code).toBe('SESSION_NOT_FOUND');
 }, 60_000);
+
+test('on SQLite (one process) the log route answers 501 NOT_SUPPORTED', async () => {
+  const harness = await startHarness({ responses: [[{ type: 'text', text: 'hi' }]] });
+  try {
+    const sessionId = await createSession(harness);
+    const response = await harness.request(`/sessions/${sessionId}/log`);
+    expect(response.status).toBe(501);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('NOT_SUPPORTED');
+  } finally {
+    await harness.close();
+  }
+});
