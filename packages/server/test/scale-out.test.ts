@@ -1,13 +1,12 @@
-import { type ChildProcess, execFile, fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { openPostgresStorage, type PostgresStorage } from '@youyou/postgres';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { dropSchema, poolConfig, randomSchema, testPool } from '../../postgres/test/support/database.js';
+import { ensureServerBuilt } from './support/build.js';
 import { createSession, readSse, type SseMessage, startHarness, TOKENS } from './support/harness.js';
 
-const repositoryRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const fixture = fileURLToPath(new URL('./fixtures/server-process.mjs', import.meta.url));
 const schema = randomSchema();
 const TTL_MS = 1_500;
@@ -18,11 +17,7 @@ const children: ChildProcess[] = [];
 beforeAll(async () => {
   admin = testPool();
   // The children run the built packages, as deployed servers would.
-  await promisify(execFile)(
-    'npm',
-    ['run', 'build', '-w', '@youyou/agent', '-w', '@youyou/postgres', '-w', '@youyou/server'],
-    { cwd: repositoryRoot, timeout: 180_000 },
-  );
+  await ensureServerBuilt();
   inspector = await openPostgresStorage({ pool: admin, schema });
 }, 240_000);
 
