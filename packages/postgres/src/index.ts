@@ -3,6 +3,7 @@
  * that many app servers can share one database without two of them running the same session.
  */
 export { isRetryableDatabaseError } from './errors.js';
+export type { PositionedSessionEvent } from './event-feed.js';
 export type { AcquireLeaseOptions, LeaseHolder, LeaseOptions, SessionLease } from './lease.js';
 export { PostgresMemoryStorage, type RankedMemory } from './memory-storage.js';
 export {

@@ -2,6 +2,7 @@ import type { AgentError } from '@youyou/agent';
 import { Pool, type PoolConfig } from 'pg';
 import { Database } from './database.js';
 import { invalidConfig, storageError } from './errors.js';
+import { EventFeed } from './event-feed.js';
 import { LeaseManager, type LeaseOptions } from './lease.js';
 import { PostgresMemoryStorage } from './memory-storage.js';
 import { checkSchemaName, checkSchemaVersion, migratePostgresSchema } from './migrations.js';
@@ -27,6 +28,12 @@ export interface PostgresStorageOptions {
    * transaction mode that does not track them (PgBouncer before 1.21).
    */
   preparedStatements?: boolean;
+  /**
+   * Announce every saved event with NOTIFY (default false; one more round trip per event), so that
+   * `watchEvents` in other processes wakes at once: turn it on for servers that tail sessions across
+   * processes. Readers without it still see every event by reading again.
+   */
+  eventNotifications?: boolean;
   /** Session lease settings. */
   lease?: LeaseOptions;
   /**
@@ -103,15 +110,17 @@ export async function openPostgresStorage(options: PostgresStorageOptions = {}):
     throw error;
   }
   const indexer = new SearchIndexer({ database, onBackgroundError });
+  const feed = new EventFeed({ database, notify: options.eventNotifications === true });
   let closing: Promise<void> | undefined;
   const close = async () => {
     await indexer.close();
+    await feed.close();
     await leases.releaseAll();
     database.markClosed();
     if (ownsPool) await pool.end();
   };
   return {
-    sessions: new PostgresSessionStorage({ database, leases, indexer }),
+    sessions: new PostgresSessionStorage({ database, leases, indexer, feed }),
     memories: new PostgresMemoryStorage({ database }),
     pool,
     schema,

@@ -14,6 +14,7 @@ import {
 import { decodeText, encodeText, escapeLike, REPLACEMENT, searchForm, sortKey } from './codec.js';
 import type { Database } from './database.js';
 import { invalidInput } from './errors.js';
+import type { EventFeed, PositionedSessionEvent } from './event-feed.js';
 import type { AcquireLeaseOptions, LeaseHolder, LeaseManager, SessionLease } from './lease.js';
 import type { SearchIndexer } from './search-index.js';
 import { type SessionStatements, sessionStatements } from './session-sql.js';
@@ -79,6 +80,7 @@ export class PostgresSessionStorage implements SessionStorage {
   readonly #leases: LeaseManager;
   readonly #indexer: SearchIndexer;
   readonly #sql: SessionStatements;
+  readonly #feed: EventFeed;
   /**
    * The write id of an event whose save failed: the core retries that same object, and if the failed
    * attempt did commit (the connection dropped after COMMIT), the retry is recognised and not doubled.
@@ -92,8 +94,14 @@ export class PostgresSessionStorage implements SessionStorage {
   readonly #written = new Set<string>();
 
   /** Made by `openPostgresStorage`. */
-  constructor(options: { database: Database; leases: LeaseManager; indexer: SearchIndexer }) {
+  constructor(options: {
+    database: Database;
+    leases: LeaseManager;
+    indexer: SearchIndexer;
+    feed: EventFeed;
+  }) {
     this.#database = options.database;
+    this.#feed = options.feed;
     this.#leases = options.leases;
     this.#indexer = options.indexer;
     this.#sql = sessionStatements(this.#database.tables, this.#database.schemaName);
@@ -124,6 +132,8 @@ export class PostgresSessionStorage implements SessionStorage {
     }
     this.#pendingWrites.delete(event);
     if (row.searchText !== null) this.#indexer.schedule();
+    // The event is committed: a failed wake-up only delays readers, which poll too (see EventFeed).
+    await this.#feed.announce(sessionId).catch(() => undefined);
   }
 
   #rowOf(sessionId: string, event: SessionEvent): EventRow {
@@ -315,6 +325,24 @@ export class PostgresSessionStorage implements SessionStorage {
   /** The port's `acquireSession`: the Agent takes the lease with it in newSession/resumeSession (see the README). */
   acquireSession(sessionId: string): Promise<SessionLease> {
     return this.#leases.acquire(sessionId);
+  }
+
+  /**
+   * The session's committed events after log position `after` (0: from the start), oldest first, at most
+   * `limit` (default 500, at most 10,000); each carries its `sequence`, the same in every process. An
+   * unknown session has none. The cursor of a cross-process tail (see the README, "Tailing a session").
+   */
+  readEventsAfter(sessionId: string, after: number, limit?: number): Promise<PositionedSessionEvent[]> {
+    return this.#feed.readAfter(sessionId, after, limit);
+  }
+
+  /**
+   * Calls `listener` when a storage opened with `eventNotifications` (in any process) saves an event of
+   * the session (PostgreSQL LISTEN/NOTIFY); a wake-up to call `readEventsAfter`, not a delivery. Resolves
+   * once listening, with the function that stops it.
+   */
+  watchEvents(sessionId: string, listener: () => void): Promise<() => void> {
+    return this.#feed.watch(sessionId, listener);
   }
 
   /** Who holds the session's lease now, or null. */

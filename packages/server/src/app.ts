@@ -7,6 +7,7 @@ import { onlyKeys, optionalString, parseCursor, readJsonObject } from './body.js
 import { errorResponse, HttpError } from './errors.js';
 import { SessionHub } from './hub.js';
 import { type ListeningServer, listen } from './listen.js';
+import { mountLogRoute } from './log-tail.js';
 import { isTerminal, streamJournal } from './sse.js';
 import { mountUiChat } from './ui-chat.js';
 import { mountWebChat, type WebChatOptions } from './web-chat.js';
@@ -23,6 +24,8 @@ export interface ServerLimits {
   journalRetentionMs?: number;
   /** Interval of the SSE keep-alive comment (default 15 s). */
   keepAliveMs?: number;
+  /** How often `/sessions/:id/log` reads the log again when no notification woke it (default 1 s). */
+  logPollMs?: number;
 }
 
 /** CORS for browsers on other origins; without it no CORS header is sent. */
@@ -202,6 +205,13 @@ export function createServer(options: ServerOptions): YouyouServer {
       parseCursor(context.req.query('after'), 'after') ??
       0;
     return streamJournal({ context, journal: hub.journal(sessionId), after, keepAliveMs });
+  });
+
+  mountLogRoute(app, {
+    storage: options.storage,
+    ownedSession,
+    keepAliveMs,
+    pollMs: options.limits?.logPollMs ?? 1_000,
   });
 
   app.post('/sessions/:id/cancel', async (context) => {

@@ -9,4 +9,5 @@ export type { ServerAuth } from './auth.js';
 export type { ErrorBody } from './errors.js';
 export { TENANT_METADATA_KEY } from './hub.js';
 export { type Listenable, type ListeningServer, listen } from './listen.js';
+export { eventLogOf, type LoggedSessionEvent, type SessionEventLog } from './log-tail.js';
 export type { WebChatOptions } from './web-chat.js';

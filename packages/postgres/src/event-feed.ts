@@ -1,0 +1,158 @@
+import { createHash } from 'node:crypto';
+import type { SessionEvent } from '@youyou/agent';
+import { checkSessionId, decodeStoredValue } from '@youyou/agent/storage';
+import type { PoolClient } from 'pg';
+import { encodeText } from './codec.js';
+import { type Database, statementName } from './database.js';
+import { invalidInput, storageError } from './errors.js';
+
+/** A committed event of a session's log with its position: 1, 2, 3 … in save order, never reused. */
+export interface PositionedSessionEvent extends SessionEvent {
+  /** The event's `seq` in the log: stable across processes, so a reader's cursor is valid on every server. */
+  sequence: number;
+}
+
+/** Most events one `readEventsAfter` returns by default, and at most. */
+const DEFAULT_READ_LIMIT = 500;
+const MAX_READ_LIMIT = 10_000;
+
+/**
+ * The notification key of a session: a digest, because a NOTIFY payload is limited to 8000 bytes and a
+ * session id is not. Two ids with one key would only cost a reader an extra read.
+ */
+function sessionKey(sessionId: string): string {
+  return createHash('sha1').update(sessionId).digest('hex');
+}
+
+/**
+ * Reading a session's log from its position on, and hearing of new events in any process: every save
+ * through a storage opened with `eventNotifications` is followed by a NOTIFY on the schema's channel
+ * (sent after the save's commit, so a reader woken by it finds the event), and `watch` LISTENs on one
+ * dedicated connection per storage. A notification is only a wake-up: readers read the table from their
+ * cursor, so a lost notification (a process killed between commit and NOTIFY) delays, never loses, an event.
+ */
+export class EventFeed {
+  readonly #database: Database;
+  readonly #notify: boolean;
+  readonly #channel: string;
+  readonly #listeners = new Map<string, Set<() => void>>();
+  #client: Promise<PoolClient> | undefined;
+  #closed = false;
+
+  /** Made by `openPostgresStorage`. */
+  constructor(options: { database: Database; notify: boolean }) {
+    this.#database = options.database;
+    this.#notify = options.notify;
+    // One channel per schema; a channel name is an identifier, so the digest keeps it short and plain.
+    this.#channel = statementName(options.database.schemaName, 'events');
+  }
+
+  /** The events of the session after position `after`, oldest first, at most `limit` (default 500). */
+  async readAfter(
+    sessionId: string,
+    after: number,
+    limit = DEFAULT_READ_LIMIT,
+  ): Promise<PositionedSessionEvent[]> {
+    checkSessionId(sessionId);
+    if (!Number.isSafeInteger(after) || after < 0) throw invalidInput('after must be a whole number ≥ 0');
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_READ_LIMIT) {
+      throw invalidInput(`limit must be a whole number from 1 to ${MAX_READ_LIMIT}`);
+    }
+    const result = await this.#database.query<{ seq: string; timestamp_ms: string; payload: string }>({
+      statement: {
+        name: statementName(this.#database.schemaName, 'read_after'),
+        text: `SELECT seq, timestamp_ms, payload FROM ${this.#database.tables.events}
+                WHERE session_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      },
+      values: [encodeText(sessionId), after, limit],
+      context: `reading the events of session '${sessionId}' failed`,
+    });
+    return result.rows.map((row) => ({
+      sequence: Number(row.seq),
+      timestamp: new Date(Number(row.timestamp_ms)),
+      payload: decodeStoredValue(row.payload) as SessionEvent['payload'],
+    }));
+  }
+
+  /** Tells every watcher, in every process, that the session has a new committed event (when enabled). */
+  async announce(sessionId: string): Promise<void> {
+    if (!this.#notify) return;
+    await this.#database.query({
+      statement: { text: 'SELECT pg_notify($1, $2)' },
+      values: [this.#channel, sessionKey(sessionId)],
+      context: `announcing an event of session '${sessionId}' failed`,
+    });
+  }
+
+  /**
+   * Calls `listener` whenever another save of the session is announced (possibly more than once per
+   * event, and for nothing new); resolves once LISTEN is in place, with the function that stops it.
+   */
+  async watch(sessionId: string, listener: () => void): Promise<() => void> {
+    checkSessionId(sessionId);
+    if (typeof listener !== 'function') throw invalidInput('listener must be a function');
+    await this.#listening();
+    const key = sessionKey(sessionId);
+    let listeners = this.#listeners.get(key);
+    if (listeners === undefined) {
+      listeners = new Set();
+      this.#listeners.set(key, listeners);
+    }
+    listeners.add(listener);
+    return () => {
+      const current = this.#listeners.get(key);
+      current?.delete(listener);
+      if (current?.size === 0) this.#listeners.delete(key);
+    };
+  }
+
+  /** Gives the listening connection back (UNLISTEN first); later `watch` calls reject. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#listeners.clear();
+    const pending = this.#client;
+    this.#client = undefined;
+    if (pending === undefined) return;
+    const client = await pending.catch(() => undefined);
+    if (client === undefined) return;
+    try {
+      await client.query('UNLISTEN *');
+      client.release();
+    } catch (error) {
+      client.release(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /** The connection that LISTENs, taken from the pool on first use and taken again after it fails. */
+  #listening(): Promise<PoolClient> {
+    const context = 'listening for session events failed';
+    if (this.#closed || this.#database.closed) {
+      return Promise.reject(storageError(new Error('the PostgreSQL storage has been closed'), context));
+    }
+    if (this.#client !== undefined) return this.#client;
+    const connecting = (async () => {
+      const client = await this.#database.pool.connect();
+      try {
+        client.on('notification', (message) => {
+          if (message.channel !== this.#channel || message.payload === undefined) return;
+          for (const listener of this.#listeners.get(message.payload) ?? []) listener();
+        });
+        client.on('error', (error) => {
+          // A dropped listening connection: the next watch connects again; readers keep polling meanwhile.
+          if (this.#client === connecting) this.#client = undefined;
+          client.release(error);
+        });
+        await client.query(`LISTEN "${this.#channel}"`);
+        return client;
+      } catch (error) {
+        client.release(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      }
+    })().catch((error: unknown) => {
+      if (this.#client === connecting) this.#client = undefined;
+      throw storageError(error, context);
+    });
+    this.#client = connecting;
+    return connecting;
+  }
+}

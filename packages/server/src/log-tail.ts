@@ -1,0 +1,143 @@
+import type { SessionEvent, SessionStorage } from '@youyou/agent';
+import type { Context, Hono } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import { parseCursor } from './body.js';
+import { HttpError } from './errors.js';
+
+/** A committed event of a session's log with its position in the log (the same in every process). */
+export interface LoggedSessionEvent extends SessionEvent {
+  sequence: number;
+}
+
+/**
+ * What a storage offers beyond the port so that any server process can tail any session (the PostgreSQL
+ * storage has both): `readEventsAfter` reads committed events after a log position, oldest first;
+ * `watchEvents`, optional, wakes a reader when another process saves an event (without it the reader polls).
+ */
+export interface SessionEventLog {
+  readEventsAfter(sessionId: string, after: number, limit?: number): Promise<LoggedSessionEvent[]>;
+  watchEvents?(sessionId: string, listener: () => void): Promise<() => void>;
+}
+
+/** The storage as a SessionEventLog, or undefined when it cannot read its log by position (SQLite today). */
+export function eventLogOf(storage: SessionStorage | undefined): SessionEventLog | undefined {
+  const candidate = storage as Partial<SessionEventLog> | undefined;
+  if (candidate === undefined || typeof candidate.readEventsAfter !== 'function') return undefined;
+  const log: SessionEventLog = {
+    readEventsAfter: candidate.readEventsAfter.bind(storage),
+  };
+  if (typeof candidate.watchEvents === 'function') log.watchEvents = candidate.watchEvents.bind(storage);
+  return log;
+}
+
+/** The JSON of a logged event: Errors as `{ code, message }` only (never a stack), Dates ISO strings. */
+function loggedEventJson(event: LoggedSessionEvent): string {
+  return JSON.stringify(
+    { sequence: event.sequence, timestamp: event.timestamp, payload: event.payload },
+    (_key, value: unknown) =>
+      value instanceof Error
+        ? { code: 'code' in value ? value.code : 'ERROR', message: value.message }
+        : value,
+  );
+}
+
+/**
+ * Streams a session's committed log after `after` as SSE (`id:` = the log position, `event:` = the payload
+ * type), then each new committed event as any process saves it, until the client goes away. Every event is
+ * read from the storage at the cursor, so nothing is missed or sent twice whichever process wrote it.
+ */
+export function streamLog(options: {
+  context: Context;
+  log: SessionEventLog;
+  sessionId: string;
+  after: number;
+  keepAliveMs: number;
+  /** How often the log is read again without a wake-up (a lost or disabled notification). */
+  pollMs: number;
+}): Response {
+  const { context, log, sessionId } = options;
+  return streamSSE(context, async (stream) => {
+    let cursor = options.after;
+    let wake: (() => void) | undefined;
+    let woken = false;
+    const rouse = () => {
+      woken = true;
+      wake?.();
+    };
+    let aborted = false;
+    stream.onAbort(() => {
+      aborted = true;
+      wake?.();
+    });
+    // Listen before the first read, so an event committed in between wakes the loop instead of waiting a poll.
+    const stopWatching =
+      (await log.watchEvents?.(sessionId, rouse).catch(() => undefined)) ?? (() => undefined);
+    const keepAlive = setInterval(() => {
+      stream.write(': keep-alive\n\n').catch(() => undefined);
+    }, options.keepAliveMs);
+    try {
+      while (!aborted) {
+        woken = false;
+        const events = await log.readEventsAfter(sessionId, cursor);
+        for (const event of events) {
+          if (aborted) break;
+          await stream.writeSSE({
+            id: String(event.sequence),
+            event: event.payload.type,
+            data: loggedEventJson(event),
+          });
+          cursor = event.sequence;
+        }
+        // A full batch may have more behind it; a wake-up during the read means there may be more now.
+        if (events.length > 0 || woken) continue;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          const timer = setTimeout(resolve, options.pollMs);
+          timer.unref();
+        });
+        wake = undefined;
+      }
+    } finally {
+      clearInterval(keepAlive);
+      stopWatching();
+    }
+  });
+}
+
+/**
+ * Mounts `GET /sessions/:id/log`: the cross-process tail. The cursor is `Last-Event-ID` or `?after=`
+ * (a log position; 0 = from the start). 501 NOT_SUPPORTED when the storage cannot read its log by position.
+ */
+export function mountLogRoute<Variables extends { tenant: string }>(
+  app: Hono<{ Variables: Variables }>,
+  options: {
+    storage: SessionStorage | undefined;
+    ownedSession: (context: Context<{ Variables: Variables }>) => Promise<string>;
+    keepAliveMs: number;
+    pollMs: number;
+  },
+): void {
+  const log = eventLogOf(options.storage);
+  app.get('/sessions/:id/log', async (context) => {
+    const sessionId = await options.ownedSession(context);
+    if (log === undefined) {
+      throw new HttpError({
+        status: 501,
+        code: 'NOT_SUPPORTED',
+        message: "this server's storage cannot tail a log by position; use /sessions/:id/events",
+      });
+    }
+    const after =
+      parseCursor(context.req.header('last-event-id'), 'Last-Event-ID') ??
+      parseCursor(context.req.query('after'), 'after') ??
+      0;
+    return streamLog({
+      context,
+      log,
+      sessionId,
+      after,
+      keepAliveMs: options.keepAliveMs,
+      pollMs: options.pollMs,
+    });
+  });
+}
