@@ -1,13 +1,12 @@
-import { type ChildProcess, execFile, fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { buildUnderLock } from '../../../test-support/build-lock.js';
 import { openPostgresStorage } from '../src/index.js';
 import { agentOn, runTurn } from './support/agent.js';
 import { dropSchema, poolConfig, randomSchema, testPool } from './support/database.js';
 
-const repositoryRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const fixture = fileURLToPath(new URL('./fixtures/lease-process.mjs', import.meta.url));
 const schema = randomSchema();
 const TTL_MS = 1_500;
@@ -28,10 +27,7 @@ interface Reply {
 beforeAll(async () => {
   admin = testPool();
   // The children run the built packages, as a deployed app server would.
-  await promisify(execFile)('npm', ['run', 'build', '-w', '@youyou/agent', '-w', '@youyou/postgres'], {
-    cwd: repositoryRoot,
-    timeout: 120_000,
-  });
+  await buildUnderLock(['agent', 'postgres']);
   const storage = await openPostgresStorage({ pool: admin, schema });
   const { agent } = await agentOn(storage, { responses: [[{ type: 'text', text: 'created' }]] });
   const session = await agent.newSession();
