@@ -55,7 +55,7 @@ async function errorText(response) {
   }
 }
 
-/** Reads server-sent events from a fetch response and hands each `{ id, data }` to `onMessage`. */
+/** Reads server-sent events from a fetch response and hands each `{ id, data }` to `onMessage`, in turn. */
 async function readSse(response, onMessage) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
@@ -72,7 +72,7 @@ async function readSse(response, onMessage) {
         if (line.startsWith('id:')) id = line.slice(3).trim();
         else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
       }
-      if (data.length > 0) onMessage({ id: Number(id), data: JSON.parse(data.join('\n')) });
+      if (data.length > 0) await onMessage({ id: Number(id), data: JSON.parse(data.join('\n')) });
     }
   }
 }
@@ -134,8 +134,15 @@ function argumentsText(value) {
   }
 }
 
-/** Applies one event of the session; one already seen (sequence not above the cursor) is dropped. */
-function apply({ id, data }) {
+/**
+ * Applies one event of the session; one already seen (sequence not above the cursor) is dropped. A `resync`
+ * (this server cannot continue the cursor: another process or a restart) reloads the committed history first.
+ */
+async function apply({ id, data }) {
+  if (data.type === 'resync' && Number.isInteger(id)) {
+    page.cursor = id;
+    return reloadHistory();
+  }
   if (!Number.isInteger(id) || id <= page.cursor) return;
   page.cursor = id;
   const payload = data.payload ?? {};
@@ -285,6 +292,16 @@ function historyItems(messages, pending) {
   page.items = items;
   for (const call of pending) addPending(call);
   return items;
+}
+
+/** Replaces the drawn transcript with the session's committed history (the cursor stays). */
+async function reloadHistory() {
+  const answer = await api(`/sessions/${encodeURIComponent(page.sessionId)}/messages`);
+  if (!answer.ok) return showError(await errorText(answer));
+  const { messages, pendingApprovals } = await answer.json();
+  historyItems(messages, pendingApprovals);
+  save();
+  render();
 }
 
 /** Opens a session: checks it is this tenant's, restores or loads its transcript, follows its events. */

@@ -51,7 +51,7 @@ export function optionalString(body: Record<string, unknown>, key: string): stri
 /** A non-negative integer cursor from a header or query value; INVALID_INPUT when it is not one. */
 export function parseCursor(value: string | undefined, name: string): number | undefined {
   if (value === undefined || value === '') return undefined;
-  if (!/^\d{1,15}$/.test(value)) {
+  if (!/^\d{1,16}$/.test(value) || !Number.isSafeInteger(Number(value))) {
     throw new HttpError({
       status: 400,
       code: 'INVALID_INPUT',

@@ -8,16 +8,35 @@ export interface JournalEntry {
 
 type Listener = (entry: JournalEntry) => void;
 
+/** What `subscribe` hands a stream: the kept entries after the cursor, and whether they follow it without a gap. */
+export interface JournalSubscription {
+  /** Kept entries with a sequence greater than the cursor, oldest first. */
+  backlog: JournalEntry[];
+  /**
+   * True when the backlog continues the cursor with nothing missing: the cursor is one this journal issued and
+   * still holds, its newest, or the one just before its oldest kept entry. False for a cursor from another
+   * process, from before a restart, or older than what is kept: events may be missing in between.
+   */
+  continuous: boolean;
+  /** The newest sequence when the subscription was made (a valid cursor on this journal). */
+  lastSequence: number;
+  unsubscribe: () => void;
+}
+
 /**
- * Every event the server relayed for one session, numbered 1, 2, 3 … across all the Session objects this
- * process opened for it (a Session restarts its own `sequence` on resume; the journal does not), so a
- * client's `Last-Event-ID` stays a valid cursor when the session is closed while idle and resumed later.
- * The oldest entries are dropped past `capacity`; a cursor before them is answered from the oldest kept.
+ * Every event the server relayed for one session in this process, under a sequence that only grows for the
+ * session — across the Session objects this process opened for it (the core restarts its own `sequence` on
+ * resume), and across processes and restarts too: each new sequence is the larger of the previous one + 1 and
+ * the current time in microseconds. One process runs a session's turns at a time (the lease), so a process that
+ * takes a session over numbers after the one before it, and a cursor from elsewhere is never mistaken for one
+ * of ours. The oldest entries are dropped past `capacity`.
  */
 export class SessionJournal {
   private readonly entries: JournalEntry[] = [];
   private readonly listeners = new Set<Listener>();
   private last = 0;
+  /** The sequence of the newest entry dropped (capacity or forget); 0 while nothing was. */
+  private lastDropped = 0;
 
   constructor(private readonly capacity: number) {}
 
@@ -28,10 +47,13 @@ export class SessionJournal {
 
   /** Numbers an event and hands it to every subscriber. */
   append(event: AgentEvent): JournalEntry {
-    this.last += 1;
+    this.last = Math.max(this.last + 1, Date.now() * 1000);
     const entry: JournalEntry = { sequence: this.last, event: { ...event, sequence: this.last } };
     this.entries.push(entry);
-    if (this.entries.length > this.capacity) this.entries.splice(0, this.entries.length - this.capacity);
+    if (this.entries.length > this.capacity) {
+      const dropped = this.entries.splice(0, this.entries.length - this.capacity);
+      this.lastDropped = dropped.at(-1)?.sequence ?? this.lastDropped;
+    }
     for (const listener of this.listeners) listener(entry);
     return entry;
   }
@@ -44,26 +66,43 @@ export class SessionJournal {
   /** Drops the kept entries (memory of a session nobody uses); the numbering goes on from the last one. */
   forget(): void {
     this.entries.length = 0;
+    this.lastDropped = this.last;
   }
 
-  /** Entries with a sequence greater than `after`, oldest first. */
+  /** Kept entries with a sequence greater than `after`, oldest first. */
   since(after: number): JournalEntry[] {
-    const first = this.entries[0];
-    if (first === undefined || after >= this.last) return [];
-    const index = Math.max(0, after - first.sequence + 1);
-    return this.entries.slice(index);
+    return this.entries.slice(this.firstIndexAfter(after));
   }
 
   /**
    * The entries after `after` and then every new one, in order and each once: the backlog is read and the
    * listener attached in one synchronous step, so nothing appended in between can be missed or doubled.
-   * A cursor past the newest entry was not issued by this journal (a previous server process, or made up):
-   * everything kept is sent, so the client misses nothing this process has.
    */
-  subscribe(after: number, listener: Listener): { backlog: JournalEntry[]; unsubscribe: () => void } {
-    const from = after > this.last ? 0 : after;
-    const backlog = this.since(from);
+  subscribe(after: number, listener: Listener): JournalSubscription {
+    const index = this.firstIndexAfter(after);
+    const continuous =
+      after === this.last ||
+      after === this.lastDropped ||
+      (index > 0 && this.entries[index - 1]?.sequence === after);
+    const backlog = this.entries.slice(index);
     this.listeners.add(listener);
-    return { backlog, unsubscribe: () => this.listeners.delete(listener) };
+    return {
+      backlog,
+      continuous,
+      lastSequence: this.last,
+      unsubscribe: () => this.listeners.delete(listener),
+    };
+  }
+
+  /** The index of the first kept entry with a sequence greater than `after` (binary search: they ascend). */
+  private firstIndexAfter(after: number): number {
+    let low = 0;
+    let high = this.entries.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if ((this.entries[middle]?.sequence ?? 0) > after) high = middle;
+      else low = middle + 1;
+    }
+    return low;
   }
 }

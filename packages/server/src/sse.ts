@@ -26,7 +26,10 @@ export function isTerminal(entry: JournalEntry): boolean {
 /**
  * Streams the journal after `after` as SSE (`id:` = sequence, `event:` = payload type), then the live
  * events, until `until` says an entry was the last or the client goes away. A comment line every
- * `keepAliveMs` keeps proxies from closing a quiet stream.
+ * `keepAliveMs` keeps proxies from closing a quiet stream. A cursor this journal cannot continue without a
+ * gap (another process's, from before a restart, or older than what is kept) gets a `resync` message first,
+ * `id:` = the newest sequence here, and then the live events only: the client reloads the committed history
+ * (`GET …/messages`) instead of trusting a stream with a hole in it.
  */
 export function streamJournal(options: {
   context: Context;
@@ -41,11 +44,11 @@ export function streamJournal(options: {
   return streamSSE(context, async (stream) => {
     const queue: JournalEntry[] = [];
     let wake: (() => void) | undefined;
-    const { backlog, unsubscribe } = journal.subscribe(after, (entry) => {
+    const { backlog, continuous, lastSequence, unsubscribe } = journal.subscribe(after, (entry) => {
       queue.push(entry);
       wake?.();
     });
-    queue.unshift(...backlog);
+    if (continuous) queue.unshift(...backlog);
     let aborted = false;
     stream.onAbort(() => {
       aborted = true;
@@ -55,6 +58,13 @@ export function streamJournal(options: {
       stream.write(': keep-alive\n\n').catch(() => undefined);
     }, options.keepAliveMs);
     try {
+      if (!continuous) {
+        await stream.writeSSE({
+          id: String(lastSequence),
+          event: 'resync',
+          data: JSON.stringify({ type: 'resync', sequence: lastSequence }),
+        });
+      }
       while (!aborted) {
         const entry = queue.shift();
         if (entry === undefined) {

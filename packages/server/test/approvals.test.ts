@@ -66,7 +66,7 @@ test('a call that needs approval suspends the turn; approving it over HTTP runs 
     'turn_complete',
   ]);
   expect(continued[0]?.data.turnId).toBe(suspended?.data.turnId);
-  expect(Number(continued[0]?.id)).toBe(Number(suspended?.id) + 1);
+  expect(Number(continued[0]?.id)).toBeGreaterThan(Number(suspended?.id));
   expect(ran).toEqual([{ service: 'web' }]);
 });
 

@@ -21,11 +21,16 @@ interface ChatServer {
   url: string;
   provider: ScriptedModelProvider;
   folder: string;
-  close(): Promise<void>;
+  /** Stops the server; its database is removed unless `keepDatabase`. */
+  close(keepDatabase?: boolean): Promise<void>;
 }
 
-async function startChatServer(tools: ToolHandler[] = []): Promise<ChatServer> {
-  const folder = await mkdtemp(join(tmpdir(), 'youyou-web-chat-'));
+/** A chat server on a fresh database, or on `restart.folder`'s database and port (a restarted server). */
+async function startChatServer(
+  tools: ToolHandler[] = [],
+  restart?: { folder: string; port: number },
+): Promise<ChatServer> {
+  const folder = restart?.folder ?? (await mkdtemp(join(tmpdir(), 'youyou-web-chat-')));
   const storage = await openSqliteStorage(join(folder, 'agent.db'));
   const provider = new ScriptedModelProvider({ responses: [] });
   let builder = new AgentBuilder({ defaultModel: 'scripted-model', maxActiveSessions: 4 })
@@ -39,16 +44,16 @@ async function startChatServer(tools: ToolHandler[] = []): Promise<ChatServer> {
     auth: { tokens: { [TOKENS.alice]: 'alice', [TOKENS.bob]: 'bob' } },
     webChat: { folder: PAGE_FOLDER },
   });
-  const listening = await listen(server);
+  const listening = await listen(server, restart === undefined ? {} : { port: restart.port });
   return {
     url: listening.url,
     provider,
     folder,
-    close: async () => {
+    close: async (keepDatabase = false) => {
       await listening.close();
       await agent.shutdown();
       await storage.close();
-      await rm(folder, { recursive: true, force: true });
+      if (!keepDatabase) await rm(folder, { recursive: true, force: true });
     },
   };
 }
@@ -222,6 +227,28 @@ test('a page reload mid-turn resumes the stream without loss or repeats', async 
   expect(occurrences(text, 'Part two. ')).toBe(1);
   expect(occurrences(text, 'The end.')).toBe(1);
   await expect(page.locator('.assistant').textContent()).resolves.toBe('Part one. Part two. The end.');
+}, 60_000);
+
+test('after a server restart the page resyncs: the history stays and the next turn shows once', async () => {
+  server = await startChatServer();
+  server.provider.enqueue([{ type: 'text', text: 'Answer before the restart.' }]);
+  const page = await openChat(server, 'alice');
+  await send(page, 'First question');
+  await page.locator('.assistant', { hasText: 'Answer before the restart.' }).waitFor();
+  const port = Number(new URL(server.url).port);
+  const folder = server.folder;
+  await server.close(true);
+  server = await startChatServer([], { folder, port });
+  // The page reconnects on its own with its old cursor; the new process has no such event and says resync.
+  await page.locator('#status', { hasText: 'live' }).waitFor({ timeout: 20_000 });
+  server.provider.enqueue([{ type: 'text', text: 'Answer after the restart.' }]);
+  await send(page, 'Second question');
+  await page.locator('.assistant', { hasText: 'Answer after the restart.' }).waitFor();
+  const text = await transcript(page);
+  expect(occurrences(text, 'First question')).toBe(1);
+  expect(occurrences(text, 'Answer before the restart.')).toBe(1);
+  expect(occurrences(text, 'Second question')).toBe(1);
+  expect(occurrences(text, 'Answer after the restart.')).toBe(1);
 }, 60_000);
 
 test("a second tenant's token cannot open the first tenant's session", async () => {
