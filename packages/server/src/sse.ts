@@ -28,7 +28,7 @@ export function isTerminal(entry: JournalEntry): boolean {
  * events, until `until` says an entry was the last or the client goes away. A comment line every
  * `keepAliveMs` keeps proxies from closing a quiet stream. A cursor this journal cannot continue without a
  * gap (another process's, from before a restart, or older than what is kept) gets a `resync` message first,
- * `id:` = the newest sequence here, and then the live events only: the client reloads the committed history
+ * `id:` = the newest sequence here or the client's cursor if larger, and then the live events only: the client reloads the committed history
  * (`GET …/messages`) instead of trusting a stream with a hole in it.
  */
 export function streamJournal(options: {
@@ -59,10 +59,12 @@ export function streamJournal(options: {
     }, options.keepAliveMs);
     try {
       if (!continuous) {
+        // Never below the client's own cursor: a cursor of 0 would ask the next process for all it holds.
+        const resyncAt = Math.max(lastSequence, after);
         await stream.writeSSE({
-          id: String(lastSequence),
+          id: String(resyncAt),
           event: 'resync',
-          data: JSON.stringify({ type: 'resync', sequence: lastSequence }),
+          data: JSON.stringify({ type: 'resync', sequence: resyncAt }),
         });
       }
       while (!aborted) {
