@@ -127,6 +127,9 @@ test('a turn on A is tailed from B; A killed mid-turn, the session continues on 
     () => types(onA).includes('tool_call'),
     () => `the tool call tailed from A: A ${types(onA)} B ${types(onB)}`,
   );
+  // A client of the live stream saw A's first event; it will reconnect to B's live stream with that cursor.
+  const liveOnA = (await turnEvents.next()).value as SseMessage | undefined;
+  expect(liveOnA?.id).toBeDefined();
   await turnEvents.return(undefined);
 
   a.child.kill('SIGKILL');
@@ -137,6 +140,12 @@ test('a turn on A is tailed from B; A killed mid-turn, the session continues on 
   // The reconnecting client resumes on B from the last id it saw.
   const resumed: SseMessage[] = [];
   const tailResumed = tail(`${b.url}/sessions/${sessionId}/log`, lastSeenOnA, resumed);
+  const liveOnB: SseMessage[] = [];
+  const tailLive = tail(`${b.url}/sessions/${sessionId}/events`, liveOnA?.id, liveOnB);
+  await until(
+    () => liveOnB.length > 0,
+    () => 'the resync on B',
+  );
 
   // The next request runs on B once A's lease has expired (SESSION_BUSY until then).
   let next: Response;
@@ -176,9 +185,24 @@ test('a turn on A is tailed from B; A killed mid-turn, the session continues on 
     () => (resumed.at(-1) ? Number(resumed.at(-1)?.id) : 0) >= lastCommitted,
     () => `resumed tail to catch up: ${types(resumed)}`,
   );
+  await until(
+    () => types(liveOnB).includes('turn_complete'),
+    () => `B's turn on the live tail: ${types(liveOnB)}`,
+  );
   tailB.stop();
   tailResumed.stop();
-  await Promise.all([tailB.done, tailResumed.done]);
+  tailLive.stop();
+  await Promise.all([tailB.done, tailResumed.done, tailLive.done]);
+
+  // The live stream cannot carry A's events to B (they were in A's memory): B says resync, never moves the
+  // client's cursor back, and numbers B's turn after everything A relayed, so the client drops nothing new.
+  expect(liveOnB[0]?.event).toBe('resync');
+  expect(Number(liveOnB[0]?.id)).toBeGreaterThanOrEqual(Number(liveOnA?.id));
+  const liveIds = ids(liveOnB);
+  expect(liveIds).toEqual([...liveIds].sort((x, y) => x - y));
+  expect(new Set(liveIds).size).toBe(liveIds.length);
+  expect(ids(bTurn).every((id) => id > Number(liveOnA?.id))).toBe(true);
+  expect(ids(liveOnB.slice(1))).toEqual(ids(bTurn));
 
   // Every committed event exactly once, in log order, with the payload the log holds.
   const expected = committed.map((event) => event.sequence);
