@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { readHeldBatch } from './approvals.js';
+import type { PendingToolCall } from './approval-types.js';
+import { pendingCallsOf, readHeldBatch } from './approvals.js';
 import { replaySessionEvents } from './context.js';
 import { AgentError, toAgentError } from './error.js';
 import type { PluginManager } from './plugin-manager.js';
@@ -10,8 +11,19 @@ import { SessionController, type SessionSlot } from './session-controller.js';
 import { storageError } from './session-log.js';
 import { type AgentRuntime, newSessionState, type RoutedModel, type SessionState } from './session-state.js';
 import { settleWithin } from './settle.js';
-import type { SessionConfig } from './types.js';
+import type { Message, SessionConfig } from './types.js';
 import { usageTotalsOfLog } from './usage.js';
+
+/** A saved session as `Agent.readSession` reads it, without opening it. */
+export interface SessionSnapshot {
+  sessionId: string;
+  /** The history as a resume would rebuild it (after compactions); unanswered trailing calls stay open. */
+  messages: Message[];
+  /** The calls a suspended turn waits on, decided or not; empty when no turn is suspended. */
+  pendingApprovals: PendingToolCall[];
+  /** Each user message is one turn. */
+  turnCount: number;
+}
 
 /**
  * The built runtime: it holds the registries and up to `maxActiveSessions` active sessions (default 1,
@@ -122,7 +134,9 @@ export class Agent {
         throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
       }
       const heldBatch = readHeldBatch(events);
-      const replayed = replaySessionEvents(events, new Set(heldBatch?.calls.map((call) => call.callId)));
+      const replayed = replaySessionEvents(events, {
+        held: new Set(heldBatch?.calls.map((call) => call.callId)),
+      });
       const model = this.modelForResume(replayed.sessionConfig?.modelId, sessionId);
       const state = newSessionState({
         runtime: this.runtime,
@@ -146,6 +160,42 @@ export class Agent {
       }
       throw error;
     }
+  }
+
+  /**
+   * Reads a saved session's history without opening it: no slot, no lease, no hooks, nothing written, so it
+   * works while a turn of the session runs here or in another process. The messages are the context a resume
+   * would rebuild, except that calls still unanswered at the end of the log stay open (they may be running);
+   * `pendingApprovals` are the calls a suspended turn waits on. SESSION_NOT_FOUND for an unknown id.
+   */
+  async readSession(sessionId: string): Promise<SessionSnapshot> {
+    this.assertOpen();
+    if (typeof sessionId !== 'string' || sessionId === '') {
+      throw new AgentError({ code: 'INVALID_INPUT', message: 'readSession takes a non-empty session id' });
+    }
+    const storage = this.runtime.sessionStorage;
+    let events: SessionEvent[] | null = null;
+    if (storage !== undefined) {
+      try {
+        events = await storage.loadSession(sessionId);
+      } catch (error) {
+        throw storageError(error, `loading session '${sessionId}' failed`);
+      }
+    }
+    if (events === null) {
+      throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
+    }
+    const heldBatch = readHeldBatch(events);
+    const replayed = replaySessionEvents(events, {
+      held: new Set(heldBatch?.calls.map((call) => call.callId)),
+      keepTrailingCalls: true,
+    });
+    return {
+      sessionId,
+      messages: replayed.messages,
+      pendingApprovals: heldBatch === undefined ? [] : pendingCallsOf(heldBatch),
+      turnCount: replayed.turnCount,
+    };
   }
 
   /**

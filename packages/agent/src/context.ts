@@ -306,12 +306,15 @@ export function messageOf(payload: SessionEventPayload): Message | undefined {
 /**
  * Rebuilds the context from a log (0006 §8.1): messages in order, a notice after each incomplete assistant
  * message, compaction markers applied, and a synthetic error result for every tool call left without one, but
- * for the `held` calls of a suspended turn, which still wait for approval (see approvals.ts).
+ * for the `held` calls of a suspended turn, which still wait for approval (see approvals.ts). With
+ * `keepTrailingCalls` the calls still unanswered at the end of the log get none: a reader's view of a session
+ * whose turn may be running elsewhere, not a resume.
  */
 export function replaySessionEvents(
   events: readonly SessionEvent[],
-  held: ReadonlySet<string> = new Set(),
+  options: { held?: ReadonlySet<string>; keepTrailingCalls?: boolean } = {},
 ): ReplayedSession {
+  const held = options.held ?? new Set<string>();
   let messages: Message[] = [];
   // Measured as the messages are made, so that a resume walks its (often long) log once.
   let chars = 0;
@@ -364,6 +367,6 @@ export function replaySessionEvents(
     if (message.type === 'assistant' && message.status === 'incomplete') add(interruptedNotice());
   }
   for (const callId of held) open.delete(callId);
-  closeOpenCalls();
+  if (options.keepTrailingCalls !== true) closeOpenCalls();
   return { messages, chars, sessionConfig, turnCount };
 }

@@ -2,7 +2,7 @@
  * @youyou/agent — an embeddable LLM agent runtime. Register providers, tools, skills, plugins and
  * storages with `AgentBuilder`, then drive sessions. See the README for the event order of a turn.
  */
-export { Agent } from './agent.js';
+export { Agent, type SessionSnapshot } from './agent.js';
 export type {
   ApprovalDecision,
   ApprovalRequest,

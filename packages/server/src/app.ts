@@ -175,8 +175,7 @@ export function createServer(options: ServerOptions): YouyouServer {
 
   app.get('/sessions/:id/messages', async (context) => {
     const sessionId = await ownedSession(context);
-    const session = await hub.session(sessionId);
-    return context.json({ messages: session.messages(), pendingApprovals: session.pendingApprovals() });
+    return context.json(await hub.history(sessionId));
   });
 
   app.post('/sessions/:id/messages', async (context) => {

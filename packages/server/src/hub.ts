@@ -1,4 +1,12 @@
-import { type Agent, AgentError, type RunningTurn, type Session, type SessionStorage } from '@youyou/agent';
+import {
+  type Agent,
+  AgentError,
+  type Message,
+  type PendingToolCall,
+  type RunningTurn,
+  type Session,
+  type SessionStorage,
+} from '@youyou/agent';
 import { HttpError } from './errors.js';
 import { SessionJournal } from './journal.js';
 
@@ -108,6 +116,19 @@ export class SessionHub {
     const opened = await pending;
     this.touch(sessionId, opened);
     return opened.session;
+  }
+
+  /**
+   * The session's messages and pending approvals: from its live object when it is open here, else read from
+   * the storage without opening it (no slot, no lease), so a reader never waits on a turn in another process.
+   */
+  async history(sessionId: string): Promise<{ messages: Message[]; pendingApprovals: PendingToolCall[] }> {
+    const session = this.activeSession(sessionId);
+    if (session !== undefined) {
+      return { messages: session.messages(), pendingApprovals: session.pendingApprovals() };
+    }
+    const snapshot = await this.options.agent.readSession(sessionId);
+    return { messages: snapshot.messages, pendingApprovals: snapshot.pendingApprovals };
   }
 
   /** The session's active object, or undefined when it is not active on the agent. */

@@ -127,6 +127,12 @@ test('a turn on A is tailed from B; A killed mid-turn, the session continues on 
     () => types(onA).includes('tool_call'),
     () => `the tool call tailed from A: A ${types(onA)} B ${types(onB)}`,
   );
+  // B reads the history while A holds the lease and runs the turn: no SESSION_BUSY, the call shows unanswered.
+  const read = await request(`${b.url}/sessions/${sessionId}/messages`);
+  expect(read.status).toBe(200);
+  const history = (await read.json()) as { messages: { type: string }[] };
+  expect(history.messages.map((message) => message.type)).toEqual(['user', 'tool_call']);
+
   // A client of the live stream saw A's first event; it will reconnect to B's live stream with that cursor.
   const liveOnA = (await turnEvents.next()).value as SseMessage | undefined;
   expect(liveOnA?.id).toBeDefined();
