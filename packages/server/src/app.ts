@@ -7,7 +7,7 @@ import { onlyKeys, optionalString, parseCursor, readJsonObject } from './body.js
 import { errorResponse, HttpError } from './errors.js';
 import { SessionHub } from './hub.js';
 import { type ListeningServer, listen } from './listen.js';
-import { mountLogRoute } from './log-tail.js';
+import { eventLogOf, mountLogRoute } from './log-tail.js';
 import { isTerminal, streamJournal } from './sse.js';
 import { mountUiChat } from './ui-chat.js';
 import { mountWebChat, type WebChatOptions } from './web-chat.js';
@@ -71,6 +71,7 @@ export function createServer(options: ServerOptions): YouyouServer {
     journalCapacity: options.limits?.journalCapacity ?? 10_000,
     journalRetentionMs: options.limits?.journalRetentionMs ?? 15 * 60_000,
   });
+  const eventLog = eventLogOf(options.storage);
   const app = new Hono<{ Variables: { tenant: string } }>();
 
   app.onError((error, context) => errorResponse(context, error));
@@ -203,7 +204,22 @@ export function createServer(options: ServerOptions): YouyouServer {
       parseCursor(context.req.header('last-event-id'), 'Last-Event-ID') ??
       parseCursor(context.req.query('after'), 'after') ??
       0;
-    return streamJournal({ context, journal: hub.journal(sessionId), after, keepAliveMs });
+    const watchEvents = eventLog?.watchEvents;
+    return streamJournal({
+      context,
+      journal: hub.journal(sessionId),
+      after,
+      keepAliveMs,
+      // While this process does not hold the session, its commits come from a turn running elsewhere.
+      ...(watchEvents === undefined
+        ? {}
+        : {
+            changedElsewhere: (listener: () => void) =>
+              watchEvents(sessionId, () => {
+                if (hub.activeSession(sessionId) === undefined) listener();
+              }),
+          }),
+    });
   });
 
   mountLogRoute(app, {

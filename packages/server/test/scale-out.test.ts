@@ -109,6 +109,10 @@ test('a turn on A is tailed from B; A killed mid-turn, the session continues on 
   const onA: SseMessage[] = [];
   const tailA = tail(`${a.url}/sessions/${sessionId}/log`, undefined, onA);
 
+  // A viewer of B's live stream: the turn runs on A, so B tells it to reload the history as A commits.
+  const watchingB: SseMessage[] = [];
+  const tailWatching = tail(`${b.url}/sessions/${sessionId}/events`, undefined, watchingB);
+
   const turn = await request(`${a.url}/sessions/${sessionId}/messages`, {
     method: 'POST',
     json: { content: 'go' },
@@ -127,6 +131,15 @@ test('a turn on A is tailed from B; A killed mid-turn, the session continues on 
     () => types(onA).includes('tool_call'),
     () => `the tool call tailed from A: A ${types(onA)} B ${types(onB)}`,
   );
+  await until(
+    () => types(watchingB).includes('resync'),
+    () => `a resync on B's live stream: ${types(watchingB)}`,
+  );
+  tailWatching.stop();
+  await tailWatching.done;
+  expect(new Set(types(watchingB))).toEqual(new Set(['resync']));
+  expect(new Set(ids(watchingB))).toEqual(new Set([0]));
+
   // B reads the history while A holds the lease and runs the turn: no SESSION_BUSY, the call shows unanswered.
   const read = await request(`${b.url}/sessions/${sessionId}/messages`);
   expect(read.status).toBe(200);
@@ -208,7 +221,7 @@ test('a turn on A is tailed from B; A killed mid-turn, the session continues on 
   expect(liveIds).toEqual([...liveIds].sort((x, y) => x - y));
   expect(new Set(liveIds).size).toBe(liveIds.length);
   expect(ids(bTurn).every((id) => id > Number(liveOnA?.id))).toBe(true);
-  expect(ids(liveOnB.slice(1))).toEqual(ids(bTurn));
+  expect(ids(liveOnB.filter((message) => message.event !== 'resync'))).toEqual(ids(bTurn));
 
   // Every committed event exactly once, in log order, with the payload the log holds.
   const expected = committed.map((event) => event.sequence);
