@@ -5,13 +5,15 @@ export interface PendingToolCall {
   callId: string;
   toolName: string;
   arguments: unknown;
+  /** When the approval window passes (ISO 8601); then the call is denied unless decided. Absent: no window. */
+  expiresAt?: string;
 }
 
 /** A decision on a call that needs approval; a denial's `reason` is shown to the model. */
 export type ApprovalDecision = { type: 'approve' } | { type: 'deny'; reason?: string };
 
 /** What an approver is asked about: the call, and the session and turn it belongs to. */
-export interface ApprovalRequest extends PendingToolCall {
+export interface ApprovalRequest extends Omit<PendingToolCall, 'expiresAt'> {
   sessionId: string;
   turnId: string;
 }
@@ -31,6 +33,8 @@ export interface TurnRunOptions {
   approve?: Approver;
   /** How long the approver has for each call (default: the agent's `toolTimeoutMs`); then it is denied. */
   approvalTimeoutMs?: number;
+  /** Without an approver: how long a suspended turn's calls wait for a decision (default: the agent's `approvalWindowMs`). */
+  approvalWindowMs?: number;
 }
 
 /** One call of a held batch; `needsApproval` is decided once, when the model made the call. */
@@ -56,4 +60,6 @@ export interface HeldBatch {
   toolCallCount: number;
   calls: HeldCall[];
   decisions: Map<string, RecordedDecision>;
+  /** When the approval window passes (ms since the epoch); undefined: no window. */
+  expiresAt: number | undefined;
 }

@@ -13,6 +13,7 @@ import type {
   PendingToolCall,
   TurnRunOptions,
 } from './approval-types.js';
+import { MAX_APPROVAL_WINDOW_MS } from './config.js';
 import { AgentError, describeError } from './error.js';
 import type { SessionEvent } from './ports/storage.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
@@ -37,9 +38,24 @@ export const APPROVAL_CONTINUED = 'approval_continued';
 
 /** The calls of a held batch that need a decision, as events and `pendingApprovals()` show them. */
 export function pendingCallsOf(batch: HeldBatch): PendingToolCall[] {
+  const expiresAt = batch.expiresAt === undefined ? undefined : new Date(batch.expiresAt).toISOString();
   return batch.calls
     .filter((call) => call.needsApproval)
-    .map(({ callId, toolName, arguments: args }) => ({ callId, toolName, arguments: args }));
+    .map(({ callId, toolName, arguments: args }) =>
+      expiresAt === undefined
+        ? { callId, toolName, arguments: args }
+        : { callId, toolName, arguments: args, expiresAt },
+    );
+}
+
+/** Whether the batch's approval window has passed: its undecided calls count as denied. */
+export function approvalWindowPassed(batch: HeldBatch, now = Date.now()): boolean {
+  return batch.expiresAt !== undefined && now >= batch.expiresAt;
+}
+
+/** The result text of a call nobody decided on within the approval window. */
+function expiredText(toolName: string): string {
+  return denialText(toolName, 'nobody decided on it within the approval window');
 }
 
 /** The result text a denied call gets. */
@@ -114,17 +130,31 @@ export async function gateApprovals(options: {
       refused.set(call.callId, denialText(call.toolName, decision.reason));
     }
   }
+  // Past the window, silence is a denial: the held batch goes on without the undecided calls.
+  if (held !== undefined && approvalWindowPassed(held)) {
+    for (const call of undecided) refused.set(call.callId, expiredText(call.toolName));
+    return { refused, suspended: undefined };
+  }
   // A turn cancelled meanwhile is not suspended: its batch ends as cancelled calls.
   if (undecided.length === 0 || signal.aborted) return { refused, suspended: undefined };
   const approve = run.approve;
   if (approve === undefined) {
+    const windowMs = run.approvalWindowMs ?? runtime.config.approvalWindowMs;
+    // A continued batch keeps its first window: asking again does not extend it.
+    const expiresAt = held?.expiresAt ?? (windowMs === undefined ? undefined : Date.now() + windowMs);
     const batch: HeldBatch = {
       turnId,
       toolCallCount: options.toolCallCount,
       calls: heldCalls,
       decisions: new Map(),
+      expiresAt,
     };
-    const value = { turnId, toolCallCount: options.toolCallCount, calls: heldCalls };
+    const value = {
+      turnId,
+      toolCallCount: options.toolCallCount,
+      calls: heldCalls,
+      ...(expiresAt === undefined ? {} : { expiresAt: new Date(expiresAt).toISOString() }),
+    };
     await session.log.append({ type: 'metadata', key: APPROVAL_PENDING, value });
     session.heldBatch = batch;
     return { refused, suspended: pendingCallsOf(batch) };
@@ -219,7 +249,7 @@ export function readHeldBatch(events: readonly SessionEvent[]): HeldBatch | unde
 
 function readPending(value: unknown): HeldBatch | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as { turnId?: unknown; toolCallCount?: unknown; calls?: unknown };
+  const record = value as { turnId?: unknown; toolCallCount?: unknown; calls?: unknown; expiresAt?: unknown };
   if (typeof record.turnId !== 'string' || !Array.isArray(record.calls)) return undefined;
   const calls: HeldCall[] = [];
   for (const entry of record.calls as unknown[]) {
@@ -236,11 +266,13 @@ function readPending(value: unknown): HeldBatch | undefined {
     calls.push(held);
   }
   const count = record.toolCallCount;
+  const expiresAt = typeof record.expiresAt === 'string' ? Date.parse(record.expiresAt) : Number.NaN;
   return {
     turnId: record.turnId,
     toolCallCount: typeof count === 'number' && Number.isInteger(count) && count >= 0 ? count : 0,
     calls,
     decisions: new Map(),
+    expiresAt: Number.isFinite(expiresAt) ? expiresAt : undefined,
   };
 }
 
@@ -283,6 +315,12 @@ export async function recordDecision(options: {
       message: `tool call '${callId}' does not wait for approval in session '${session.id}'; see pendingApprovals()`,
     });
   }
+  if (approvalWindowPassed(batch)) {
+    throw new AgentError({
+      code: 'INVALID_INPUT',
+      message: `the approval window of tool call '${callId}' passed at ${new Date(batch.expiresAt ?? 0).toISOString()}: it counts as denied; continue() goes on without it`,
+    });
+  }
   const value = reason === undefined ? { callId, approved } : { callId, approved, reason };
   await session.log.append({ type: 'metadata', key: APPROVAL_DECISION, value });
   batch.decisions.set(callId, { approved, reason });
@@ -298,7 +336,7 @@ export function checkContinuable(session: SessionState, run: TurnRunOptions): He
     });
   }
   const undecided = pendingCallsOf(batch).filter((call) => !batch.decisions.has(call.callId));
-  if (undecided.length > 0 && run.approve === undefined) {
+  if (undecided.length > 0 && run.approve === undefined && !approvalWindowPassed(batch)) {
     const ids = undecided.map((call) => call.callId).join(', ');
     throw new AgentError({
       code: 'INVALID_INPUT',
@@ -315,13 +353,20 @@ export function checkRunOptions(options: unknown): TurnRunOptions {
     throw new AgentError({ code: 'INVALID_INPUT', message });
   };
   if (typeof options !== 'object' || options === null) return fail('turn options must be an object');
-  const record = options as { approve?: unknown; approvalTimeoutMs?: unknown };
+  const record = options as { approve?: unknown; approvalTimeoutMs?: unknown; approvalWindowMs?: unknown };
   if (record.approve !== undefined && typeof record.approve !== 'function') {
     fail('options.approve must be a function (request, signal) => ApprovalDecision');
   }
   const ms = record.approvalTimeoutMs;
   if (ms !== undefined && (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0)) {
     fail('options.approvalTimeoutMs must be a positive number of milliseconds');
+  }
+  const window = record.approvalWindowMs;
+  if (
+    window !== undefined &&
+    (typeof window !== 'number' || !Number.isInteger(window) || window < 1 || window > MAX_APPROVAL_WINDOW_MS)
+  ) {
+    fail(`options.approvalWindowMs must be an integer from 1 to ${MAX_APPROVAL_WINDOW_MS} milliseconds`);
   }
   return options as TurnRunOptions;
 }

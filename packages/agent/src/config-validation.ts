@@ -15,6 +15,7 @@ export const AGENT_CONFIG_FIELDS: readonly string[] = [
   'environmentContext',
   'toolTimeoutMs',
   'maxToolCallsPerTurn',
+  'approvalWindowMs',
   'compactThreshold',
   'compactPrompt',
   'maxToolResultShare',

@@ -37,6 +37,11 @@ export interface AgentConfig {
   toolTimeoutMs?: number;
   /** Default 100. */
   maxToolCallsPerTurn?: number;
+  /**
+   * How long the calls of a suspended turn wait for a decision (ms, up to a year); once it passes, the
+   * undecided ones are denied when the turn is continued. Default: no window (they wait until decided).
+   */
+  approvalWindowMs?: number;
   /** Fraction of the context window at which the context is compacted; default 0.8, in (0, 1]. */
   compactThreshold?: number;
   /** Replaces the built-in compaction prompt. */
@@ -84,6 +89,7 @@ export interface ResolvedConfig {
   environmentContext: EnvironmentContext | undefined;
   toolTimeoutMs: number;
   maxToolCallsPerTurn: number;
+  approvalWindowMs: number | undefined;
   compactThreshold: number;
   compactPrompt: string | undefined;
   maxToolResultShare: number;
@@ -100,6 +106,8 @@ export interface ResolvedConfig {
 
 /** The largest delay setTimeout accepts. */
 const MAX_TIMER_MS = 2_147_483_647;
+/** The longest approval window: a year. */
+export const MAX_APPROVAL_WINDOW_MS = 365 * 24 * 60 * 60 * 1000;
 
 const invalid = invalidConfig;
 
@@ -166,6 +174,10 @@ export function resolveConfig(config: AgentConfig): ResolvedConfig {
     environmentContext,
     toolTimeoutMs: integerInRange('toolTimeoutMs', config.toolTimeoutMs, 120_000, 1, MAX_TIMER_MS),
     maxToolCallsPerTurn: integerInRange('maxToolCallsPerTurn', config.maxToolCallsPerTurn, 100, 1, 1_000_000),
+    approvalWindowMs:
+      config.approvalWindowMs === undefined
+        ? undefined
+        : integerInRange('approvalWindowMs', config.approvalWindowMs, 0, 1, MAX_APPROVAL_WINDOW_MS),
     compactThreshold: threshold,
     compactPrompt: optionalText('compactPrompt', config.compactPrompt),
     maxToolResultShare: checkToolResultShare(config.maxToolResultShare),

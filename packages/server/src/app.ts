@@ -272,6 +272,26 @@ export function createServer(options: ServerOptions): YouyouServer {
     });
   });
 
+  app.post('/sessions/:id/continue', async (context) => {
+    const sessionId = await ownedSession(context);
+    const body = await readJsonObject(context);
+    onlyKeys(body, []);
+    const session = await hub.session(sessionId);
+    const journal = hub.journal(sessionId);
+    const after = journal.lastSequence;
+    // INVALID_INPUT while a pending call is undecided and its approval window is still open.
+    const turn = await session.continue();
+    hub.track(sessionId, turn);
+    return streamJournal({
+      context,
+      journal,
+      after,
+      keepAliveMs,
+      turnId: turn.turnId,
+      until: (entry) => entry.event.turnId === turn.turnId && isTerminal(entry),
+    });
+  });
+
   app.post('/sessions/:id/steer', async (context) => {
     const sessionId = await ownedSession(context);
     const body = await readJsonObject(context);

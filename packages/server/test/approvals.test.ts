@@ -197,3 +197,48 @@ test('with two calls waiting, the first decision answers 202 and the second cont
   expect(continued.at(-1)?.event).toBe('turn_complete');
   expect(ran).toEqual([{ service: 'web' }]);
 });
+
+test('once the approval window passes, a decision is refused and continue goes on with the call denied', async () => {
+  const ran: unknown[] = [];
+  harness = await startHarness({
+    approvalWindowMs: 300,
+    tools: [deployTool(ran)],
+    responses: [
+      [{ type: 'tool_call', toolName: 'deploy', arguments: { service: 'web' }, callId: 'call_w' }],
+      [{ type: 'text', text: 'Not deployed.' }],
+    ],
+  });
+  const sessionId = await createSession(harness);
+  const first = await readUntil(
+    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'Ship' } }),
+    isTurnEnd,
+  );
+  const pending = first.at(-1)?.data.payload.pendingCalls as { expiresAt?: string }[];
+  expect(Date.parse(pending[0]?.expiresAt ?? '')).toBeGreaterThan(Date.now() - 1_000);
+  // Inside the window the turn cannot go on without a decision.
+  const early = await harness.request(`/sessions/${sessionId}/continue`, { method: 'POST' });
+  expect(early.status).toBe(400);
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  const late = await harness.request(`/sessions/${sessionId}/approvals/call_w`, {
+    method: 'POST',
+    json: { approved: true },
+  });
+  expect(late.status).toBe(400);
+  expect(((await late.json()) as { error: { code: string } }).error.code).toBe('INVALID_INPUT');
+  const foreign = await harness.request(`/sessions/${sessionId}/continue`, { method: 'POST', as: 'bob' });
+  expect(foreign.status).toBe(404);
+  const continued = await readUntil(
+    await harness.request(`/sessions/${sessionId}/continue`, { method: 'POST' }),
+    isTurnEnd,
+  );
+  expect(continued.map((message) => message.event)).toEqual([
+    'tool_call_start',
+    'tool_call_end',
+    'text_delta',
+    'turn_complete',
+  ]);
+  expect(continued[1]?.data.payload.success).toBe(false);
+  expect(ran).toEqual([]);
+  const request = harness.provider.requests.at(-1);
+  expect(JSON.stringify(request?.messages.at(-1))).toContain('approval window');
+});

@@ -32,6 +32,7 @@ const SESSION_ROUTES: Route[] = [
   { method: 'POST', path: (id) => `/sessions/${id}/approvals/call_a`, json: { approved: true } },
   { method: 'POST', path: (id) => `/sessions/${id}/steer`, json: { content: 'from bob' } },
   { method: 'POST', path: (id) => `/sessions/${id}/follow-up`, json: { content: 'from bob' } },
+  { method: 'POST', path: (id) => `/sessions/${id}/continue` },
 ];
 
 test("a tenant gets 404 SESSION_NOT_FOUND on every route of another tenant's session, as for an unknown id", async () => {

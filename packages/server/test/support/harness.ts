@@ -36,6 +36,8 @@ export async function startHarness(
     limits?: ServerLimits;
     cors?: ServerCors;
     maxActiveSessions?: number;
+    /** The agent's `approvalWindowMs`. */
+    approvalWindowMs?: number;
     /** An existing database (a restart); it is left in place on close. */
     databasePath?: string;
   } = {},
@@ -48,6 +50,7 @@ export async function startHarness(
   let builder = new AgentBuilder({
     defaultModel: 'scripted-model',
     maxActiveSessions: options.maxActiveSessions ?? 4,
+    ...(options.approvalWindowMs === undefined ? {} : { approvalWindowMs: options.approvalWindowMs }),
   })
     .registerModelProvider(provider)
     .registerSessionStorage(storage.sessions);
