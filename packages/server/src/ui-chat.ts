@@ -146,12 +146,14 @@ async function continueAfterApprovals(session: Session, parts: unknown[]): Promi
     const approval = typed.approval as { approved?: unknown; reason?: unknown } | undefined;
     if (typeof approval?.approved !== 'boolean')
       throw invalid('an approval answer must say approved: true or false');
-    const held = session.pendingApprovals().some((call) => call.callId === typed.toolCallId);
-    if (!held) continue;
+    const held = session.pendingApprovals().find((call) => call.callId === typed.toolCallId);
+    if (held === undefined) continue;
+    answered += 1;
+    // An answer after the approval window comes too late to count: continue() denies the call.
+    if (held.expiresAt !== undefined && Date.parse(held.expiresAt) <= Date.now()) continue;
     if (approval.approved) await session.approve(typed.toolCallId);
     else
       await session.deny(typed.toolCallId, typeof approval.reason === 'string' ? approval.reason : undefined);
-    answered += 1;
   }
   if (answered === 0)
     throw invalid('the last message is an assistant message without an answer to a held call');

@@ -182,3 +182,24 @@ test('a reconnect during a turn continued after approval resumes the continuatio
   expect(parts.at(-1)).toMatchObject({ type: 'text', text: 'Deploying done.' });
   expect(parts.some((part) => part.state === 'approval-requested')).toBe(false);
 });
+
+test('an approval sent after the approval window counts as a denial: the tool does not run and the turn goes on', async () => {
+  const ran: unknown[] = [];
+  harness = await startHarness({
+    approvalWindowMs: 300,
+    tools: [{ ...lookupTool(ran), name: 'deploy', isMutating: true, needsApproval: true }],
+    responses: [
+      [{ type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_late' }],
+      [{ type: 'text', text: 'Not deployed.' }],
+    ],
+  });
+  const sessionId = await createSession(harness);
+  const chat = new TestChat(harness.url, sessionId);
+  await chat.sendMessage({ text: 'Ship it' });
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  await chat.addToolApprovalResponse({ id: 'call_late', approved: true });
+  await eventually(() => chat.status === 'ready' && JSON.stringify(chat.messages).includes('Not deployed.'));
+  expect(chat.error).toBeUndefined();
+  expect(ran).toEqual([]);
+  expect(JSON.stringify(harness.provider.requests.at(-1)?.messages.at(-1))).toContain('approval window');
+});
