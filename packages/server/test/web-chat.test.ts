@@ -5,14 +5,14 @@ import { fileURLToPath } from 'node:url';
 import { AgentBuilder, type ToolHandler } from '@youyou/agent';
 import { ScriptedModelProvider } from '@youyou/agent/testing';
 import { openSqliteStorage } from '@youyou/sqlite';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { createServer, listen } from '../src/index.js';
+import { createServer, listen, type ServerOptions, WEB_CHAT_FOLDER } from '../src/index.js';
+import { launchChromium } from './support/browser.js';
 
-// The web chat of examples/web-chat in Debian's headless Chromium, against a real server on 127.0.0.1
-// over a real SQLite file; only the model's answers are scripted.
+// The web chat the package ships (packages/server/web-chat, served by `webChat: true`) in Debian's headless
+// Chromium, against a real server on 127.0.0.1 over a real SQLite file; only the model's answers are scripted.
 
-const PAGE_FOLDER = fileURLToPath(new URL('../../../examples/web-chat/', import.meta.url));
 /** Screenshots are kept here as test artifacts (gitignored). */
 const ARTIFACTS = fileURLToPath(new URL('../../../artifacts/web-chat/', import.meta.url));
 const TOKENS = { alice: 'web-token-alice-1234', bob: 'web-token-bob-5678' } as const;
@@ -24,7 +24,10 @@ interface ChatServer {
   close(): Promise<void>;
 }
 
-async function startChatServer(tools: ToolHandler[] = []): Promise<ChatServer> {
+async function startChatServer(
+  tools: ToolHandler[] = [],
+  webChat: ServerOptions['webChat'] = true,
+): Promise<ChatServer> {
   const folder = await mkdtemp(join(tmpdir(), 'youyou-web-chat-'));
   const storage = await openSqliteStorage(join(folder, 'agent.db'));
   const provider = new ScriptedModelProvider({ responses: [] });
@@ -37,7 +40,7 @@ async function startChatServer(tools: ToolHandler[] = []): Promise<ChatServer> {
     agent,
     storage: storage.sessions,
     auth: { tokens: { [TOKENS.alice]: 'alice', [TOKENS.bob]: 'bob' } },
-    webChat: { folder: PAGE_FOLDER },
+    webChat,
   });
   const listening = await listen(server);
   return {
@@ -58,19 +61,7 @@ let server: ChatServer | undefined;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
@@ -276,4 +267,29 @@ test('the page is served without a token; other files only from its folder', asy
   }
   // The API still needs a token.
   expect((await fetch(`${server.url}/sessions`)).status).toBe(401);
+});
+
+test("webChat: true serves the package's own copy; { folder } a copy of yours; without it / needs a token", async () => {
+  server = await startChatServer();
+  const shipped = await readFile(join(WEB_CHAT_FOLDER, 'chat.js'), 'utf8');
+  expect(await (await fetch(`${server.url}/web-chat/chat.js`)).text()).toBe(shipped);
+  await server.close();
+  server = undefined;
+
+  const custom = await mkdtemp(join(tmpdir(), 'youyou-web-chat-copy-'));
+  try {
+    await writeFile(join(custom, 'index.html'), '<!doctype html><title>my copy</title>');
+    server = await startChatServer([], { folder: custom });
+    const index = await fetch(`${server.url}/`);
+    expect(await index.text()).toBe('<!doctype html><title>my copy</title>');
+    expect(index.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect((await fetch(`${server.url}/web-chat/chat.js`)).status).toBe(404);
+    await server.close();
+    server = undefined;
+
+    server = await startChatServer([], false);
+    expect((await fetch(`${server.url}/`)).status).toBe(401);
+  } finally {
+    await rm(custom, { recursive: true, force: true });
+  }
 });
