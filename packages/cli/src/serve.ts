@@ -76,11 +76,13 @@ export async function runServe(options: {
   });
   try {
     const { createServer, listen } = await import('@youyou/server');
+    const idleSessionMs = settings.server?.idleSessionMs;
     const server = createServer({
       agent: runtime.agent,
       storage: runtime.sessions,
       auth: { tokens },
       webChat,
+      ...(idleSessionMs === undefined ? {} : { limits: { idleSessionMs } }),
     });
     const listening = await listen(server, { port: options.port, host: options.host });
     io.stdout.write(`youyou: serving on ${listening.url} (${Object.keys(tokens).length} token(s))\n`);

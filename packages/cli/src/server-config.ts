@@ -6,6 +6,8 @@ export interface ServerFileConfig {
   tokens?: Record<string, string>;
   /** How many sessions the agent holds at once (default 16). */
   maxActiveSessions?: number;
+  /** How long a session with no running turn stays open on the agent (default 60 s); on PostgreSQL, how long this process keeps its lease. */
+  idleSessionMs?: number;
   /** `postgres://…`: sessions and memories in PostgreSQL instead of youyou.db (YOUYOU_DATABASE_URL and --database-url win). */
   databaseUrl?: string;
   /** The PostgreSQL schema of the tables (default "public"); created when missing. */
@@ -15,7 +17,14 @@ export interface ServerFileConfig {
 }
 
 /** The keys "server" takes. */
-const SERVER_KEYS = ['tokens', 'maxActiveSessions', 'databaseUrl', 'databaseSchema', 'webChat'];
+const SERVER_KEYS = [
+  'tokens',
+  'maxActiveSessions',
+  'idleSessionMs',
+  'databaseUrl',
+  'databaseSchema',
+  'webChat',
+];
 
 /** A plain SQL identifier, as @youyou/postgres takes for a schema. */
 const SCHEMA = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -60,6 +69,15 @@ export function parseServerConfig(file: string, value: unknown): ServerFileConfi
       throw new ConfigError(`${file}: "server.maxActiveSessions" must be a whole number from 1 to 10000`);
     }
     config.maxActiveSessions = max;
+  }
+  const idle = value.idleSessionMs;
+  if (idle !== undefined) {
+    if (typeof idle !== 'number' || !Number.isInteger(idle) || idle < 100 || idle > 86_400_000) {
+      throw new ConfigError(
+        `${file}: "server.idleSessionMs" must be a whole number of milliseconds from 100 to 86400000`,
+      );
+    }
+    config.idleSessionMs = idle;
   }
   // The URL itself is checked when serve starts (databaseTarget), and never quoted: it may hold a password.
   if (value.databaseUrl !== undefined) {

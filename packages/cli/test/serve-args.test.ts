@@ -84,13 +84,21 @@ test('server.databaseUrl, databaseSchema and webChat are checked; a bad URL is r
       databaseUrl: 'postgres://u:p@db/app',
       databaseSchema: 'youyou_app',
       webChat: false,
+      idleSessionMs: 5_000,
     }),
-  ).toEqual({ databaseUrl: 'postgres://u:p@db/app', databaseSchema: 'youyou_app', webChat: false });
+  ).toEqual({
+    databaseUrl: 'postgres://u:p@db/app',
+    databaseSchema: 'youyou_app',
+    webChat: false,
+    idleSessionMs: 5_000,
+  });
   for (const server of [
     { databaseUrl: 5 },
     { databaseUrl: '' },
     { databaseSchema: 'bad-schema; drop' },
     { webChat: 'no' },
+    { idleSessionMs: 10 },
+    { idleSessionMs: 1.5 },
   ]) {
     expect(() => parseServerConfig('config.json', server)).toThrow(ConfigError);
   }

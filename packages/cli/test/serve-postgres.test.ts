@@ -155,8 +155,14 @@ test('serve --database-url keeps sessions in PostgreSQL, not in ~/.youyou, and n
   }
 }, 90_000);
 
-test('two serve processes on one database: a session made on A is listed on B, B tails A’s turn, and B resumes it once A lets go', async () => {
+test('two serve processes on one database: a session made on A is listed on B, B tails A’s turn, and B resumes it once A closes it idle', async () => {
   await writeFile(path.join(sandbox.workspace, 'notes.txt'), 'the notes');
+  await writeFile(
+    path.join(sandbox.home, 'config.json'),
+    JSON.stringify({
+      server: { tokens: { [SERVE_TOKEN]: 'team-a' }, databaseSchema: schema, idleSessionMs: 1_000 },
+    }),
+  );
   const a = serve(['--database-url', databaseUrl()]);
   // B takes the URL from the environment, as a deployment that keeps it out of `ps` does.
   const b = serve([], { YOUYOU_DATABASE_URL: databaseUrl() });
@@ -207,12 +213,19 @@ test('two serve processes on one database: a session made on A is listed on B, B
 
   await fetch(`${onA}/sessions/${sessionId}/cancel`, { method: 'POST', headers: SERVE_AUTH });
   await (await second).text();
-  // A stops and releases its leases; B resumes the session with its whole history.
-  expect(await stopServe(a)).toBe(0);
+  // A, still running, closes the idle session after server.idleSessionMs and lets its lease go; B then
+  // resumes the session with its whole history.
   wire.reply(textReply('Answered on B.'));
-  const third = await sendMessage(onB, sessionId, 'third question');
+  let third = await sendMessage(onB, sessionId, 'third question');
+  const deadline = Date.now() + 15_000;
+  while (third.status === 409 && Date.now() < deadline) {
+    await third.body?.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    third = await sendMessage(onB, sessionId, 'third question');
+  }
   expect(third.status).toBe(200);
   expect(await third.text()).toContain('Answered on B.');
+  expect(a.child.exitCode).toBeNull();
   const sent = messagesOf(wire.turnRequests().at(-1)!).map(contentText).join('\n');
   expect(sent).toContain('first question');
   expect(sent).toContain('The notes say hello.');
