@@ -20,7 +20,17 @@ const run = promisify(execFile);
 export const REPOSITORY = fileURLToPath(new URL('../', import.meta.url));
 
 /** The workspaces the youyou binary imports, in build order. */
-export const CLI_PACKAGES = ['agent', 'openai', 'anthropic', 'sqlite', 'mcp', 'otel', 'server', 'cli'];
+export const CLI_PACKAGES = [
+  'agent',
+  'openai',
+  'anthropic',
+  'sqlite',
+  'postgres',
+  'mcp',
+  'otel',
+  'server',
+  'cli',
+];
 
 /** The file a successful build leaves in dist/; its time is when the package was last built. */
 const STAMP = '.build-stamp';

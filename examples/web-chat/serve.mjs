@@ -1,11 +1,12 @@
 // Serves the web chat with a scripted model, to try the page without a model server:
 // `npm run example:web-chat`, then open http://127.0.0.1:8787/#token=demo-token in a browser.
+// The page itself ships with @youyou/server (packages/server/web-chat); `webChat: true` serves that copy
+// (`webChat: { folder }` would serve a customised copy of it instead). `youyou serve` serves it too.
 // The first message gets a reasoning line, a tool call and an answer; the second asks to write a note
 // (a call that needs approval: click Approve or Deny); later ones get a short answer.
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AgentBuilder, InMemorySessionStorage } from '@youyou/agent';
 import { ScriptedModelProvider } from '@youyou/agent/testing';
 import { createServer, listen } from '@youyou/server';
@@ -59,7 +60,7 @@ const server = createServer({
   agent,
   storage: sessions,
   auth: { tokens: { 'demo-token': 'demo' } },
-  webChat: { folder: fileURLToPath(new URL('.', import.meta.url)) },
+  webChat: true,
 });
 const port = Number(process.env.PORT ?? 8787);
 const listening = await listen(server, { port, host: '127.0.0.1' });

@@ -11,8 +11,11 @@ export type CliCommand =
   | { type: 'help' }
   | { type: 'version' }
   | { type: 'sessions'; search: string | undefined; limit: number; json: boolean }
-  /** `youyou serve`: the sessions API over HTTP on `host:port`. */
-  | { type: 'serve'; port: number; host: string }
+  /**
+   * `youyou serve`: the sessions API over HTTP on `host:port`; sessions in PostgreSQL at `databaseUrl` when
+   * given, and without the web chat page when `webChat` is false (--no-web-chat).
+   */
+  | { type: 'serve'; port: number; host: string; databaseUrl?: string; webChat?: false }
   /** A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue. */
   | { type: 'chat'; prompt: string | undefined; json: boolean; resume: string | undefined; latest: boolean };
 
@@ -55,6 +58,8 @@ const OPTIONS = {
   limit: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
+  'database-url': { type: 'string' },
+  'no-web-chat': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -145,6 +150,14 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   const prompt = values.print;
   if (prompt !== undefined && prompt.trim() === '') throw new UsageError('-p needs a prompt');
 
+  if (name !== 'serve') {
+    if (values.port !== undefined || values.host !== undefined) {
+      throw new UsageError("--port and --host belong to 'youyou serve'");
+    }
+    if (values['database-url'] !== undefined || values['no-web-chat'] !== undefined) {
+      throw new UsageError("--database-url and --no-web-chat belong to 'youyou serve'");
+    }
+  }
   if (name === 'sessions') {
     if (rest.length > 0) throw new UsageError(`'sessions' takes no arguments, got '${rest.join(' ')}'`);
     if (prompt !== undefined || values.continue === true) {
@@ -165,17 +178,18 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     if (prompt !== undefined || values.continue === true || json) {
       throw new UsageError("'serve' cannot be combined with -p, --continue or --json");
     }
+    // The URL is never quoted back: it may hold a password.
+    const databaseUrl = nonEmpty('--database-url', values['database-url']);
     return {
       command: {
         type: 'serve',
         port: parsePort(values.port),
         host: nonEmpty('--host', values.host) ?? '127.0.0.1',
+        ...(databaseUrl === undefined ? {} : { databaseUrl }),
+        ...(values['no-web-chat'] === true ? { webChat: false as const } : {}),
       },
       flags,
     };
-  }
-  if (values.port !== undefined || values.host !== undefined) {
-    throw new UsageError("--port and --host belong to 'youyou serve'");
   }
   if (values.search !== undefined) throw new UsageError("--search belongs to 'youyou sessions'");
   if (values.limit !== undefined) throw new UsageError("--limit belongs to 'youyou sessions'");
@@ -203,9 +217,12 @@ Usage:
   youyou resume ID [-p "prompt"]     resume a session (an id or a unique prefix of one)
   youyou sessions [--search TEXT] [--limit N] [--json]
                                      list sessions, newest first
-  youyou serve [--port N] [--host ADDR]
-                                     the sessions API over HTTP (default 127.0.0.1:8787); bearer tokens
-                                     from config.json "server.tokens" or YOUYOU_SERVER_TOKENS
+  youyou serve [--port N] [--host ADDR] [--database-url URL] [--no-web-chat]
+                                     the sessions API over HTTP (default 127.0.0.1:8787) and the web chat
+                                     page at /; bearer tokens from config.json "server.tokens" or
+                                     YOUYOU_SERVER_TOKENS. Sessions and memories go to youyou.db, or with
+                                     --database-url postgres://… to PostgreSQL, where several serve
+                                     processes can share one database
 
 Options:
   -p, --print PROMPT      run one turn without the interactive prompt
@@ -228,6 +245,7 @@ Environment:
   YOUYOU_API_KEY                      API key sent to a compatible server (most local ones need none)
   YOUYOU_PROVIDER, YOUYOU_MODEL, YOUYOU_BASE_URL   defaults for the flags above
   YOUYOU_SERVER_TOKENS                for serve: token=tenant pairs, comma-separated
+  YOUYOU_DATABASE_URL                 for serve: the PostgreSQL URL, kept out of ps (--database-url wins)
   YOUYOU_HOME                         replaces ~/.youyou (config.json, youyou.db, history, skills/)
   NO_COLOR                            turns colours off
 

@@ -9,7 +9,7 @@ import type { MarkdownStream } from './markdown.js';
 import { loadMarkdownStream } from './markdown-load.js';
 import { type CliIo, newWorkspaceSession, openSession } from './print-mode.js';
 import { TurnView } from './render.js';
-import { type CliRuntime, setUpRuntime } from './setup.js';
+import { type CliRuntime, openHomeStorage, setUpRuntime } from './setup.js';
 import { isInterrupt, type Key, loadHistory, type PromptResult, saveHistory, Terminal } from './terminal.js';
 import { neutralize, neutralizeLine } from './terminal-text.js';
 
@@ -361,6 +361,8 @@ export async function runInteractive(options: {
     history: loadHistory(settings.historyPath),
   });
   let chat: Chat | undefined;
+  // A claim on the session that could not be renewed is said on stderr, not on the console of a library.
+  const onBackgroundError = (error: AgentError) => io.warn(plainMessage(error.message));
   const runtime = await setUpRuntime({
     settings,
     env: io.env,
@@ -373,7 +375,8 @@ export async function runInteractive(options: {
         },
     warn: io.warn,
     notice: (text) => io.stderr.write(`${text}\n`),
-    onBackgroundError: (error: AgentError) => io.warn(plainMessage(error.message)),
+    onBackgroundError,
+    openStorage: () => openHomeStorage({ settings, onBackgroundError }),
   });
   try {
     chat = new Chat({ runtime, terminal, settings, color: options.color });

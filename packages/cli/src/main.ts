@@ -78,7 +78,14 @@ export async function run(options: RunOptions): Promise<number> {
     }
     if (command.type === 'serve') {
       const { runServe } = await import('./serve.js');
-      return await runServe({ settings, port: command.port, host: command.host, io });
+      return await runServe({
+        settings,
+        port: command.port,
+        host: command.host,
+        databaseUrl: command.databaseUrl,
+        webChat: command.webChat,
+        io,
+      });
     }
     let prompt = command.prompt;
     if (prompt === undefined && options.stdin.isTTY !== true) {

@@ -5,7 +5,7 @@ import { plainMessage, wantsColor } from './format.js';
 import { loadMarkdownStream } from './markdown-load.js';
 import { isUnreachableError, unreachableMessage } from './provider.js';
 import { TurnView } from './render.js';
-import { type CliRuntime, setUpRuntime } from './setup.js';
+import { type CliRuntime, openHomeStorage, setUpRuntime } from './setup.js';
 import { terminalSafeJson } from './terminal-text.js';
 
 /** The streams a run writes to, and the environment it reads. */
@@ -69,13 +69,16 @@ export async function runPrintMode(options: {
   io: CliIo;
 }): Promise<number> {
   const { settings, io, json } = options;
+  // A claim on the session that could not be renewed is said on stderr, not on the console of a library.
+  const onBackgroundError = (error: AgentError) => io.warn(plainMessage(error.message));
   const runtime = await setUpRuntime({
     settings,
     env: io.env,
     approval: settings.yes ? { type: 'allow_all' } : { type: 'deny_all' },
     warn: io.warn,
     notice: (text) => io.stderr.write(`youyou: ${text}\n`),
-    onBackgroundError: (error: AgentError) => io.warn(plainMessage(error.message)),
+    onBackgroundError,
+    openStorage: () => openHomeStorage({ settings, onBackgroundError }),
   });
   let interrupted = 0;
   let cancel: (() => void) | undefined;

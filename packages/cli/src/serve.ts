@@ -1,23 +1,43 @@
-import type { AgentError } from '@youyou/agent';
+import type { AgentError, SessionStorage } from '@youyou/agent';
 import type { CliSettings } from './config.js';
 import { ConfigError } from './config-values.js';
 import type { CliIo } from './print-mode.js';
+import { type DatabaseTarget, databaseTarget, openServeDatabase, redacted } from './serve-database.js';
 import { tokensFromEnv } from './server-config.js';
-import { setUpRuntime } from './setup.js';
+import { type CliRuntime, openHomeStorage, type RuntimeStorage, setUpRuntime } from './setup.js';
 import { plainMessage } from './style.js';
 import { neutralizeLine } from './terminal-text.js';
 
 /** How many sessions `youyou serve` holds at once without "server.maxActiveSessions". */
 const DEFAULT_MAX_ACTIVE_SESSIONS = 16;
 
+/** The PostgreSQL URL serve runs on, if any: --database-url, else YOUYOU_DATABASE_URL, else server.databaseUrl. */
+function chooseDatabase(options: {
+  flag: string | undefined;
+  env: NodeJS.ProcessEnv;
+  settings: CliSettings;
+}): DatabaseTarget | undefined {
+  if (options.flag !== undefined) return databaseTarget(options.flag, '--database-url');
+  const fromEnv = options.env.YOUYOU_DATABASE_URL;
+  if (fromEnv !== undefined && fromEnv.trim() !== '') return databaseTarget(fromEnv, 'YOUYOU_DATABASE_URL');
+  const fromConfig = options.settings.server?.databaseUrl;
+  return fromConfig === undefined ? undefined : databaseTarget(fromConfig, 'server.databaseUrl');
+}
+
 /**
- * `youyou serve`: the CLI's providers, tools, config and SQLite storage behind the sessions API of
- * @youyou/server, until SIGINT or SIGTERM. Refuses to start without a token. Resolves with the exit code.
+ * `youyou serve`: the CLI's providers, tools and config behind the sessions API of @youyou/server, with the
+ * web chat page at / (unless `webChat` is false), until SIGINT or SIGTERM. Sessions and memories are in
+ * youyou.db, or in PostgreSQL when a database URL is given (then several serve processes can share it).
+ * Refuses to start without a token. Resolves with the exit code.
  */
 export async function runServe(options: {
   settings: CliSettings;
   port: number;
   host: string;
+  /** --database-url; YOUYOU_DATABASE_URL and the config's server.databaseUrl are read when it is absent. */
+  databaseUrl?: string | undefined;
+  /** False for --no-web-chat; otherwise the config's server.webChat decides (default on). */
+  webChat?: boolean | undefined;
   io: CliIo;
 }): Promise<number> {
   const { settings, io } = options;
@@ -27,22 +47,51 @@ export async function runServe(options: {
       `youyou serve needs at least one bearer token: "server": { "tokens": { "<token>": "<tenant>" } } in ${settings.configPath}, or YOUYOU_SERVER_TOKENS=token=tenant`,
     );
   }
-  const runtime = await setUpRuntime({
+  const database = chooseDatabase({ flag: options.databaseUrl, env: io.env, settings });
+  const webChat = options.webChat !== false && settings.server?.webChat !== false;
+  // Texts of the database's background failures could quote its URL: its password is cut out first.
+  const onBackgroundError = (error: AgentError): void => {
+    const text = plainMessage(error.message);
+    io.warn(database === undefined ? text : redacted(text, database));
+  };
+  const openStorage = (): Promise<RuntimeStorage<SessionStorage>> =>
+    database === undefined
+      ? openHomeStorage({ settings, onBackgroundError })
+      : openServeDatabase({
+          target: database,
+          schema: settings.server?.databaseSchema ?? 'public',
+          onBackgroundError,
+        });
+  const runtime: CliRuntime<SessionStorage> = await setUpRuntime({
     settings,
     env: io.env,
+    openStorage,
     // Mutating calls wait for a client's approve/deny (durable: they survive a restart), unless --yes.
     approval: { type: 'allow_all' },
     mutatingNeedApproval: !settings.yes,
     maxActiveSessions: settings.server?.maxActiveSessions ?? DEFAULT_MAX_ACTIVE_SESSIONS,
     warn: io.warn,
     notice: (text) => io.stderr.write(`youyou: ${text}\n`),
-    onBackgroundError: (error: AgentError) => io.warn(plainMessage(error.message)),
+    onBackgroundError,
   });
   try {
     const { createServer, listen } = await import('@youyou/server');
-    const server = createServer({ agent: runtime.agent, storage: runtime.sessions, auth: { tokens } });
+    const idleSessionMs = settings.server?.idleSessionMs;
+    const server = createServer({
+      agent: runtime.agent,
+      storage: runtime.sessions,
+      auth: { tokens },
+      webChat,
+      ...(idleSessionMs === undefined ? {} : { limits: { idleSessionMs } }),
+    });
     const listening = await listen(server, { port: options.port, host: options.host });
     io.stdout.write(`youyou: serving on ${listening.url} (${Object.keys(tokens).length} token(s))\n`);
+    io.stdout.write(
+      database === undefined
+        ? `youyou: sessions in ${neutralizeLine(settings.databasePath)}\n`
+        : `youyou: sessions in PostgreSQL at ${neutralizeLine(database.where)}\n`,
+    );
+    if (webChat) io.stdout.write(`youyou: web chat at ${listening.url}/ (it asks for a token)\n`);
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));
       process.once('SIGTERM', () => resolve('SIGTERM'));

@@ -6,7 +6,28 @@ export interface ServerFileConfig {
   tokens?: Record<string, string>;
   /** How many sessions the agent holds at once (default 16). */
   maxActiveSessions?: number;
+  /** How long a session with no running turn stays open on the agent (default 60 s); on PostgreSQL, how long this process keeps its lease. */
+  idleSessionMs?: number;
+  /** `postgres://…`: sessions and memories in PostgreSQL instead of youyou.db (YOUYOU_DATABASE_URL and --database-url win). */
+  databaseUrl?: string;
+  /** The PostgreSQL schema of the tables (default "public"); created when missing. */
+  databaseSchema?: string;
+  /** Serve the web chat page at / (default true). */
+  webChat?: boolean;
 }
+
+/** The keys "server" takes. */
+const SERVER_KEYS = [
+  'tokens',
+  'maxActiveSessions',
+  'idleSessionMs',
+  'databaseUrl',
+  'databaseSchema',
+  'webChat',
+];
+
+/** A plain SQL identifier, as @youyou/postgres takes for a schema. */
+const SCHEMA = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 const TENANT = /^[A-Za-z0-9._:@-]{1,128}$/;
 
@@ -32,8 +53,10 @@ export function parseServerConfig(file: string, value: unknown): ServerFileConfi
   if (!isRecord(value)) throw new ConfigError(`${file}: "server" must be an object`);
   const config: ServerFileConfig = {};
   for (const key of Object.keys(value)) {
-    if (key !== 'tokens' && key !== 'maxActiveSessions') {
-      throw new ConfigError(`${file}: "server" takes "tokens" and "maxActiveSessions", not "${key}"`);
+    if (!SERVER_KEYS.includes(key)) {
+      throw new ConfigError(
+        `${file}: "server" takes ${SERVER_KEYS.map((name) => `"${name}"`).join(', ')}, not "${key}"`,
+      );
     }
   }
   if (value.tokens !== undefined) {
@@ -46,6 +69,36 @@ export function parseServerConfig(file: string, value: unknown): ServerFileConfi
       throw new ConfigError(`${file}: "server.maxActiveSessions" must be a whole number from 1 to 10000`);
     }
     config.maxActiveSessions = max;
+  }
+  const idle = value.idleSessionMs;
+  if (idle !== undefined) {
+    if (typeof idle !== 'number' || !Number.isInteger(idle) || idle < 100 || idle > 86_400_000) {
+      throw new ConfigError(
+        `${file}: "server.idleSessionMs" must be a whole number of milliseconds from 100 to 86400000`,
+      );
+    }
+    config.idleSessionMs = idle;
+  }
+  // The URL itself is checked when serve starts (databaseTarget), and never quoted: it may hold a password.
+  if (value.databaseUrl !== undefined) {
+    if (typeof value.databaseUrl !== 'string' || value.databaseUrl.trim() === '') {
+      throw new ConfigError(`${file}: "server.databaseUrl" must be a postgres:// URL`);
+    }
+    config.databaseUrl = value.databaseUrl;
+  }
+  if (value.databaseSchema !== undefined) {
+    if (typeof value.databaseSchema !== 'string' || !SCHEMA.test(value.databaseSchema)) {
+      throw new ConfigError(
+        `${file}: "server.databaseSchema" must be a plain identifier (letters, digits, _; at most 63)`,
+      );
+    }
+    config.databaseSchema = value.databaseSchema;
+  }
+  if (value.webChat !== undefined) {
+    if (typeof value.webChat !== 'boolean') {
+      throw new ConfigError(`${file}: "server.webChat" must be true or false`);
+    }
+    config.webChat = value.webChat;
   }
   return config;
 }

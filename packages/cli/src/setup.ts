@@ -5,12 +5,14 @@ import {
   AgentBuilder,
   type AgentError,
   loadSkillsFromDirectories,
+  type MemoryStorage,
+  type SessionStorage,
   type SkillDefinition,
   type ToolHandler,
 } from '@youyou/agent';
 // Types only: MCP and SQLite are imported where they are used, so that `--help` does not load them.
 import type { McpServerConfig, McpServerSet } from '@youyou/mcp';
-import type { SqliteSessionStorage, SqliteStorage } from '@youyou/sqlite';
+import type { SqliteSessionStorage } from '@youyou/sqlite';
 import { type ApprovalPolicy, createApprovalPlugin, mutatingToolNames } from './approval.js';
 import { type CliSettings, ConfigError, type McpServerSetting } from './config.js';
 import { refusedNames, toolEnvironment } from './env.js';
@@ -44,10 +46,27 @@ const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
 /** How long MCP servers may take to connect before the user is told that youyou is waiting for them. */
 const CONNECTING_NOTICE_AFTER_MS = 300;
 
+/** Where a runtime keeps sessions and memories: youyou.db, or PostgreSQL for `youyou serve --database-url`. */
+export interface RuntimeStorage<Sessions extends SessionStorage = SqliteSessionStorage> {
+  sessions: Sessions;
+  memories: MemoryStorage;
+  /** Releases what it holds (leases, connections, the file). */
+  close(): Promise<void>;
+}
+
+/** Opens youyou.db of the home folder; `onBackgroundError` hears a claim on a session that could not be renewed. */
+export async function openHomeStorage(options: {
+  settings: CliSettings;
+  onBackgroundError: (error: AgentError) => void;
+}): Promise<RuntimeStorage> {
+  const { openSqliteStorage } = await import('@youyou/sqlite');
+  return openSqliteStorage(options.settings.databasePath, { onBackgroundError: options.onBackgroundError });
+}
+
 /** Everything a chat runs with, and how to tear it down. */
-export interface CliRuntime {
+export interface CliRuntime<Sessions extends SessionStorage = SqliteSessionStorage> {
   agent: Agent;
-  sessions: SqliteSessionStorage;
+  sessions: Sessions;
   /** The provider and model requests go to now (`/model` changes it). */
   readonly provider: ChosenProvider;
   /** Sends the later requests of this session (and the next ones) to model `name` of the same provider. */
@@ -226,11 +245,16 @@ async function connectServers(options: {
 
 /**
  * Builds the agent from the settings: provider (checked reachable when it is a local server), workspace and
- * MCP tools, skills from disk, the approval plugin and the SQLite storages. Problems that leave a part out
+ * MCP tools, skills from disk, the approval plugin and the storages `openStorage` opens. Problems that leave a part out
  * (a skill file, an MCP server) are warnings; a missing provider or database rejects.
  */
-export async function setUpRuntime(options: {
+export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessionStorage>(options: {
   settings: CliSettings;
+  /**
+   * Opens the storages, once the home folder is private and the provider is known to be there: `openHomeStorage`
+   * for youyou.db. They are closed by the runtime's `close()`, or here when the set-up fails.
+   */
+  openStorage: () => Promise<RuntimeStorage<Sessions>>;
   env: NodeJS.ProcessEnv;
   approval: ApprovalPolicy;
   warn: (text: string) => void;
@@ -244,7 +268,7 @@ export async function setUpRuntime(options: {
    * until a client approves or denies them (`youyou serve` without --yes).
    */
   mutatingNeedApproval?: boolean;
-}): Promise<CliRuntime> {
+}): Promise<CliRuntime<Sessions>> {
   const { settings, warn } = options;
   const shellSandbox = chooseSandbox({ settings, env: options.env, warn });
   const refused = refusedNames(settings.passEnv);
@@ -262,11 +286,7 @@ export async function setUpRuntime(options: {
   const tightened = preparePrivateHome(settings.home);
   if (tightened.length > 0)
     warn(`others could read ${neutralizeLine(tightened.join(', '))}; made it private`);
-  const { openSqliteStorage } = await import('@youyou/sqlite');
-  const storage: SqliteStorage = await openSqliteStorage(settings.databasePath, {
-    // A claim on the session that could not be renewed is said on stderr, not on the console of a library.
-    onBackgroundError: options.onBackgroundError,
-  });
+  const storage = await options.openStorage();
   let mcp: McpServerSet | undefined;
   let telemetry: Telemetry | undefined;
   try {

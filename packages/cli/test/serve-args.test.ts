@@ -1,6 +1,7 @@
 import { expect, test } from 'vitest';
 import { DEFAULT_SERVE_PORT, parseCommandLine, UsageError } from '../src/args.js';
 import { ConfigError } from '../src/config-values.js';
+import { databaseTarget, redacted } from '../src/serve-database.js';
 import { parseServerConfig, tokensFromEnv } from '../src/server-config.js';
 
 test('serve takes --port and --host, with 127.0.0.1 and the default port otherwise', () => {
@@ -48,5 +49,73 @@ test('server.tokens and YOUYOU_SERVER_TOKENS map tokens to tenants; short tokens
     parseServerConfig('config.json', { tokens: { 'short-secret': 'a' } });
   } catch (error) {
     expect((error as Error).message).not.toContain('short-secret');
+  }
+});
+
+test('serve takes --database-url and --no-web-chat; outside serve they are usage errors', () => {
+  expect(
+    parseCommandLine(['serve', '--database-url', 'postgres://u:p@db:5432/app', '--no-web-chat']).command,
+  ).toEqual({
+    type: 'serve',
+    port: DEFAULT_SERVE_PORT,
+    host: '127.0.0.1',
+    databaseUrl: 'postgres://u:p@db:5432/app',
+    webChat: false,
+  });
+  for (const argv of [
+    ['--database-url', 'postgres://u:p@db/app'],
+    ['sessions', '--database-url', 'postgres://u:p@db/app'],
+    ['--no-web-chat'],
+    ['serve', '--database-url', ' '],
+  ]) {
+    expect(() => parseCommandLine(argv)).toThrow(UsageError);
+  }
+  // A usage error never quotes the URL: it may hold a password.
+  try {
+    parseCommandLine(['-p', 'hi', '--database-url', 'postgres://u:hunter2-secret@db/app']);
+  } catch (error) {
+    expect((error as Error).message).not.toContain('hunter2-secret');
+  }
+});
+
+test('server.databaseUrl, databaseSchema and webChat are checked; a bad URL is refused without quoting it', () => {
+  expect(
+    parseServerConfig('config.json', {
+      databaseUrl: 'postgres://u:p@db/app',
+      databaseSchema: 'youyou_app',
+      webChat: false,
+      idleSessionMs: 5_000,
+    }),
+  ).toEqual({
+    databaseUrl: 'postgres://u:p@db/app',
+    databaseSchema: 'youyou_app',
+    webChat: false,
+    idleSessionMs: 5_000,
+  });
+  for (const server of [
+    { databaseUrl: 5 },
+    { databaseUrl: '' },
+    { databaseSchema: 'bad-schema; drop' },
+    { webChat: 'no' },
+    { idleSessionMs: 10 },
+    { idleSessionMs: 1.5 },
+  ]) {
+    expect(() => parseServerConfig('config.json', server)).toThrow(ConfigError);
+  }
+  const target = databaseTarget('postgresql://app:s%40cret-pw@db.internal:6432/chat', 'server.databaseUrl');
+  expect(target.where).toBe('db.internal:6432/chat');
+  expect(redacted('failed for postgresql://app:s%40cret-pw@db.internal:6432/chat', target)).toBe(
+    'failed for ***',
+  );
+  expect(redacted('password s@cret-pw or s%40cret-pw', target)).toBe('password *** or ***');
+  for (const bad of ['db.internal/chat', 'mysql://app:s3cret-pw@db/chat', 'postgres://app:%zz@db/chat']) {
+    try {
+      databaseTarget(bad, '--database-url');
+      expect.unreachable(`${bad} was accepted`);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).not.toContain('s3cret-pw');
+      expect((error as Error).message).toContain('--database-url');
+    }
   }
 });

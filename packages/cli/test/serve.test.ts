@@ -9,6 +9,7 @@ import {
 } from '../../../test-support/cli-wire.js';
 import { ensureBuilt } from './support/build.js';
 import { createSandbox, jsonLines, type RunningCli, runCli, type Sandbox, startCli } from './support/cli.js';
+import { SERVE_TOKEN, waitForServeUrl } from './support/serve.js';
 
 let wire: ChatServer;
 let sandbox: Sandbox;
@@ -29,20 +30,8 @@ afterEach(async () => {
   await sandbox.remove();
 });
 
-const TOKEN = 'serve-test-token-0123456789';
-
-async function waitForUrl(cli: RunningCli): Promise<string> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const match = /serving on (http:\/\/127\.0\.0\.1:\d+)/.exec(cli.stdout());
-    if (match?.[1] !== undefined) return match[1];
-    if (cli.child.exitCode !== null || Date.now() > deadline) {
-      const result = await cli.result;
-      throw new Error(`youyou serve did not start: ${result.stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+const TOKEN = SERVE_TOKEN;
+const waitForUrl = waitForServeUrl;
 
 test('youyou serve refuses to start without a token', async () => {
   const result = await runCli({ args: ['serve', '--port', '0', '--base-url', wire.baseURL], sandbox });

@@ -44,8 +44,11 @@ export interface ServerOptions {
   auth: ServerAuth;
   limits?: ServerLimits;
   cors?: ServerCors;
-  /** Serves the web chat page (`examples/web-chat`) at `GET /` and `GET /web-chat/*`, without a token. */
-  webChat?: WebChatOptions;
+  /**
+   * Serves the web chat page at `GET /` and `GET /web-chat/*`, without a token: `true` (or `{}`) serves the
+   * package's own copy, `{ folder }` a copy of yours; left out or false, no page.
+   */
+  webChat?: boolean | WebChatOptions;
 }
 
 /**
@@ -105,7 +108,9 @@ export function createServer(options: ServerOptions): YouyouServer {
         ),
     }),
   );
-  if (options.webChat !== undefined) mountWebChat(app, options.webChat);
+  if (options.webChat !== undefined && options.webChat !== false) {
+    mountWebChat(app, options.webChat === true ? {} : options.webChat);
+  }
   app.use('*', async (context, next) => {
     context.set('tenant', await authenticate(resolveToken, context));
     await next();

@@ -10,4 +10,4 @@ export type { ErrorBody } from './errors.js';
 export { TENANT_METADATA_KEY } from './hub.js';
 export { type Listenable, type ListeningServer, listen } from './listen.js';
 export { eventLogOf, type LoggedSessionEvent, type SessionEventLog } from './log-tail.js';
-export type { WebChatOptions } from './web-chat.js';
+export { WEB_CHAT_FOLDER, type WebChatOptions } from './web-chat.js';

@@ -1,12 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Hono } from 'hono';
 import { errorResponse, HttpError } from './errors.js';
 
-/** Where the web chat's files are (`examples/web-chat` of the repository, or a copy of it). */
+/**
+ * The web chat page this package ships (`web-chat/` next to `src/` and `dist/`, listed in "files"), so
+ * any host of the server, `youyou serve` included, can serve it without a copy of the repository.
+ */
+export const WEB_CHAT_FOLDER: string = fileURLToPath(new URL('../web-chat/', import.meta.url));
+
+/** Where the web chat's files are: the package's own copy unless `folder` names another (a customised copy). */
 export interface WebChatOptions {
-  /** The folder holding `index.html` and the page's scripts and styles. */
-  folder: string;
+  /** A folder holding `index.html` and the page's scripts and styles; default `WEB_CHAT_FOLDER`. */
+  folder?: string;
 }
 
 const TYPES: Record<string, string> = {
@@ -35,7 +42,7 @@ const SECURITY_HEADERS: Record<string, string> = {
  * middleware, so these are the only routes that need no token.
  */
 export function mountWebChat(app: Hono<{ Variables: { tenant: string } }>, options: WebChatOptions): void {
-  const folder = resolve(options.folder);
+  const folder = resolve(options.folder ?? WEB_CHAT_FOLDER);
   const serve = async (name: string): Promise<Response> => {
     const match = FILE_NAME.exec(name);
     const type = match?.[1] === undefined ? undefined : TYPES[match[1]];

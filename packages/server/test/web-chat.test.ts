@@ -5,14 +5,14 @@ import { fileURLToPath } from 'node:url';
 import { AgentBuilder, type ToolHandler } from '@youyou/agent';
 import { ScriptedModelProvider } from '@youyou/agent/testing';
 import { openSqliteStorage } from '@youyou/sqlite';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { createServer, listen } from '../src/index.js';
+import { createServer, listen, type ServerOptions, WEB_CHAT_FOLDER } from '../src/index.js';
+import { launchChromium } from './support/browser.js';
 
-// The web chat of examples/web-chat in Debian's headless Chromium, against a real server on 127.0.0.1
-// over a real SQLite file; only the model's answers are scripted.
+// The web chat the package ships (packages/server/web-chat, served by `webChat: true`) in Debian's headless
+// Chromium, against a real server on 127.0.0.1 over a real SQLite file; only the model's answers are scripted.
 
-const PAGE_FOLDER = fileURLToPath(new URL('../../../examples/web-chat/', import.meta.url));
 /** Screenshots are kept here as test artifacts (gitignored). */
 const ARTIFACTS = fileURLToPath(new URL('../../../artifacts/web-chat/', import.meta.url));
 const TOKENS = { alice: 'web-token-alice-1234', bob: 'web-token-bob-5678' } as const;
@@ -25,9 +25,13 @@ interface ChatServer {
   close(keepDatabase?: boolean): Promise<void>;
 }
 
-/** A chat server on a fresh database, or on `restart.folder`'s database and port (a restarted server). */
+/**
+ * A chat server on a fresh database serving `webChat` (the shipped page by default), or on `restart.folder`'s
+ * database and port (a restarted server).
+ */
 async function startChatServer(
   tools: ToolHandler[] = [],
+  webChat: ServerOptions['webChat'] = true,
   restart?: { folder: string; port: number },
 ): Promise<ChatServer> {
   const folder = restart?.folder ?? (await mkdtemp(join(tmpdir(), 'youyou-web-chat-')));
@@ -42,7 +46,7 @@ async function startChatServer(
     agent,
     storage: storage.sessions,
     auth: { tokens: { [TOKENS.alice]: 'alice', [TOKENS.bob]: 'bob' } },
-    webChat: { folder: PAGE_FOLDER },
+    webChat,
   });
   const listening = await listen(server, restart === undefined ? {} : { port: restart.port });
   return {
@@ -63,19 +67,7 @@ let server: ChatServer | undefined;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
@@ -238,7 +230,7 @@ test('after a server restart the page resyncs: the history stays and the next tu
   const port = Number(new URL(server.url).port);
   const folder = server.folder;
   await server.close(true);
-  server = await startChatServer([], { folder, port });
+  server = await startChatServer([], true, { folder, port });
   // The page reconnects on its own with its old cursor; the new process has no such event and says resync.
   await page.locator('#status', { hasText: 'live' }).waitFor({ timeout: 20_000 });
   server.provider.enqueue([{ type: 'text', text: 'Answer after the restart.' }]);
@@ -303,4 +295,29 @@ test('the page is served without a token; other files only from its folder', asy
   }
   // The API still needs a token.
   expect((await fetch(`${server.url}/sessions`)).status).toBe(401);
+});
+
+test("webChat: true serves the package's own copy; { folder } a copy of yours; without it / needs a token", async () => {
+  server = await startChatServer();
+  const shipped = await readFile(join(WEB_CHAT_FOLDER, 'chat.js'), 'utf8');
+  expect(await (await fetch(`${server.url}/web-chat/chat.js`)).text()).toBe(shipped);
+  await server.close();
+  server = undefined;
+
+  const custom = await mkdtemp(join(tmpdir(), 'youyou-web-chat-copy-'));
+  try {
+    await writeFile(join(custom, 'index.html'), '<!doctype html><title>my copy</title>');
+    server = await startChatServer([], { folder: custom });
+    const index = await fetch(`${server.url}/`);
+    expect(await index.text()).toBe('<!doctype html><title>my copy</title>');
+    expect(index.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect((await fetch(`${server.url}/web-chat/chat.js`)).status).toBe(404);
+    await server.close();
+    server = undefined;
+
+    server = await startChatServer([], false);
+    expect((await fetch(`${server.url}/`)).status).toBe(401);
+  } finally {
+    await rm(custom, { recursive: true, force: true });
+  }
 });
