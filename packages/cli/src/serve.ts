@@ -70,6 +70,9 @@ export async function runServe(options: {
     approval: { type: 'allow_all' },
     mutatingNeedApproval: !settings.yes,
     maxActiveSessions: settings.server?.maxActiveSessions ?? DEFAULT_MAX_ACTIVE_SESSIONS,
+    ...(settings.server?.approvalWindowMs === undefined
+      ? {}
+      : { approvalWindowMs: settings.server.approvalWindowMs }),
     warn: io.warn,
     notice: (text) => io.stderr.write(`youyou: ${text}\n`),
     onBackgroundError,

@@ -14,6 +14,8 @@ export interface ServerFileConfig {
   databaseSchema?: string;
   /** Serve the web chat page at / (default true). */
   webChat?: boolean;
+  /** How long a call waiting for approval over HTTP may wait; then it is denied (default: until decided). */
+  approvalWindowMs?: number;
 }
 
 /** The keys "server" takes. */
@@ -24,6 +26,7 @@ const SERVER_KEYS = [
   'databaseUrl',
   'databaseSchema',
   'webChat',
+  'approvalWindowMs',
 ];
 
 /** A plain SQL identifier, as @youyou/postgres takes for a schema. */
@@ -78,6 +81,20 @@ export function parseServerConfig(file: string, value: unknown): ServerFileConfi
       );
     }
     config.idleSessionMs = idle;
+  }
+  const window = value.approvalWindowMs;
+  if (window !== undefined) {
+    if (
+      typeof window !== 'number' ||
+      !Number.isInteger(window) ||
+      window < 1_000 ||
+      window > 31_536_000_000
+    ) {
+      throw new ConfigError(
+        `${file}: "server.approvalWindowMs" must be a whole number of milliseconds from 1000 to 31536000000 (a year)`,
+      );
+    }
+    config.approvalWindowMs = window;
   }
   // The URL itself is checked when serve starts (databaseTarget), and never quoted: it may hold a password.
   if (value.databaseUrl !== undefined) {

@@ -268,6 +268,8 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
    * until a client approves or denies them (`youyou serve` without --yes).
    */
   mutatingNeedApproval?: boolean;
+  /** How long a suspended turn's calls wait for a decision before they count as denied (the agent's `approvalWindowMs`). */
+  approvalWindowMs?: number;
 }): Promise<CliRuntime<Sessions>> {
   const { settings, warn } = options;
   const shellSandbox = chooseSandbox({ settings, env: options.env, warn });
@@ -334,6 +336,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       environmentContext: environmentContext(settings, shell),
       toolTimeoutMs,
       ...(options.maxActiveSessions === undefined ? {} : { maxActiveSessions: options.maxActiveSessions }),
+      ...(options.approvalWindowMs === undefined ? {} : { approvalWindowMs: options.approvalWindowMs }),
       onBackgroundError: (error) => {
         // The memory request skipped after a failed turn: that failure was reported already.
         if (error !== models.skippedMemoryError) options.onBackgroundError(error);

@@ -85,12 +85,14 @@ test('server.databaseUrl, databaseSchema and webChat are checked; a bad URL is r
       databaseSchema: 'youyou_app',
       webChat: false,
       idleSessionMs: 5_000,
+      approvalWindowMs: 3_600_000,
     }),
   ).toEqual({
     databaseUrl: 'postgres://u:p@db/app',
     databaseSchema: 'youyou_app',
     webChat: false,
     idleSessionMs: 5_000,
+    approvalWindowMs: 3_600_000,
   });
   for (const server of [
     { databaseUrl: 5 },
@@ -99,6 +101,8 @@ test('server.databaseUrl, databaseSchema and webChat are checked; a bad URL is r
     { webChat: 'no' },
     { idleSessionMs: 10 },
     { idleSessionMs: 1.5 },
+    { approvalWindowMs: 10 },
+    { approvalWindowMs: '1h' },
   ]) {
     expect(() => parseServerConfig('config.json', server)).toThrow(ConfigError);
   }
