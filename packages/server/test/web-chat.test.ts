@@ -27,17 +27,25 @@ interface ChatServer {
 
 /**
  * A chat server on a fresh database serving `webChat` (the shipped page by default), or on `restart.folder`'s
- * database and port (a restarted server).
+ * database and port (a restarted server); `approvalWindowMs` is the agent's.
  */
 async function startChatServer(
-  tools: ToolHandler[] = [],
-  webChat: ServerOptions['webChat'] = true,
-  restart?: { folder: string; port: number },
+  options: {
+    tools?: ToolHandler[];
+    webChat?: ServerOptions['webChat'];
+    restart?: { folder: string; port: number };
+    approvalWindowMs?: number;
+  } = {},
 ): Promise<ChatServer> {
+  const { tools = [], webChat = true, restart } = options;
   const folder = restart?.folder ?? (await mkdtemp(join(tmpdir(), 'youyou-web-chat-')));
   const storage = await openSqliteStorage(join(folder, 'agent.db'));
   const provider = new ScriptedModelProvider({ responses: [] });
-  let builder = new AgentBuilder({ defaultModel: 'scripted-model', maxActiveSessions: 4 })
+  let builder = new AgentBuilder({
+    defaultModel: 'scripted-model',
+    maxActiveSessions: 4,
+    ...(options.approvalWindowMs === undefined ? {} : { approvalWindowMs: options.approvalWindowMs }),
+  })
     .registerModelProvider(provider)
     .registerSessionStorage(storage.sessions);
   for (const tool of tools) builder = builder.registerTool(tool);
@@ -108,7 +116,7 @@ test('a turn streams into the page: reasoning, tool lines and the answer', async
     isMutating: false,
     execute: async () => ({ content: '12:00', isError: false }),
   };
-  server = await startChatServer([clock]);
+  server = await startChatServer({ tools: [clock] });
   server.provider.enqueue(
     [
       { type: 'reasoning', text: 'The user wants the time.' },
@@ -146,7 +154,7 @@ test('an approval clicked in the page runs the tool', async () => {
     },
   };
   try {
-    server = await startChatServer([writeNote]);
+    server = await startChatServer({ tools: [writeNote] });
     server.provider.enqueue(
       [{ type: 'tool_call', toolName: 'write_note', arguments: { text: 'approved note' }, callId: 'call_w' }],
       [{ type: 'text', text: 'The note is written.' }],
@@ -181,7 +189,7 @@ test('a denial clicked in the page keeps the tool from running and the turn goes
       return { content: 'deployed', isError: false };
     },
   };
-  server = await startChatServer([deploy]);
+  server = await startChatServer({ tools: [deploy] });
   server.provider.enqueue(
     [{ type: 'tool_call', toolName: 'deploy', arguments: {}, callId: 'call_d' }],
     [{ type: 'text', text: 'Not deployed, as you wished.' }],
@@ -197,6 +205,37 @@ test('a denial clicked in the page keeps the tool from running and the turn goes
   // The model was told the call was denied.
   const lastRequest = server.provider.requests.at(-1);
   expect(JSON.stringify(lastRequest?.messages)).toContain('denied in the web chat');
+}, 60_000);
+
+test('once the approval window passes, the page offers Continue instead of Approve, and the call is denied', async () => {
+  const ran: unknown[] = [];
+  const deploy: ToolHandler = {
+    name: 'deploy',
+    description: 'deploys',
+    parametersSchema: { type: 'object', properties: {} },
+    isMutating: true,
+    needsApproval: true,
+    execute: async (input) => {
+      ran.push(input.arguments);
+      return { content: 'deployed', isError: false };
+    },
+  };
+  server = await startChatServer({ tools: [deploy], approvalWindowMs: 1_500 });
+  server.provider.enqueue(
+    [{ type: 'tool_call', toolName: 'deploy', arguments: {}, callId: 'call_w' }],
+    [{ type: 'text', text: 'The deploy was not approved in time.' }],
+  );
+  const page = await openChat(server, 'alice');
+  await send(page, 'Deploy');
+  const pending = page.locator('.pending[data-call-id="call_w"]');
+  await pending.locator('button.approve').waitFor();
+  // The page redraws itself when the window passes: Approve/Deny give way to Continue.
+  await pending.locator('button.continue').waitFor({ timeout: 20_000 });
+  expect(await pending.locator('button.approve').count()).toBe(0);
+  await pending.locator('button.continue').click();
+  await page.locator('.assistant', { hasText: 'The deploy was not approved in time.' }).waitFor();
+  expect(ran).toEqual([]);
+  expect(JSON.stringify(server.provider.requests.at(-1)?.messages)).toContain('approval window');
 }, 60_000);
 
 test('a page reload mid-turn resumes the stream without loss or repeats', async () => {
@@ -230,7 +269,7 @@ test('after a server restart the page resyncs: the history stays and the next tu
   const port = Number(new URL(server.url).port);
   const folder = server.folder;
   await server.close(true);
-  server = await startChatServer([], true, { folder, port });
+  server = await startChatServer({ restart: { folder, port } });
   // The page reconnects on its own with its old cursor; the new process has no such event and says resync.
   await page.locator('#status', { hasText: 'live' }).waitFor({ timeout: 20_000 });
   server.provider.enqueue([{ type: 'text', text: 'Answer after the restart.' }]);
@@ -307,7 +346,7 @@ test("webChat: true serves the package's own copy; { folder } a copy of yours; w
   const custom = await mkdtemp(join(tmpdir(), 'youyou-web-chat-copy-'));
   try {
     await writeFile(join(custom, 'index.html'), '<!doctype html><title>my copy</title>');
-    server = await startChatServer([], { folder: custom });
+    server = await startChatServer({ webChat: { folder: custom } });
     const index = await fetch(`${server.url}/`);
     expect(await index.text()).toBe('<!doctype html><title>my copy</title>');
     expect(index.headers.get('content-security-policy')).toContain("default-src 'none'");
@@ -315,7 +354,7 @@ test("webChat: true serves the package's own copy; { folder } a copy of yours; w
     await server.close();
     server = undefined;
 
-    server = await startChatServer([], false);
+    server = await startChatServer({ webChat: false });
     expect((await fetch(`${server.url}/`)).status).toBe(401);
   } finally {
     await rm(custom, { recursive: true, force: true });

@@ -104,6 +104,12 @@ function render() {
       row.append(element('div', '', `${item.toolName}(${item.args}) waits for approval`));
       if (item.decided) {
         row.append(element('div', 'notice', item.decided));
+      } else if (windowPassed(item)) {
+        // Too late to decide: the call counts as denied, and the turn goes on without it.
+        row.append(element('div', 'notice', 'the approval window passed: denied'));
+        const proceed = element('button', 'continue', 'Continue');
+        proceed.addEventListener('click', () => continueTurn());
+        row.append(proceed);
       } else {
         const approve = element('button', 'approve', 'Approve');
         const deny = element('button', 'deny', 'Deny');
@@ -213,7 +219,31 @@ function addPending(call) {
     toolName: String(call.toolName),
     args: argumentsText(call.arguments),
     decided: '',
+    expiresAt: typeof call.expiresAt === 'string' ? call.expiresAt : '',
   });
+  // Redraw when the window passes, so the buttons change while the page is open.
+  const left = Date.parse(call.expiresAt) - Date.now();
+  if (left > 0) setTimeout(render, Math.min(left + 50, 2_147_483_647));
+}
+
+/** Whether a pending call's approval window has passed (a call without one never passes). */
+function windowPassed(item) {
+  return item.expiresAt !== '' && item.expiresAt !== undefined && Date.parse(item.expiresAt) <= Date.now();
+}
+
+/** Continues a turn whose approval window passed; its events come on the tail. */
+async function continueTurn() {
+  const response = await api(`/sessions/${encodeURIComponent(page.sessionId)}/continue`, {
+    method: 'POST',
+  });
+  if (!response.ok) return showError(await errorText(response));
+  await response.body?.cancel();
+  for (const pending of page.items) {
+    if (pending.kind === 'pending' && !pending.decided)
+      pending.decided = 'denied: the approval window passed';
+  }
+  save();
+  render();
 }
 
 /** Sends an approval or a denial; the continued turn's events come on the tail. */
