@@ -170,11 +170,13 @@ export function createServer(options: ServerOptions): YouyouServer {
   app.get('/sessions/:id', async (context) => {
     const sessionId = await ownedSession(context);
     const session = hub.activeSession(sessionId);
+    // Read before the sequence, so a client that follows from it misses nothing that came after the read.
+    const pendingApprovals = session?.pendingApprovals() ?? (await hub.history(sessionId)).pendingApprovals;
     return context.json({
       sessionId,
       active: session !== undefined,
       turnRunning: session?.isTurnRunning ?? false,
-      pendingApprovals: session?.pendingApprovals() ?? [],
+      pendingApprovals,
       lastSequence: hub.journal(sessionId).lastSequence,
     });
   });
