@@ -64,23 +64,22 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
     const turn: RunningTurn | undefined = hub.activeSession(sessionId)?.currentTurn;
     if (turn === undefined) return context.body(null, 204);
     const journal = hub.journal(sessionId);
-    // The transport replays the response message: from the turn's first kept event, or, for a turn continued
-    // after approvals (same turn id), from its suspension on, since a replayed suspension would end the stream.
+    // The transport replays the response message from its start, and the client replaces the message it had
+    // with the replayed one (same id, the turn's): the replay is the whole turn, from its first kept event.
+    // A running turn that was suspended has been continued since: its suspensions are not the end of the
+    // message, so they are left out (the held calls' parts come with the continuation's tool events).
     const ownEvents = journal.since(0).filter((entry) => entry.event.turnId === turn.turnId);
-    const suspension = ownEvents.findLast((entry) => entry.event.payload.type === 'turn_suspended');
-    const first = suspension ?? ownEvents[0];
-    const after =
-      first === undefined
-        ? journal.lastSequence
-        : suspension !== undefined
-          ? suspension.sequence
-          : first.sequence - 1;
+    const first = ownEvents[0];
+    const continuedSuspensions = ownEvents.findLast(
+      (entry) => entry.event.payload.type === 'turn_suspended',
+    )?.sequence;
     return streamUiTurn({
       context,
       entries: journal,
-      after,
+      after: first === undefined ? journal.lastSequence : first.sequence - 1,
       turnId: turn.turnId,
-      continued: suspension !== undefined,
+      continued: false,
+      ...(continuedSuspensions === undefined ? {} : { continuedSuspensions }),
       keepAliveMs,
     });
   });
@@ -172,6 +171,8 @@ function streamUiTurn(options: {
   turnId: string;
   /** The turn continues after approval answers: the client's message goes on. */
   continued: boolean;
+  /** The turn's `turn_suspended` events up to this sequence were continued: a replay passes over them. */
+  continuedSuspensions?: number;
   keepAliveMs: number;
 }): Response {
   const { context, turnId } = options;
@@ -207,7 +208,11 @@ function streamUiTurn(options: {
           wake = undefined;
           continue;
         }
-        if (entry.event.turnId === turnId) await send(mapper.map(entry.event));
+        if (entry.event.turnId !== turnId) continue;
+        const passedOver =
+          entry.event.payload.type === 'turn_suspended' &&
+          entry.sequence <= (options.continuedSuspensions ?? 0);
+        if (!passedOver) await send(mapper.map(entry.event));
       }
       if (!aborted) await stream.writeSSE({ data: '[DONE]' });
     } finally {

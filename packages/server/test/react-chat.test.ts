@@ -254,6 +254,47 @@ test('a reload mid-turn resumes the stream (GET /ui/chat/:id/stream) and shows t
   await page.screenshot({ path: join(ARTIFACTS, 'resumed.png') });
 }, 60_000);
 
+test('a reload while an approved turn goes on shows the whole turn once, what came before the call too', async () => {
+  const deploy: ToolHandler = {
+    name: 'deploy',
+    description: 'deploys',
+    parametersSchema: { type: 'object', properties: {} },
+    isMutating: true,
+    needsApproval: true,
+    execute: async () => ({ content: 'deployed', isError: false }),
+  };
+  server = await startReactChatServer({ origin: bundle.url, tools: [deploy] });
+  server.provider.enqueue(
+    [
+      { type: 'reasoning', text: 'A deploy needs a yes.' },
+      { type: 'text', text: 'Shipping it.' },
+      { type: 'tool_call', toolName: 'deploy', arguments: {}, callId: 'call_d' },
+    ],
+    [
+      { type: 'text', text: 'Deploying ' },
+      { type: 'delay', ms: 3000 },
+      { type: 'text', text: 'done.' },
+    ],
+  );
+  const { page, sessionId } = await openApp(server);
+  await send(page, 'Deploy');
+  await page.locator('.tool[data-call-id="call_d"] button.approve').click();
+  await page.locator('.message.assistant .text', { hasText: 'Deploying' }).waitFor();
+  const reconnect = page.waitForResponse((response) =>
+    response.url().endsWith(`/ui/chat/${sessionId}/stream`),
+  );
+  await page.reload();
+  expect((await reconnect).status()).toBe(200);
+  await page.locator('.message.assistant .text', { hasText: 'done.' }).waitFor();
+  await page.locator('.chat[data-status="ready"]').waitFor();
+  await expect(page.locator('.message.user').allTextContents()).resolves.toEqual(['Deploy']);
+  await expect(page.locator('.reasoning').allTextContents()).resolves.toEqual(['A deploy needs a yes.']);
+  await expect(assistantText(page).allTextContents()).resolves.toEqual(['Shipping it.', 'Deploying done.']);
+  await expect(page.locator('.tool[data-call-id="call_d"]').getAttribute('data-state')).resolves.toBe(
+    'output-available',
+  );
+}, 60_000);
+
 test('hostile model text shows as text: no markup runs, ESC is made visible', async () => {
   server = await startReactChatServer({ origin: bundle.url });
   server.provider.enqueue([

@@ -125,12 +125,16 @@ test('approval answers: another tenant cannot give them, and a batch continues o
   expect(contentParts(both.message).at(-1)).toMatchObject({ type: 'text', text: 'Both done.' });
 });
 
-test('a reconnect during a turn continued after approval resumes the continuation, not the suspension', async () => {
+test('a reconnect during a turn continued after approval replays the whole turn, not the suspension', async () => {
   const ran: unknown[] = [];
   harness = await startHarness({
     tools: [{ ...lookupTool(ran), name: 'deploy', isMutating: true, needsApproval: true }],
     responses: [
-      [{ type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_r' }],
+      [
+        { type: 'reasoning', text: 'A deploy needs a yes.' },
+        { type: 'text', text: 'Shipping it.' },
+        { type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_r' },
+      ],
       [
         { type: 'text', text: 'Deploying ' },
         { type: 'delay', ms: 150 },
@@ -178,7 +182,13 @@ test('a reconnect during a turn continued after approval resumes the continuatio
     last = message;
   }
   expect(ran).toEqual([{ word: 'web' }]);
-  const parts = contentParts(last as UIMessage);
-  expect(parts.at(-1)).toMatchObject({ type: 'text', text: 'Deploying done.' });
-  expect(parts.some((part) => part.state === 'approval-requested')).toBe(false);
+  // The client replaces its message with the replayed one (same id): it is the whole turn, what came before
+  // the held call included, and it does not end at the suspension.
+  expect(last?.id).toBe(first.message.id);
+  expect(contentParts(last as UIMessage)).toEqual([
+    expect.objectContaining({ type: 'reasoning', text: 'A deploy needs a yes.' }),
+    expect.objectContaining({ type: 'text', text: 'Shipping it.' }),
+    expect.objectContaining({ type: 'dynamic-tool', toolCallId: 'call_r', state: 'output-available' }),
+    expect.objectContaining({ type: 'text', text: 'Deploying done.' }),
+  ]);
 });
