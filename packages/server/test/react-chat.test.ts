@@ -56,7 +56,10 @@ async function openApp(chat: ReactChatServer): Promise<{ page: Page; sessionId: 
   contexts.push(context);
   const page = await context.newPage();
   const hash = new URLSearchParams({ api: chat.url, token: TOKENS.alice });
+  // useChat's resume on load asks for a running turn first; nothing runs in a new session.
+  const resumed = page.waitForResponse((response) => /\/ui\/chat\/[^/]+\/stream$/.test(response.url()));
   await page.goto(`${bundle.url}/#${hash}`);
+  expect((await resumed).status()).toBe(204);
   await page.waitForFunction("window.location.hash.startsWith('#session=')");
   const sessionId = decodeURIComponent(new URL(page.url()).hash.slice('#session='.length));
   // The token left the address once the page kept it.
