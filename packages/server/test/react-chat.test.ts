@@ -95,7 +95,7 @@ test('a message sent from the React app streams back: reasoning, a tool line and
       { type: 'text', text: 'noon.' },
     ],
   );
-  const { page } = await openApp(server);
+  const { page, sessionId } = await openApp(server);
   await send(page, 'What time is it?');
   // The first delta is on screen while the model still waits: the answer streams, it is not drawn at the end.
   await page.waitForFunction(
@@ -113,6 +113,16 @@ test('a message sent from the React app streams back: reasoning, a tool line and
   await expect(assistantText(page).textContent()).resolves.toBe('It is noon.');
   expect(await page.locator('#error').count()).toBe(0);
   await page.screenshot({ path: join(ARTIFACTS, 'turn.png') });
+
+  // "New chat" opens another session (a new chat id) with an empty transcript.
+  await page.getByRole('button', { name: 'New chat' }).click();
+  await page.waitForFunction(`window.location.hash !== '#session=${sessionId}'`);
+  await page.locator('.chat[data-status="ready"]').waitFor();
+  expect(await page.locator('#transcript li').count()).toBe(0);
+  const sessions = await fetch(`${server.url}/sessions`, {
+    headers: { authorization: `Bearer ${TOKENS.alice}` },
+  });
+  expect(((await sessions.json()) as { sessions: unknown[] }).sessions).toHaveLength(2);
 }, 60_000);
 
 test('Approve on a held call runs the tool only after the click, and the answer follows', async () => {
