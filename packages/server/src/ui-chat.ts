@@ -22,6 +22,7 @@ function invalid(message: string): HttpError {
  */
 export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: number }): void {
   const { app, hub, keepAliveMs } = options;
+  const denials = new TurnDenials();
 
   const owned = async (context: Context<{ Variables: { tenant: string } }>, sessionId: unknown) => {
     if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) {
@@ -47,7 +48,7 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
     const turn =
       last.role === 'user'
         ? await session.sendMessage({ content: userContent(last.parts) })
-        : await continueAfterApprovals(session, last.parts);
+        : await continueAfterApprovals({ session, parts: last.parts, denials });
     hub.track(sessionId, turn);
     return streamUiTurn({
       context,
@@ -55,6 +56,7 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
       after,
       turnId: turn.turnId,
       continued: last.role === 'assistant',
+      deniedCalls: denials.of(turn.turnId),
       keepAliveMs,
     });
   });
@@ -80,6 +82,7 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
       turnId: turn.turnId,
       continued: false,
       ...(continuedSuspensions === undefined ? {} : { continuedSuspensions }),
+      deniedCalls: denials.of(turn.turnId),
       keepAliveMs,
     });
   });
@@ -136,7 +139,13 @@ function userContent(parts: unknown[]): ContentBlock[] {
  * given to the session and the suspended turn continues. The decisions come only from parts in state
  * `approval-responded`; a call the session does not hold is refused by the session (INVALID_INPUT).
  */
-async function continueAfterApprovals(session: Session, parts: unknown[]): Promise<RunningTurn> {
+async function continueAfterApprovals(options: {
+  session: Session;
+  parts: unknown[];
+  denials: TurnDenials;
+}): Promise<RunningTurn> {
+  const { session, parts } = options;
+  const denied: string[] = [];
   let answered = 0;
   for (const part of parts) {
     if (typeof part !== 'object' || part === null) continue;
@@ -148,14 +157,52 @@ async function continueAfterApprovals(session: Session, parts: unknown[]): Promi
     const held = session.pendingApprovals().some((call) => call.callId === typed.toolCallId);
     if (!held) continue;
     if (approval.approved) await session.approve(typed.toolCallId);
-    else
+    else {
       await session.deny(typed.toolCallId, typeof approval.reason === 'string' ? approval.reason : undefined);
+      denied.push(typed.toolCallId);
+    }
     answered += 1;
   }
   if (answered === 0)
     throw invalid('the last message is an assistant message without an answer to a held call');
   // INVALID_INPUT (400) from the session while other calls of the batch still wait for an answer.
-  return await session.continue();
+  const turn = await session.continue();
+  options.denials.record(turn, denied);
+  return turn;
+}
+
+/**
+ * The calls denied through this route, per running turn, so their ends go out as `tool-output-denied` (the
+ * core's event says only that the call failed). Kept until the turn ends other than suspended, at most
+ * `MAX_TURNS` turns (the oldest go first); a call denied over the sessions API ends as a tool error.
+ */
+class TurnDenials {
+  private static readonly MAX_TURNS = 1_000;
+  private readonly byTurn = new Map<string, Set<string>>();
+
+  /** The calls of `turnId` denied through this route (none recorded: an empty set). */
+  of(turnId: string): ReadonlySet<string> {
+    return this.byTurn.get(turnId) ?? new Set();
+  }
+
+  /** Records the calls denied before `turn` continued; forgets them once it ends for good. */
+  record(turn: RunningTurn, denied: string[]): void {
+    if (denied.length === 0) return;
+    const calls = this.byTurn.get(turn.turnId) ?? new Set<string>();
+    for (const callId of denied) calls.add(callId);
+    this.byTurn.delete(turn.turnId);
+    this.byTurn.set(turn.turnId, calls);
+    for (const oldest of this.byTurn.keys()) {
+      if (this.byTurn.size <= TurnDenials.MAX_TURNS) break;
+      this.byTurn.delete(oldest);
+    }
+    turn.done.then(
+      (result) => {
+        if (result.status !== 'suspended') this.byTurn.delete(turn.turnId);
+      },
+      () => this.byTurn.delete(turn.turnId),
+    );
+  }
 }
 
 /** Streams one turn's journal entries after `after` as UI message chunks, then `[DONE]`. */
@@ -173,12 +220,14 @@ function streamUiTurn(options: {
   continued: boolean;
   /** The turn's `turn_suspended` events up to this sequence were continued: a replay passes over them. */
   continuedSuspensions?: number;
+  /** Calls of the turn denied through this route. */
+  deniedCalls: ReadonlySet<string>;
   keepAliveMs: number;
 }): Response {
   const { context, turnId } = options;
   context.header(UI_MESSAGE_STREAM_HEADER, 'v1');
   return streamSSE(context, async (stream) => {
-    const mapper = new UiMessageStreamMapper();
+    const mapper = new UiMessageStreamMapper({ deniedCalls: options.deniedCalls });
     const queue: JournalEntry[] = [];
     let wake: (() => void) | undefined;
     const { backlog, unsubscribe } = options.entries.subscribe(options.after, (entry) => {

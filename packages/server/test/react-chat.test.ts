@@ -193,6 +193,7 @@ test('Deny keeps the tool from running and the model hears the reason typed in t
   await page.locator('.message.assistant .text', { hasText: 'Not deployed, as you wished.' }).waitFor();
   expect(ran).toEqual([]);
   expect(await held.locator('button').count()).toBe(0);
+  await expect(held.getAttribute('data-state')).resolves.toBe('output-denied');
   // The request that continued the turn carried the denial and its reason to the model.
   expect(server.provider.requests).toHaveLength(2);
   expect(JSON.stringify(server.provider.requests.at(-1)?.messages)).toContain('not on a Friday');
