@@ -29,7 +29,16 @@ const savedKey = (sessionId) => `youyou.react-chat.messages.${sessionId}`;
 function savedMessages(sessionId) {
   try {
     const saved = JSON.parse(sessionStorage.getItem(savedKey(sessionId)) ?? '[]');
-    return Array.isArray(saved) ? saved : [];
+    // Anything else in the slot (another app's, an edited one) is left out rather than drawn.
+    return Array.isArray(saved)
+      ? saved.filter(
+          (message) =>
+            typeof message?.id === 'string' &&
+            (message.role === 'user' || message.role === 'assistant') &&
+            Array.isArray(message.parts) &&
+            message.parts.every((part) => typeof part?.type === 'string'),
+        )
+      : [];
   } catch {
     return [];
   }
@@ -66,7 +75,11 @@ export function App({ api, token, sessionId, onNewChat }) {
 
   // Kept per tab so a reload shows the conversation; a replayed turn replaces its message (same id).
   useEffect(() => {
-    sessionStorage.setItem(savedKey(sessionId), JSON.stringify(messages));
+    try {
+      sessionStorage.setItem(savedKey(sessionId), JSON.stringify(messages));
+    } catch {
+      // A full storage only means a reload shows less; the chat goes on.
+    }
   }, [sessionId, messages]);
 
   const running = status === 'submitted' || status === 'streaming';
@@ -76,6 +89,7 @@ export function App({ api, token, sessionId, onNewChat }) {
     const text = input.trim();
     if (text === '' || running) return;
     setInput('');
+    setStopError('');
     void sendMessage({ text });
   };
 
@@ -180,7 +194,7 @@ function ToolPart({ part, onAnswer }) {
           <button
             type="button"
             className="approve"
-            onClick={() => onAnswer({ id: part.approval.id, approved: true })}
+            onClick={() => onAnswer({ id: part.approval?.id ?? part.toolCallId, approved: true })}
           >
             Approve
           </button>
@@ -196,7 +210,7 @@ function ToolPart({ part, onAnswer }) {
             className="deny"
             onClick={() =>
               onAnswer({
-                id: part.approval.id,
+                id: part.approval?.id ?? part.toolCallId,
                 approved: false,
                 ...(reason.trim() === '' ? {} : { reason: reason.trim() }),
               })

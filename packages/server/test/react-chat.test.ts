@@ -315,7 +315,7 @@ test('hostile model text shows as text: no markup runs, ESC is made visible', as
     { type: 'reasoning', text: '<b>bold</b>\u001b]0;title\u0007' },
     { type: 'text', text: '<img src=x onerror="window.__pwned=1">\u001b[31mred' },
   ]);
-  const { page } = await openApp(server);
+  const { page, sessionId } = await openApp(server);
   await send(page, 'Say something nasty');
   await page.locator('.message.assistant .text', { hasText: 'red' }).waitFor();
   await expect(assistantText(page).textContent()).resolves.toBe(
@@ -324,6 +324,15 @@ test('hostile model text shows as text: no markup runs, ESC is made visible', as
   await expect(page.locator('.reasoning').textContent()).resolves.toBe('<b>bold</b>\u241b]0;title\u2407');
   expect(await page.locator('#transcript img, #transcript b').count()).toBe(0);
   expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+
+  // A tampered slot of kept messages is left out on reload, not drawn and not a crash.
+  const slot = `youyou.react-chat.messages.${sessionId}`;
+  await page.evaluate(
+    `sessionStorage.setItem(${JSON.stringify(slot)}, JSON.stringify([{ id: 1 }, { id: 'x', role: 'user', parts: [null] }, 'text']))`,
+  );
+  await page.reload();
+  await page.locator('.chat[data-status="ready"]').waitFor();
+  expect(await page.locator('#transcript li').count()).toBe(0);
 }, 60_000);
 
 test("the app cannot open another tenant's session, and a server without its origin in CORS refuses it", async () => {
