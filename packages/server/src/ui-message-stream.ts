@@ -14,6 +14,7 @@ export type UiMessageChunk =
   | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown; dynamic: true }
   | { type: 'tool-output-available'; toolCallId: string; output: string; dynamic: true }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string; dynamic: true }
+  | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'tool-approval-request'; approvalId: string; toolCallId: string }
   | { type: 'error'; errorText: string }
   | { type: 'abort'; reason: string }
@@ -40,6 +41,12 @@ export class UiMessageStreamMapper {
   private failed = false;
   private finished = false;
   private readonly calls = new Set<string>();
+  private readonly deniedCalls: ReadonlySet<string>;
+
+  /** `deniedCalls`: calls of the turn that were denied; their end is `tool-output-denied`, not an error. */
+  constructor(options: { deniedCalls?: ReadonlySet<string> } = {}) {
+    this.deniedCalls = options.deniedCalls ?? new Set();
+  }
 
   /** Whether the turn's terminal event was mapped: nothing follows it. */
   get done(): boolean {
@@ -84,6 +91,10 @@ export class UiMessageStreamMapper {
           },
         ];
       case 'tool_call_end':
+        // A denied call did not run: the client shows its part as denied (state `output-denied`).
+        if (this.deniedCalls.has(payload.callId)) {
+          return [...this.close(), { type: 'tool-output-denied', toolCallId: payload.callId }];
+        }
         return [
           ...this.close(),
           payload.success && !payload.output.isError

@@ -61,6 +61,11 @@ test('a denied call is not run and the model hears the denial', async () => {
   await eventually(() => chat.status === 'ready' && JSON.stringify(chat.messages).includes('Not deployed.'));
   expect(ran).toEqual([]);
   expect(JSON.stringify(harness.provider.requests.at(-1))).toContain('not on a Friday');
+  // The part ends as the AI SDK's own denied state, not as a failed call.
+  expect(contentParts(chat.messages.at(-1) as UIMessage)).toEqual([
+    expect.objectContaining({ type: 'dynamic-tool', toolCallId: 'call_d', state: 'output-denied' }),
+    expect.objectContaining({ type: 'text', text: 'Not deployed.' }),
+  ]);
 });
 
 test('approval answers: another tenant cannot give them, and a batch continues only once every call has one', async () => {
@@ -125,12 +130,17 @@ test('approval answers: another tenant cannot give them, and a batch continues o
   expect(contentParts(both.message).at(-1)).toMatchObject({ type: 'text', text: 'Both done.' });
 });
 
-test('a reconnect during a turn continued after approval resumes the continuation, not the suspension', async () => {
+test('a reconnect during a turn continued after approval replays the whole turn, not the suspension; a denied call shows as denied', async () => {
   const ran: unknown[] = [];
   harness = await startHarness({
     tools: [{ ...lookupTool(ran), name: 'deploy', isMutating: true, needsApproval: true }],
     responses: [
-      [{ type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_r' }],
+      [
+        { type: 'reasoning', text: 'A deploy needs a yes.' },
+        { type: 'text', text: 'Shipping it.' },
+        { type: 'tool_call', toolName: 'deploy', arguments: { word: 'web' }, callId: 'call_r' },
+        { type: 'tool_call', toolName: 'deploy', arguments: { word: 'db' }, callId: 'call_x' },
+      ],
       [
         { type: 'text', text: 'Deploying ' },
         { type: 'delay', ms: 150 },
@@ -148,7 +158,7 @@ test('a reconnect during a turn continued after approval resumes the continuatio
         ? ({
             ...part,
             state: 'approval-responded',
-            approval: { id: 'call_r', approved: true },
+            approval: { id: part.toolCallId, approved: part.toolCallId === 'call_r' },
           } as typeof part)
         : part,
     ),
@@ -178,9 +188,16 @@ test('a reconnect during a turn continued after approval resumes the continuatio
     last = message;
   }
   expect(ran).toEqual([{ word: 'web' }]);
-  const parts = contentParts(last as UIMessage);
-  expect(parts.at(-1)).toMatchObject({ type: 'text', text: 'Deploying done.' });
-  expect(parts.some((part) => part.state === 'approval-requested')).toBe(false);
+  // The client replaces its message with the replayed one (same id): it is the whole turn, what came before
+  // the held call included, and it does not end at the suspension.
+  expect(last?.id).toBe(first.message.id);
+  expect(contentParts(last as UIMessage)).toEqual([
+    expect.objectContaining({ type: 'reasoning', text: 'A deploy needs a yes.' }),
+    expect.objectContaining({ type: 'text', text: 'Shipping it.' }),
+    expect.objectContaining({ type: 'dynamic-tool', toolCallId: 'call_r', state: 'output-available' }),
+    expect.objectContaining({ type: 'dynamic-tool', toolCallId: 'call_x', state: 'output-denied' }),
+    expect.objectContaining({ type: 'text', text: 'Deploying done.' }),
+  ]);
 });
 
 test('an approval sent after the approval window counts as a denial: the tool does not run and the turn goes on', async () => {
