@@ -30,6 +30,8 @@ export type AgentEventPayload =
       output: ToolOutput;
       durationMs: number;
       success: boolean;
+      /** Present (true) when the call did not run because its approval was denied or its approval window passed. */
+      denied?: true;
     }
   | { type: 'context_compacted' }
   /**

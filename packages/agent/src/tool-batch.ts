@@ -47,7 +47,7 @@ export interface ExecuteBatchOptions {
   emit: (payload: AgentEventPayload) => void;
   /** Receives the PLUGIN_ERRORs of BeforeToolUse / AfterToolUse handlers. */
   reportError: (error: AgentError) => void;
-  /** Calls that must not run (denied approvals), with the text of their error result. */
+  /** Calls refused approval, with their result text: they do not run, and their tool_call_end says `denied`. */
   refused?: ReadonlyMap<string, string>;
   /** Awaited strictly in call order, each as soon as it and every earlier outcome are in (write-ahead). */
   onResult: (outcome: ToolCallOutcome) => Promise<void> | void;
@@ -295,7 +295,16 @@ export class ToolBatch {
     const { callId, toolName } = call;
     const output = failed(text);
     this.#options.emit({ type: 'tool_call_start', callId, toolName, arguments: args });
-    this.#options.emit({ type: 'tool_call_end', callId, toolName, output, durationMs: 0, success: false });
+    const denied = this.#options.refused?.has(callId) === true;
+    this.#options.emit({
+      type: 'tool_call_end',
+      callId,
+      toolName,
+      output,
+      durationMs: 0,
+      success: false,
+      ...(denied ? { denied: true } : {}),
+    });
     return { callId, toolName, arguments: args, output, durationMs: 0 };
   }
 }

@@ -103,3 +103,37 @@ test('a bad approvalWindowMs is INVALID_CONFIG at build and INVALID_INPUT on a t
   );
   await agent.shutdown();
 });
+
+test('tool_call_end says denied for a call refused approval: by a decision, by an approver, by a passed window', async () => {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(new Date('2026-12-03T10:00:00Z'));
+  const { agent } = await approvalAgent({
+    responses: [TWO_CALLS, DONE, TWO_CALLS, DONE],
+    config: { approvalWindowMs: HOUR },
+  });
+  const session = await agent.newSession();
+  await collect(await session.sendMessage('ship'));
+  await session.approve('c1');
+  vi.setSystemTime(new Date('2026-12-03T11:30:00Z'));
+  const ends = (await collect(await session.continue())).filter(
+    (event) => event.payload.type === 'tool_call_end',
+  );
+  expect(ends.map((event) => event.payload)).toEqual([
+    expect.not.objectContaining({ denied: true }),
+    expect.objectContaining({ callId: 'c2', success: false, denied: true }),
+  ]);
+  const asked = await collect(
+    await session.sendMessage('ship again', {
+      approve: (request) => (request.callId === 'c1' ? { type: 'deny', reason: 'no' } : { type: 'approve' }),
+    }),
+  );
+  const askedEnds = asked
+    .filter((event) => event.payload.type === 'tool_call_end')
+    .map((event) => event.payload);
+  expect(askedEnds).toEqual([
+    expect.objectContaining({ callId: 'c1', denied: true }),
+    expect.objectContaining({ callId: 'c2', success: true }),
+  ]);
+  expect(askedEnds[1]).not.toHaveProperty('denied');
+  await agent.shutdown();
+});

@@ -22,7 +22,6 @@ function invalid(message: string): HttpError {
  */
 export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: number }): void {
   const { app, hub, keepAliveMs } = options;
-  const denials = new TurnDenials();
 
   const owned = async (context: Context<{ Variables: { tenant: string } }>, sessionId: unknown) => {
     if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) {
@@ -48,7 +47,7 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
     const turn =
       last.role === 'user'
         ? await session.sendMessage({ content: userContent(last.parts) })
-        : await continueAfterApprovals({ session, parts: last.parts, denials });
+        : await continueAfterApprovals({ session, parts: last.parts });
     hub.track(sessionId, turn);
     return streamUiTurn({
       context,
@@ -56,7 +55,6 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
       after,
       turnId: turn.turnId,
       continued: last.role === 'assistant',
-      deniedCalls: denials.of(turn.turnId),
       keepAliveMs,
     });
   });
@@ -82,7 +80,6 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
       turnId: turn.turnId,
       continued: false,
       ...(continuedSuspensions === undefined ? {} : { continuedSuspensions }),
-      deniedCalls: denials.of(turn.turnId),
       keepAliveMs,
     });
   });
@@ -139,13 +136,8 @@ function userContent(parts: unknown[]): ContentBlock[] {
  * given to the session and the suspended turn continues. The decisions come only from parts in state
  * `approval-responded`; a call the session does not hold is refused by the session (INVALID_INPUT).
  */
-async function continueAfterApprovals(options: {
-  session: Session;
-  parts: unknown[];
-  denials: TurnDenials;
-}): Promise<RunningTurn> {
+async function continueAfterApprovals(options: { session: Session; parts: unknown[] }): Promise<RunningTurn> {
   const { session, parts } = options;
-  const denied: string[] = [];
   let answered = 0;
   for (const part of parts) {
     if (typeof part !== 'object' || part === null) continue;
@@ -158,56 +150,15 @@ async function continueAfterApprovals(options: {
     if (held === undefined) continue;
     answered += 1;
     // An answer after the approval window comes too late to count: continue() denies the call.
-    if (held.expiresAt !== undefined && Date.parse(held.expiresAt) <= Date.now()) {
-      denied.push(typed.toolCallId);
-      continue;
-    }
+    if (held.expiresAt !== undefined && Date.parse(held.expiresAt) <= Date.now()) continue;
     if (approval.approved) await session.approve(typed.toolCallId);
-    else {
+    else
       await session.deny(typed.toolCallId, typeof approval.reason === 'string' ? approval.reason : undefined);
-      denied.push(typed.toolCallId);
-    }
   }
   if (answered === 0)
     throw invalid('the last message is an assistant message without an answer to a held call');
   // INVALID_INPUT (400) from the session while other calls of the batch still wait for an answer.
-  const turn = await session.continue();
-  options.denials.record(turn, denied);
-  return turn;
-}
-
-/**
- * The calls denied through this route, per running turn, so their ends go out as `tool-output-denied` (the
- * core's event says only that the call failed). Kept until the turn ends other than suspended, at most
- * `MAX_TURNS` turns (the oldest go first); a call denied over the sessions API ends as a tool error.
- */
-class TurnDenials {
-  private static readonly MAX_TURNS = 1_000;
-  private readonly byTurn = new Map<string, Set<string>>();
-
-  /** The calls of `turnId` denied through this route (none recorded: an empty set). */
-  of(turnId: string): ReadonlySet<string> {
-    return this.byTurn.get(turnId) ?? new Set();
-  }
-
-  /** Records the calls denied before `turn` continued; forgets them once it ends for good. */
-  record(turn: RunningTurn, denied: string[]): void {
-    if (denied.length === 0) return;
-    const calls = this.byTurn.get(turn.turnId) ?? new Set<string>();
-    for (const callId of denied) calls.add(callId);
-    this.byTurn.delete(turn.turnId);
-    this.byTurn.set(turn.turnId, calls);
-    for (const oldest of this.byTurn.keys()) {
-      if (this.byTurn.size <= TurnDenials.MAX_TURNS) break;
-      this.byTurn.delete(oldest);
-    }
-    turn.done.then(
-      (result) => {
-        if (result.status !== 'suspended') this.byTurn.delete(turn.turnId);
-      },
-      () => this.byTurn.delete(turn.turnId),
-    );
-  }
+  return await session.continue();
 }
 
 /** Streams one turn's journal entries after `after` as UI message chunks, then `[DONE]`. */
@@ -225,14 +176,12 @@ function streamUiTurn(options: {
   continued: boolean;
   /** The turn's `turn_suspended` events up to this sequence were continued: a replay passes over them. */
   continuedSuspensions?: number;
-  /** Calls of the turn denied through this route. */
-  deniedCalls: ReadonlySet<string>;
   keepAliveMs: number;
 }): Response {
   const { context, turnId } = options;
   context.header(UI_MESSAGE_STREAM_HEADER, 'v1');
   return streamSSE(context, async (stream) => {
-    const mapper = new UiMessageStreamMapper({ deniedCalls: options.deniedCalls });
+    const mapper = new UiMessageStreamMapper();
     const queue: JournalEntry[] = [];
     let wake: (() => void) | undefined;
     const { backlog, unsubscribe } = options.entries.subscribe(options.after, (entry) => {

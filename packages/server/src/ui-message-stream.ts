@@ -41,12 +41,6 @@ export class UiMessageStreamMapper {
   private failed = false;
   private finished = false;
   private readonly calls = new Set<string>();
-  private readonly deniedCalls: ReadonlySet<string>;
-
-  /** `deniedCalls`: calls of the turn that were denied; their end is `tool-output-denied`, not an error. */
-  constructor(options: { deniedCalls?: ReadonlySet<string> } = {}) {
-    this.deniedCalls = options.deniedCalls ?? new Set();
-  }
 
   /** Whether the turn's terminal event was mapped: nothing follows it. */
   get done(): boolean {
@@ -92,7 +86,7 @@ export class UiMessageStreamMapper {
         ];
       case 'tool_call_end':
         // A denied call did not run: the client shows its part as denied (state `output-denied`).
-        if (this.deniedCalls.has(payload.callId)) {
+        if (payload.denied === true) {
           return [...this.close(), { type: 'tool-output-denied', toolCallId: payload.callId }];
         }
         return [
