@@ -221,10 +221,15 @@ export function createServer(options: ServerOptions): YouyouServer {
       ...(watchEvents === undefined
         ? {}
         : {
-            changedElsewhere: (listener: () => void) =>
-              watchEvents(sessionId, () => {
-                if (hub.activeSession(sessionId) === undefined) listener();
-              }),
+            changedElsewhere: async (listener: () => void) => {
+              const heldElsewhere = () => hub.activeSession(sessionId) === undefined;
+              const stop = await watchEvents(sessionId, () => {
+                if (heldElsewhere()) listener();
+              });
+              // What was committed before the LISTEN took hold is unknown here: one resync covers it.
+              if (heldElsewhere()) listener();
+              return stop;
+            },
           }),
     });
   });
