@@ -27,7 +27,8 @@ function sessionKey(sessionId: string): string {
 /**
  * Reading a session's log from its position on, and hearing of new events in any process: every save
  * through a storage opened with `eventNotifications` is followed by a NOTIFY on the schema's channel
- * (sent after the save's commit, so a reader woken by it finds the event), and `watch` LISTENs on one
+ * (sent after the save's commit, so a reader woken by it finds the event; saves that commit close together
+ * share one statement, see `announce`), and `watch` LISTENs on one
  * dedicated connection per storage. A notification is only a wake-up: readers read the table from their
  * cursor, so a lost notification (a process killed between commit and NOTIFY) delays, never loses, an event.
  */
@@ -36,6 +37,10 @@ export class EventFeed {
   readonly #notify: boolean;
   readonly #channel: string;
   readonly #listeners = new Map<string, Set<() => void>>();
+  /** Keys of the sessions saved since the last NOTIFY statement was sent. */
+  readonly #unannounced = new Set<string>();
+  /** The pass sending NOTIFY statements, while one runs. */
+  #announcing: Promise<void> | undefined;
   #client: Promise<PoolClient> | undefined;
   #closed = false;
 
@@ -74,14 +79,40 @@ export class EventFeed {
     }));
   }
 
-  /** Tells every watcher, in every process, that the session has a new committed event (when enabled). */
-  async announce(sessionId: string): Promise<void> {
-    if (!this.#notify) return;
-    await this.#database.query({
-      statement: { text: 'SELECT pg_notify($1, $2)' },
-      values: [this.#channel, sessionKey(sessionId)],
-      context: `announcing an event of session '${sessionId}' failed`,
-    });
+  /**
+   * Tells every watcher, in every process, that the session has a new committed event (when enabled), a
+   * moment later: one NOTIFY statement at a time is in flight, and the sessions saved meanwhile share the
+   * next one. Under load that is far fewer statements than one per event, and the save does not wait for
+   * it. A failed statement is not retried: a notification is a wake-up only (readers poll as well).
+   */
+  announce(sessionId: string): void {
+    if (!this.#notify || this.#closed) return;
+    this.#unannounced.add(sessionKey(sessionId));
+    this.#announcing ??= this.#sendAnnouncements();
+  }
+
+  /** Sends NOTIFY statements until no session waits for one; `#announcing` is set while it runs. */
+  async #sendAnnouncements(): Promise<void> {
+    // A tick first, so that `#announcing` holds this pass before it can end.
+    await undefined;
+    try {
+      while (this.#unannounced.size > 0 && !this.#database.closed) {
+        const keys = [...this.#unannounced];
+        this.#unannounced.clear();
+        await this.#database
+          .query({
+            statement: {
+              name: statementName(this.#database.schemaName, 'announce'),
+              text: 'SELECT pg_notify($1, key) FROM unnest($2::text[]) AS key',
+            },
+            values: [this.#channel, keys],
+            context: 'announcing saved events failed',
+          })
+          .catch(() => undefined);
+      }
+    } finally {
+      this.#announcing = undefined;
+    }
   }
 
   /**
@@ -106,9 +137,10 @@ export class EventFeed {
     };
   }
 
-  /** Gives the listening connection back (UNLISTEN first); later `watch` calls reject. */
+  /** Waits for the NOTIFY in flight, gives back the listening connection; later `watch` calls reject. */
   async close(): Promise<void> {
     this.#closed = true;
+    await this.#announcing;
     this.#listeners.clear();
     const pending = this.#client;
     this.#client = undefined;
