@@ -4,7 +4,7 @@ import { openPostgresStorage, type PostgresStorage } from '@youyou/postgres';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { dropSchema, randomSchema, testPool } from '../../postgres/test/support/database.js';
-import { createServer, type ListeningServer, listen } from '../src/index.js';
+import { createServer, type ListeningServer, listen, TENANT_METADATA_KEY } from '../src/index.js';
 import { readSse, type SseMessage, TOKENS } from './support/harness.js';
 
 // The cross-process tail on a real PostgreSQL, in one process: the server's storage and a second storage on
@@ -139,3 +139,56 @@ test('a log longer than a page reaches the tail at once, page after page, in ord
   // Three pages and the read that found the end; no poll was needed (it is ten minutes here).
   expect(reads - readsBefore).toBeLessThanOrEqual(5);
 }, 120_000);
+
+test('another server finds the tenant of a long session from the start of its log, not by loading it whole', async () => {
+  const sessionId = await newSession();
+  for (let index = 1; index <= 300; index += 1) await write(sessionId, index);
+  // A second server on the same storage (a process that did not create the session), loads counted.
+  const loadSession = served.sessions.loadSession.bind(served.sessions);
+  let loads = 0;
+  served.sessions.loadSession = (id) => {
+    loads += 1;
+    return loadSession(id);
+  };
+  const agent = await new AgentBuilder({ defaultModel: 'scripted-model', maxActiveSessions: 1 })
+    .registerModelProvider(new ScriptedModelProvider({ responses: [] }))
+    .registerSessionStorage(served.sessions)
+    .build();
+  const other = await listen(
+    createServer({
+      agent,
+      storage: served.sessions,
+      auth: { tokens: { [TOKENS.alice]: 'alice', [TOKENS.bob]: 'bob' } },
+    }),
+  );
+  try {
+    const asBob = await fetch(`${other.url}/sessions/${sessionId}`, {
+      headers: { authorization: `Bearer ${TOKENS.bob}` },
+    });
+    expect(asBob.status).toBe(404);
+    const asAlice = await fetch(`${other.url}/sessions/${sessionId}`, { headers });
+    expect(asAlice.status).toBe(200);
+    const listed = (await (await fetch(`${other.url}/sessions`, { headers })).json()) as {
+      sessions: { sessionId: string }[];
+    };
+    expect(listed.sessions.map((summary) => summary.sessionId)).toContain(sessionId);
+    expect(loads).toBe(0);
+  } finally {
+    served.sessions.loadSession = loadSession;
+    await other.close();
+    await agent.shutdown();
+  }
+}, 60_000);
+
+test('a tenant written after the start of the log is still found (the whole log is read then)', async () => {
+  const sessionId = 'written-elsewhere';
+  for (let index = 1; index <= 30; index += 1) await write(sessionId, index);
+  await writer.sessions.saveEvent(sessionId, {
+    timestamp: new Date(),
+    payload: { type: 'metadata', key: TENANT_METADATA_KEY, value: 'alice' },
+  });
+  const found = await fetch(`${listening.url}/sessions/${sessionId}`, { headers });
+  expect(found.status).toBe(200);
+  const unknown = await fetch(`${listening.url}/sessions/no-such-session`, { headers });
+  expect(unknown.status).toBe(404);
+});
