@@ -33,14 +33,17 @@ export function isFinalAnswer(payload) {
 
 /**
  * One client: a tail on /log from the start and the turn's POST, both moving to `fallback` when the server
- * fails. `onLogged(payload)` sees every event the tail receives. Resolves with the log positions the tail
- * received, in order, and `firstEventMs` (the first SSE event of the first POST's response, from the send).
+ * fails. `onLogged(payload)` sees every event the tail receives, `onTailing()` is called at the tail's first
+ * event, and the message is sent once `go` resolves. Resolves with the log positions the tail
+ * received, in order, `headersMs` (the first POST's response headers: the turn has started) and
+ * `firstEventMs` (its first SSE event), both from the send.
  */
-export async function runClient({ server, fallback, sessionId, onLogged, onMoved }) {
+export async function runClient({ server, fallback, sessionId, onLogged, onMoved, onTailing, go }) {
   const received = [];
   let base = server.url;
   let finished = false;
   let firstEventMs;
+  let headersMs;
   const tailing = (async () => {
     while (!finished) {
       const controller = new AbortController();
@@ -52,6 +55,7 @@ export async function runClient({ server, fallback, sessionId, onLogged, onMoved
           signal: controller.signal,
         });
         for await (const message of sse(response)) {
+          if (received.length === 0) onTailing();
           received.push(Number(message.id));
           onLogged(message.data.payload);
           if (isFinalAnswer(message.data.payload)) {
@@ -66,6 +70,9 @@ export async function runClient({ server, fallback, sessionId, onLogged, onMoved
       }
     }
   })();
+  // The message is sent when every client's tail streams (`go`), so that opening 2 × N streams at once
+  // does not count in the turns' time to first event.
+  await go;
   let content = 'do the five steps';
   let target = server.url;
   for (let attempt = 0; !finished; attempt += 1) {
@@ -83,6 +90,7 @@ export async function runClient({ server, fallback, sessionId, onLogged, onMoved
         continue;
       }
       if (!response.ok) throw new Error(`POST answered ${response.status}: ${await response.text()}`);
+      if (attempt === 0) headersMs = performance.now() - sentAt;
       for await (const message of sse(response)) {
         if (firstEventMs === undefined && attempt === 0) firstEventMs = performance.now() - sentAt;
         if (TERMINAL.has(message.data.payload.type)) break;
@@ -97,7 +105,7 @@ export async function runClient({ server, fallback, sessionId, onLogged, onMoved
     }
   }
   await tailing;
-  return { received, firstEventMs };
+  return { received, firstEventMs, headersMs };
 }
 
 /**

@@ -9,7 +9,7 @@
 // Exit code 1 when any session lost, reordered or doubled an event, or did not end.
 //
 // Run: npm run build && eval "$(scripts/start-postgres.sh)" && node bench/server/scale-out.mjs
-//      [--runs 3] [--sessions 200] [--kill-at 0.5] [--warm-turns 3] [--pool-max 20]
+//      [--runs 3] [--sessions 200] [--kill-at 0.5] [--warm-turns 3] [--pool-max 20] [--cold]
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
@@ -26,6 +26,7 @@ const { values: args } = parseArgs({
     'kill-at': { type: 'string', default: '0.5' },
     'warm-turns': { type: 'string', default: '3' },
     'pool-max': { type: 'string', default: '20' },
+    cold: { type: 'boolean', default: false },
   },
 });
 const RUNS = Number(args.runs);
@@ -33,6 +34,7 @@ const SESSIONS = Number(args.sessions);
 const KILL_AT = Number(args['kill-at']);
 const WARM_TURNS = Number(args['warm-turns']);
 const POOL_MAX = Number(args['pool-max']);
+const COLD = args.cold;
 const STEPS = 5;
 const MODEL_DELAY_MS = 50;
 const TOOL_DELAY_MS = 100;
@@ -105,6 +107,12 @@ async function run(index) {
         owners.push({ server, fallback: server === a ? b : a, sessionId, finished: false });
       }
     }
+    // One turn on each fresh process first (unless --cold): the first turn of a process pays for loading and
+    // compiling code, which a long-running server has done long before its 200th concurrent session.
+    const coldTurns = [];
+    if (!COLD) {
+      for (const server of [a, b]) coldTurns.push(await timedTurn(server.url, await createSession(server)));
+    }
     const eventsBefore = await countEvents(inspector, schema);
     const loadAtStart = load();
     const statsStart = { A: await askStats(a.child), B: await askStats(b.child) };
@@ -116,12 +124,29 @@ async function run(index) {
     const killed = new Promise((resolve) => {
       kill = resolve;
     });
-    const startedAt = performance.now();
+    const clientLoopDelays = [];
+    let clientTickAt = performance.now();
+    const clientLoop = setInterval(() => {
+      const now = performance.now();
+      clientLoopDelays.push(now - clientTickAt - 50);
+      clientTickAt = now;
+    }, 50);
+    const clientCpuAtStart = process.cpuUsage();
+    let tailing = 0;
+    let allTailing;
+    const go = new Promise((resolve) => {
+      allTailing = resolve;
+    });
     const clients = owners.map((owner) =>
       runClient({
         server: owner.server,
         fallback: owner.fallback,
         sessionId: owner.sessionId,
+        go,
+        onTailing: () => {
+          tailing += 1;
+          if (tailing === owners.length) allTailing();
+        },
         onMoved: () => {
           moved += 1;
         },
@@ -133,6 +158,11 @@ async function run(index) {
         },
       }).catch((error) => ({ received: [], firstEventMs: undefined, failed: String(error) })),
     );
+    // A tail that cannot start must not hang the run: the messages go after 30 s at the latest.
+    const giveUp = setTimeout(() => allTailing(), 30_000);
+    await go;
+    clearTimeout(giveUp);
+    const startedAt = performance.now();
     const killing = killed.then(async () => {
       const stats = await askStats(a.child, 500);
       a.child.kill('SIGKILL');
@@ -142,6 +172,8 @@ async function run(index) {
     });
     const results = await Promise.all(clients);
     const wallMs = performance.now() - startedAt;
+    const clientCpu = process.cpuUsage(clientCpuAtStart);
+    clearInterval(clientLoop);
     // When A's sessions end before the threshold (a tiny run), A is killed after them.
     kill();
     const killedA = await killing;
@@ -171,6 +203,7 @@ async function run(index) {
     const queries = (deltaA?.queries ?? Number.NaN) + (deltaB?.queries ?? Number.NaN);
     const poolWaits = (deltaA?.poolWaits ?? 0) + (deltaB?.poolWaits ?? 0);
     const poolWaitMs = (deltaA?.poolWaitMs ?? 0) + (deltaB?.poolWaitMs ?? 0);
+    const queryMs = (deltaA?.queryMs ?? 0) + (deltaB?.queryMs ?? 0);
     const byKind = {};
     for (const delta of [deltaA, deltaB]) {
       for (const [kind, count] of Object.entries(delta?.byKind ?? {})) {
@@ -205,14 +238,33 @@ async function run(index) {
       sessionsWithLostOrReordered: lostOrReordered,
       sessionsWithDoubles: doubled,
       sessionsUnfinished: unfinished,
+      turnStartedP50Ms: round(
+        percentile(
+          results.map((result) => result.headersMs),
+          50,
+        ),
+      ),
+      serverTurnRequestP50Ms: round(
+        percentile([...(killedA.stats?.turnRequestMs ?? []), ...(statsB?.turnRequestMs ?? [])], 50),
+      ),
+      loopDelayP99Ms: round(
+        percentile([...(killedA.stats?.loopDelayMs ?? []), ...(statsB?.loopDelayMs ?? [])], 99),
+      ),
+      clientLoopDelayMaxMs: round(Math.max(...clientLoopDelays)),
+      loopDelayMaxMs: round(Math.max(...(killedA.stats?.loopDelayMs ?? []), ...(statsB?.loopDelayMs ?? []))),
       firstEventP50Ms: round(percentile(firstEvents, 50)),
       firstEventP99Ms: round(percentile(firstEvents, 99)),
       serverCpuMsPerEvent: round(serverCpuMs / eventsInRun, 2),
       postgresCpuMsPerEvent: round((postgresCpuMs ?? Number.NaN) / eventsInRun, 2),
+      // The load generator (this process: 2 × sessions streams) shares the machine's cores with the servers.
+      clientCpuMsPerEvent: round((clientCpu.user + clientCpu.system) / 1000 / eventsInRun, 2),
       queriesPerEvent: round(queries / eventsInRun, 2),
       poolWaitAvgMs: round(poolWaitMs / Math.max(1, poolWaits), 2),
+      // From the pool's query call to its answer, less the wait for a connection: PostgreSQL and the wire.
+      queryAvgMs: round((queryMs - poolWaitMs) / queries, 2),
       poolWaitMaxMs: round(Math.max(deltaA?.poolWaitMaxMs ?? 0, deltaB?.poolWaitMaxMs ?? 0)),
       queriesByKind: byKind,
+      coldFirstEventMs: coldTurns.map((turn) => round(turn.firstEventMs)),
       warmFirstEventMs: warm.map((turn) => round(turn.firstEventMs)),
       warmTurnMs: warm.map((turn) => round(turn.wallMs)),
       warmOverheadMsPerEvent: round(
@@ -242,8 +294,10 @@ const MEDIAN_KEYS = [
   'firstEventP99Ms',
   'serverCpuMsPerEvent',
   'postgresCpuMsPerEvent',
+  'clientCpuMsPerEvent',
   'queriesPerEvent',
   'poolWaitAvgMs',
+  'queryAvgMs',
   'warmOverheadMsPerEvent',
 ];
 const summary = { runs: RUNS, sessions: SESSIONS, cores: availableParallelism(), load: load() };
@@ -261,4 +315,28 @@ const failures = runs.reduce(
 );
 summary.sessionsFailed = failures;
 console.log(JSON.stringify(summary, null, 2));
+const COLUMNS = [
+  ['run', (result) => result.run],
+  ['load 1 min (start → end)', (result) => `${result.loadAtStart[0]} → ${result.loadAtEnd[0]}`],
+  ['events checked', (result) => result.eventsChecked],
+  [
+    'lost / reordered / doubled / unfinished',
+    (result) =>
+      [result.sessionsWithLostOrReordered, result.sessionsWithDoubles, result.sessionsUnfinished].join(' / '),
+  ],
+  [
+    'A killed at (in flight → ended on B)',
+    (result) => `${(result.killedAtMs / 1000).toFixed(1)} s (${result.inFlightAtKill} → ${result.endedOnB})`,
+  ],
+  ['wall', (result) => `${(result.wallMs / 1000).toFixed(1)} s`],
+  ['first event p50 / p99', (result) => `${result.firstEventP50Ms} / ${result.firstEventP99Ms} ms`],
+  ['server CPU / event', (result) => `${result.serverCpuMsPerEvent} ms`],
+  ['PostgreSQL CPU / event', (result) => `${result.postgresCpuMsPerEvent} ms`],
+  ['queries / event', (result) => result.queriesPerEvent],
+  ['warm turn overhead / event', (result) => `${result.warmOverheadMsPerEvent} ms`],
+];
+console.log(`\n${availableParallelism()} cores, ${SESSIONS} sessions\n`);
+console.log(`| ${COLUMNS.map(([name]) => name).join(' | ')} |`);
+console.log(`|${COLUMNS.map(() => '---').join('|')}|`);
+for (const result of runs) console.log(`| ${COLUMNS.map(([, cell]) => cell(result)).join(' | ')} |`);
 process.exit(failures === 0 ? 0 : 1);

@@ -106,6 +106,24 @@ const server = createServer({
   auth: { tokens: { 'bench-token': 'bench' } },
   limits: { idleSessionMs: settings.idleSessionMs ?? 60_000 },
 });
+// Measuring only: how long the app takes from a request to its response (for a turn, the SSE response starts
+// once the turn has started), and how late the event loop runs a timer (how busy the process is).
+const handling = [];
+const appFetch = server.fetch;
+server.fetch = async (request, ...rest) => {
+  const startedAt = performance.now();
+  const response = await appFetch(request, ...rest);
+  if (request.method === 'POST' && request.url.endsWith('/messages'))
+    handling.push(performance.now() - startedAt);
+  return response;
+};
+const loopDelays = [];
+let tickAt = performance.now();
+setInterval(() => {
+  const now = performance.now();
+  loopDelays.push(now - tickAt - 50);
+  tickAt = now;
+}, 50).unref();
 const listening = await server.listen({ port: 0, host: '127.0.0.1' });
 process.on('message', (message) => {
   if (message?.type !== 'stats') return;
@@ -114,6 +132,8 @@ process.on('message', (message) => {
     type: 'stats',
     cpuMs: (cpu.user + cpu.system) / 1000,
     pool: { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount },
+    turnRequestMs: handling.splice(0),
+    loopDelayMs: loopDelays.splice(0),
     ...counters,
   });
 });
