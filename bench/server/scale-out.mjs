@@ -290,6 +290,8 @@ for (let index = 0; index < RUNS; index += 1) {
 const MEDIAN_KEYS = [
   'wallMs',
   'killedAtMs',
+  'turnStartedP50Ms',
+  'serverTurnRequestP50Ms',
   'firstEventP50Ms',
   'firstEventP99Ms',
   'serverCpuMsPerEvent',
@@ -320,7 +322,7 @@ const COLUMNS = [
   ['load 1 min (start → end)', (result) => `${result.loadAtStart[0]} → ${result.loadAtEnd[0]}`],
   ['events checked', (result) => result.eventsChecked],
   [
-    'lost / reordered / doubled / unfinished',
+    'sessions lost or reordered / doubled / unfinished',
     (result) =>
       [result.sessionsWithLostOrReordered, result.sessionsWithDoubles, result.sessionsUnfinished].join(' / '),
   ],
@@ -329,6 +331,10 @@ const COLUMNS = [
     (result) => `${(result.killedAtMs / 1000).toFixed(1)} s (${result.inFlightAtKill} → ${result.endedOnB})`,
   ],
   ['wall', (result) => `${(result.wallMs / 1000).toFixed(1)} s`],
+  [
+    'turn started p50 (server part)',
+    (result) => `${result.turnStartedP50Ms} (${result.serverTurnRequestP50Ms}) ms`,
+  ],
   ['first event p50 / p99', (result) => `${result.firstEventP50Ms} / ${result.firstEventP99Ms} ms`],
   ['server CPU / event', (result) => `${result.serverCpuMsPerEvent} ms`],
   ['PostgreSQL CPU / event', (result) => `${result.postgresCpuMsPerEvent} ms`],

@@ -113,8 +113,10 @@ const appFetch = server.fetch;
 server.fetch = async (request, ...rest) => {
   const startedAt = performance.now();
   const response = await appFetch(request, ...rest);
-  if (request.method === 'POST' && request.url.endsWith('/messages'))
+  // Turns that started only: a 409 while the dead process's lease lives is not a turn.
+  if (request.method === 'POST' && request.url.endsWith('/messages') && response.status === 200) {
     handling.push(performance.now() - startedAt);
+  }
   return response;
 };
 const loopDelays = [];
