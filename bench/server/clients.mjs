@@ -33,17 +33,21 @@ export function isFinalAnswer(payload) {
 
 /**
  * One client: a tail on /log from the start and the turn's POST, both moving to `fallback` when the server
- * fails. `onLogged(payload)` sees every event the tail receives, `onTailing()` is called at the tail's first
- * event, and the message is sent once `go` resolves. Resolves with the log positions the tail
+ * fails. `onLogged(payload)` sees every event the tail receives, `onReady()` is called once the tail streams
+ * and a connection for the message is open, and the message is sent once `go` resolves. Resolves with the log positions the tail
  * received, in order, `headersMs` (the first POST's response headers: the turn has started) and
  * `firstEventMs` (its first SSE event), both from the send.
  */
-export async function runClient({ server, fallback, sessionId, onLogged, onMoved, onTailing, go }) {
+export async function runClient({ server, fallback, sessionId, onLogged, onMoved, onReady, go }) {
   const received = [];
   let base = server.url;
   let finished = false;
   let firstEventMs;
   let headersMs;
+  let streaming;
+  const tailStreams = new Promise((resolve) => {
+    streaming = resolve;
+  });
   const tailing = (async () => {
     while (!finished) {
       const controller = new AbortController();
@@ -55,7 +59,7 @@ export async function runClient({ server, fallback, sessionId, onLogged, onMoved
           signal: controller.signal,
         });
         for await (const message of sse(response)) {
-          if (received.length === 0) onTailing();
+          if (received.length === 0) streaming();
           received.push(Number(message.id));
           onLogged(message.data.payload);
           if (isFinalAnswer(message.data.payload)) {
@@ -70,8 +74,14 @@ export async function runClient({ server, fallback, sessionId, onLogged, onMoved
       }
     }
   })();
-  // The message is sent when every client's tail streams (`go`), so that opening 2 × N streams at once
-  // does not count in the turns' time to first event.
+  // A browser showing the chat has its connection open already: a first request opens one, which the
+  // message reuses (the server keeps it alive 5 s). The message is sent when every client's tail streams
+  // and every connection is open (`go`), so that opening 2 × N connections at once does not count in the
+  // turns' time to first event.
+  const warm = await fetch(`${server.url}/sessions/${sessionId}`, { headers: HEADERS });
+  await warm.arrayBuffer();
+  await tailStreams;
+  onReady();
   await go;
   let content = 'do the five steps';
   let target = server.url;

@@ -132,10 +132,10 @@ async function run(index) {
       clientTickAt = now;
     }, 50);
     const clientCpuAtStart = process.cpuUsage();
-    let tailing = 0;
-    let allTailing;
+    let ready = 0;
+    let allReady;
     const go = new Promise((resolve) => {
-      allTailing = resolve;
+      allReady = resolve;
     });
     const clients = owners.map((owner) =>
       runClient({
@@ -143,9 +143,9 @@ async function run(index) {
         fallback: owner.fallback,
         sessionId: owner.sessionId,
         go,
-        onTailing: () => {
-          tailing += 1;
-          if (tailing === owners.length) allTailing();
+        onReady: () => {
+          ready += 1;
+          if (ready === owners.length) allReady();
         },
         onMoved: () => {
           moved += 1;
@@ -159,7 +159,7 @@ async function run(index) {
       }).catch((error) => ({ received: [], firstEventMs: undefined, failed: String(error) })),
     );
     // A tail that cannot start must not hang the run: the messages go after 30 s at the latest.
-    const giveUp = setTimeout(() => allTailing(), 30_000);
+    const giveUp = setTimeout(() => allReady(), 30_000);
     await go;
     clearTimeout(giveUp);
     const startedAt = performance.now();
