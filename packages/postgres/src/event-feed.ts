@@ -12,6 +12,10 @@ export interface PositionedSessionEvent extends SessionEvent {
   sequence: number;
 }
 
+/** How soon, and at most how often, a storage listens again after its listening connection dropped. */
+const RELISTEN_FIRST_DELAY_MS = 100;
+const RELISTEN_MAX_DELAY_MS = 5_000;
+
 /** Most events one `readEventsAfter` returns by default, and at most. */
 const DEFAULT_READ_LIMIT = 500;
 const MAX_READ_LIMIT = 10_000;
@@ -42,6 +46,10 @@ export class EventFeed {
   /** The pass sending NOTIFY statements, while one runs. */
   #announcing: Promise<void> | undefined;
   #client: Promise<PoolClient> | undefined;
+  /** Listening connections given back to the pool. */
+  readonly #released = new WeakSet<PoolClient>();
+  /** The timer of the next attempt to listen again after the listening connection dropped. */
+  #relistenTimer: NodeJS.Timeout | undefined;
   #closed = false;
 
   /** Made by `openPostgresStorage`. */
@@ -140,6 +148,8 @@ export class EventFeed {
   /** Waits for the NOTIFY in flight, gives back the listening connection; later `watch` calls reject. */
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#relistenTimer !== undefined) clearTimeout(this.#relistenTimer);
+    this.#relistenTimer = undefined;
     await this.#announcing;
     this.#listeners.clear();
     const pending = this.#client;
@@ -149,10 +159,41 @@ export class EventFeed {
     if (client === undefined) return;
     try {
       await client.query('UNLISTEN *');
-      client.release();
+      this.#release(client, undefined);
     } catch (error) {
-      client.release(error instanceof Error ? error : new Error(String(error)));
+      this.#release(client, error);
     }
+  }
+
+  /** Gives a listening connection back once (an `error` after close must not release it twice). */
+  #release(client: PoolClient, error: unknown): void {
+    if (this.#released.has(client)) return;
+    this.#released.add(client);
+    if (error === undefined) client.release();
+    else client.release(error instanceof Error ? error : new Error(String(error)));
+  }
+
+  /**
+   * Listens again after the listening connection dropped, while anyone watches: after `delayMs`, doubled
+   * after each failed attempt up to RELISTEN_MAX_DELAY_MS. Once listening, every watcher is woken, since
+   * the saves announced while nobody listened were missed.
+   */
+  #relisten(delayMs: number): void {
+    if (this.#closed || this.#listeners.size === 0 || this.#relistenTimer !== undefined) return;
+    this.#relistenTimer = setTimeout(() => {
+      this.#relistenTimer = undefined;
+      if (this.#closed || this.#listeners.size === 0) return;
+      this.#listening().then(
+        () => {
+          for (const listeners of [...this.#listeners.values()]) {
+            for (const listener of [...listeners]) listener();
+          }
+        },
+        () => this.#relisten(Math.min(delayMs * 2, RELISTEN_MAX_DELAY_MS)),
+      );
+    }, delayMs);
+    // Watching must not keep a process alive on its own.
+    this.#relistenTimer.unref();
   }
 
   /** The connection that LISTENs, taken from the pool on first use and taken again after it fails. */
@@ -164,20 +205,23 @@ export class EventFeed {
     if (this.#client !== undefined) return this.#client;
     const connecting = (async () => {
       const client = await this.#database.pool.connect();
+      const release = (error: unknown) => this.#release(client, error);
       try {
         client.on('notification', (message) => {
           if (message.channel !== this.#channel || message.payload === undefined) return;
           for (const listener of this.#listeners.get(message.payload) ?? []) listener();
         });
         client.on('error', (error) => {
-          // A dropped listening connection: the next watch connects again; readers keep polling meanwhile.
-          if (this.#client === connecting) this.#client = undefined;
-          client.release(error);
+          // A dropped listening connection: listen again on another one (readers poll meanwhile).
+          if (this.#client !== connecting) return release(error);
+          this.#client = undefined;
+          release(error);
+          this.#relisten(RELISTEN_FIRST_DELAY_MS);
         });
         await client.query(`LISTEN "${this.#channel}"`);
         return client;
       } catch (error) {
-        client.release(error instanceof Error ? error : new Error(String(error)));
+        release(error);
         throw error;
       }
     })().catch((error: unknown) => {

@@ -193,3 +193,39 @@ test('a storage closed right after its saves still sends their wake-ups first', 
   for (const stop of stops) stop();
   expect([...woken].sort()).toEqual(sessions);
 });
+
+test('a dropped listening connection is replaced by itself: watchers are woken, then hear new saves', async () => {
+  const name = `yy_relisten_${Math.random().toString(16).slice(2, 10)}`;
+  const watching = await openPostgresStorage({ pool: testPool({ application_name: name }), schema });
+  try {
+    let wakes = 0;
+    const stop = await watching.sessions.watchEvents('feed-relisten', () => {
+      wakes += 1;
+    });
+    // The database ends the listening connection (a restart, a failover, an administrator).
+    const killed = await adminPool.query(
+      `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+        WHERE application_name = $1 AND query LIKE 'LISTEN%'`,
+      [name],
+    );
+    expect(killed.rows.length).toBe(1);
+    const waitFor = async (count: number) => {
+      const deadline = Date.now() + 5_000;
+      while (wakes < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    // Listening again, every watcher reads once: saves announced meanwhile were missed.
+    await waitFor(1);
+    expect(wakes).toBe(1);
+    // Then saves in another process wake it again, with no new watchEvents call.
+    await writer.sessions.saveEvent('feed-relisten', {
+      timestamp: at(300),
+      payload: { type: 'metadata', key: 'after', value: 'drop' },
+    });
+    await waitFor(2);
+    expect(wakes).toBe(2);
+    stop();
+  } finally {
+    await watching.close();
+    await watching.pool.end();
+  }
+});
