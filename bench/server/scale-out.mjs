@@ -9,7 +9,7 @@
 // Exit code 1 when any session lost, reordered or doubled an event, or did not end.
 //
 // Run: npm run build && eval "$(scripts/start-postgres.sh)" && node bench/server/scale-out.mjs
-//      [--runs 3] [--sessions 200] [--kill-at 0.5] [--warm-turns 3] [--pool-max 20] [--cold]
+//      [--runs 3] [--sessions 200] [--kill-at 0.5] [--warm-turns 3] [--pool-max 10] [--cold]
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, loadavg } from 'node:os';
@@ -25,7 +25,7 @@ const { values: args } = parseArgs({
     sessions: { type: 'string', default: '200' },
     'kill-at': { type: 'string', default: '0.5' },
     'warm-turns': { type: 'string', default: '3' },
-    'pool-max': { type: 'string', default: '20' },
+    'pool-max': { type: 'string', default: '10' },
     cold: { type: 'boolean', default: false },
   },
 });

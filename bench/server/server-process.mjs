@@ -18,7 +18,7 @@ const settings = JSON.parse(process.env.YOUYOU_BENCH_SERVER ?? '{}');
 const storage = await openPostgresStorage({
   connectionString: settings.connectionString,
   // The name lets the parent find this process's PostgreSQL backends (their CPU time).
-  poolConfig: { max: settings.poolMax ?? 20, application_name: settings.applicationName },
+  poolConfig: { max: settings.poolMax ?? 10, application_name: settings.applicationName },
   schema: settings.schema,
   eventNotifications: true,
   lease: { ttlMs: settings.ttlMs },
