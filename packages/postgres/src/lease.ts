@@ -216,7 +216,11 @@ export class LeaseManager {
    * shortest interval among the leases still held.
    */
   async #renewAll(): Promise<void> {
-    const leases = [...this.#held.values()].filter((lease) => lease.renewable);
+    // In session id order, as every storage sends them: two heartbeats that meet on rows (a lease one of
+    // them lost without knowing yet) tend to lock them in one order, not deadlock.
+    const leases = [...this.#held.values()]
+      .filter((lease) => lease.renewable)
+      .sort((first, second) => (first.sessionId < second.sessionId ? -1 : 1));
     if (leases.length === 0) return;
     this.#heartbeatRunning = true;
     const sentAt = Date.now();
@@ -252,8 +256,11 @@ export class LeaseManager {
       if (unsure) this.#onBackgroundError(storageError(error, 'renewing session leases failed'));
     } finally {
       this.#heartbeatRunning = false;
-      const held = [...this.#held.values()].filter((lease) => lease.renewable);
-      if (held.length > 0) this.#scheduleHeartbeat(Math.min(...held.map((lease) => lease.intervalMs)));
+      const shortest = [...this.#held.values()].reduce(
+        (least, lease) => (lease.renewable ? Math.min(least, lease.intervalMs) : least),
+        Number.POSITIVE_INFINITY,
+      );
+      if (shortest !== Number.POSITIVE_INFINITY) this.#scheduleHeartbeat(shortest);
     }
   }
 
