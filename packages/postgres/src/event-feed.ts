@@ -32,9 +32,9 @@ function sessionKey(sessionId: string): string {
  * Reading a session's log from its position on, and hearing of new events in any process: every save
  * through a storage opened with `eventNotifications` is followed by a NOTIFY on the schema's channel
  * (sent after the save's commit, so a reader woken by it finds the event; saves that commit close together
- * share one statement, see `announce`), and `watch` LISTENs on one
- * dedicated connection per storage. A notification is only a wake-up: readers read the table from their
- * cursor, so a lost notification (a process killed between commit and NOTIFY) delays, never loses, an event.
+ * share one statement, see `announce`), and `watch` LISTENs on one dedicated connection per storage (taken
+ * again when it drops). A notification is only a wake-up: readers read the table from their cursor, so a
+ * lost notification (a process killed between commit and NOTIFY) delays, never loses, an event.
  */
 export class EventFeed {
   readonly #database: Database;
@@ -186,7 +186,13 @@ export class EventFeed {
       this.#listening().then(
         () => {
           for (const listeners of [...this.#listeners.values()]) {
-            for (const listener of [...listeners]) listener();
+            for (const listener of [...listeners]) {
+              try {
+                listener();
+              } catch {
+                // A watcher's own failure is its own; the others are still woken.
+              }
+            }
           }
         },
         () => this.#relisten(Math.min(delayMs * 2, RELISTEN_MAX_DELAY_MS)),
