@@ -1,34 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AgentError } from '@youyou/agent';
+import type { AgentError } from '@youyou/agent';
 import { checkSessionId } from '@youyou/agent/storage';
 import { encodeText } from './codec.js';
 import type { Database } from './database.js';
 import { invalidConfig, storageError } from './errors.js';
+import { busy, HeldLease, type SessionLease } from './held-lease.js';
 
-/**
- * A claim on a session that keeps every other process (every other storage instance) from running it
- * until it is released or expires. It is renewed on a timer while held; when a renewal finds it taken
- * over, or the database stayed unreachable past its ttl, the lease is lost: `signal` aborts and the
- * storage refuses to write that session's events (SESSION_BUSY) until the lease is released.
- */
-export interface SessionLease {
-  readonly sessionId: string;
-  /** Who holds it (the storage's `lease.owner`). */
-  readonly owner: string;
-  /** The expiry set by the last renewal, on the database's clock. */
-  readonly expiresAt: Date;
-  /** When this lease was taken, on the database's clock. */
-  readonly acquiredAt: Date;
-  /** True once the lease was lost (see above). */
-  readonly lost: boolean;
-  /** Aborts, with AgentError SESSION_BUSY as its reason, when the lease is lost. */
-  readonly signal: AbortSignal;
-  /** Pushes the expiry one ttl ahead now; rejects with SESSION_BUSY if the lease was lost. */
-  renew(): Promise<void>;
-  /** Frees the session at once for other processes; stops the renewals. Calling it again does nothing. */
-  release(): Promise<void>;
-}
+export type { SessionLease } from './held-lease.js';
 
 /** The current holder of a session's lease, as `getLease` reports it. */
 export interface LeaseHolder {
@@ -72,14 +51,6 @@ function checkDuration(name: string, value: unknown, minimum: number): number {
   return value;
 }
 
-function busy(sessionId: string, detail: string): AgentError {
-  return new AgentError({
-    code: 'SESSION_BUSY',
-    message: `session '${sessionId}' is ${detail}`,
-    sourceComponent: 'storage',
-  });
-}
-
 /** Resolves after `ms` (a plain timer: the caller is waiting on it). */
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -94,6 +65,10 @@ export class LeaseManager {
   readonly #onBackgroundError: (error: AgentError) => void;
   /** Held and lost leases by session id; a lost one stays until released, so its session stays fenced. */
   readonly #held = new Map<string, HeldLease>();
+  /** The timer of the next heartbeat (see `#renewAll`), when armed, and when it fires (local time). */
+  #heartbeat: NodeJS.Timeout | undefined;
+  #heartbeatDue = 0;
+  #heartbeatRunning = false;
 
   constructor(options: {
     database: Database;
@@ -174,16 +149,18 @@ export class LeaseManager {
       if (row !== undefined) {
         // A lost lease of ours is replaced; its owner keeps seeing it lost.
         const lease = new HeldLease({
-          manager: this,
+          owner: this.owner,
           database: this.#database,
           sessionId,
           token,
           ttlMs,
+          heartbeatMs: this.heartbeatMs,
           acquiredAt: row.acquired_at,
           expiresAt: row.expires_at,
-          onBackgroundError: this.#onBackgroundError,
+          forget: (released) => this.#forget(released),
         });
         this.#held.set(sessionId, lease);
+        this.#scheduleHeartbeat(lease.intervalMs);
         return lease;
       }
       const holder = await this.#holderRow(sessionId);
@@ -209,8 +186,89 @@ export class LeaseManager {
   }
 
   /** Forgets a lease that was released. */
-  forget(lease: HeldLease): void {
+  #forget(lease: HeldLease): void {
     if (this.#held.get(lease.sessionId) === lease) this.#held.delete(lease.sessionId);
+  }
+
+  /**
+   * Arms the heartbeat to fire within `intervalMs`, unless it fires sooner already or a renewal pass is
+   * under way (the pass arms it again when it ends). The timer is unref'd: a held lease never keeps the
+   * process alive, and a process that exits lets its leases expire.
+   */
+  #scheduleHeartbeat(intervalMs: number): void {
+    if (this.#heartbeatRunning) return;
+    const due = Date.now() + intervalMs;
+    if (this.#heartbeat !== undefined && this.#heartbeatDue <= due) return;
+    if (this.#heartbeat !== undefined) clearTimeout(this.#heartbeat);
+    this.#heartbeatDue = due;
+    this.#heartbeat = setTimeout(() => {
+      this.#heartbeat = undefined;
+      this.#renewAll().catch(() => undefined);
+    }, intervalMs);
+    this.#heartbeat.unref();
+  }
+
+  /**
+   * One heartbeat: renews every held lease in one statement (a server holds one per open session, so one
+   * statement per lease would cost as many round trips every interval). A lease the statement did not
+   * find was taken over: it is lost. When the statement fails, the leases whose ttl may have passed since
+   * their last renewal are lost, and the failure is reported. Then the next heartbeat is armed for the
+   * shortest interval among the leases still held.
+   */
+  async #renewAll(): Promise<void> {
+    // In session id order, as every storage sends them: two heartbeats that meet on rows (a lease one of
+    // them lost without knowing yet) tend to lock them in one order, not deadlock.
+    const leases = [...this.#held.values()]
+      .filter((lease) => lease.renewable)
+      .sort((first, second) => (first.sessionId < second.sessionId ? -1 : 1));
+    if (leases.length === 0) return;
+    this.#heartbeatRunning = true;
+    const sentAt = Date.now();
+    try {
+      const result = await this.#database.query<{ token: string; expires_at: Date }>({
+        statement: {
+          text: `UPDATE ${this.#database.tables.leases} AS l
+                    SET expires_at = clock_timestamp() + r.ttl_ms * interval '1 millisecond'
+                   FROM unnest($1::text[], $2::uuid[], $3::bigint[]) AS r(session_id, token, ttl_ms)
+                  WHERE l.session_id = r.session_id AND l.token = r.token
+                  RETURNING l.token::text AS token, l.expires_at`,
+        },
+        values: [
+          leases.map((lease) => encodeText(lease.sessionId)),
+          leases.map((lease) => lease.token),
+          leases.map((lease) => lease.ttlMs),
+        ],
+        context: `renewing ${leases.length} session lease(s) failed`,
+      });
+      const renewed = new Map(result.rows.map((row) => [row.token, row.expires_at]));
+      for (const lease of leases) {
+        const expiresAt = renewed.get(lease.token);
+        if (expiresAt !== undefined) lease.renewed(expiresAt, sentAt);
+        else this.#lose(lease, 'another process took it over after it expired');
+      }
+    } catch (error) {
+      let unsure = false;
+      for (const lease of leases) {
+        if (lease.pastDeadline) this.#lose(lease, 'it could not be renewed before it expired');
+        else unsure ||= this.#held.get(lease.sessionId) === lease && lease.renewable;
+      }
+      // The leases still within their ttl stay held; the next heartbeat tries again.
+      if (unsure) this.#onBackgroundError(storageError(error, 'renewing session leases failed'));
+    } finally {
+      this.#heartbeatRunning = false;
+      const shortest = [...this.#held.values()].reduce(
+        (least, lease) => (lease.renewable ? Math.min(least, lease.intervalMs) : least),
+        Number.POSITIVE_INFINITY,
+      );
+      if (shortest !== Number.POSITIVE_INFINITY) this.#scheduleHeartbeat(shortest);
+    }
+  }
+
+  /** Marks a lease lost and tells the host, unless it was released meanwhile (then nobody cares). */
+  #lose(lease: HeldLease, reason: string): void {
+    if (this.#held.get(lease.sessionId) !== lease || !lease.renewable) return;
+    lease.loseTo(reason);
+    this.#onBackgroundError(lease.lostError());
   }
 
   /** Releases every lease this instance holds (at close); failures are reported, not thrown. */
@@ -225,6 +283,9 @@ export class LeaseManager {
         }),
       ),
     );
+    // Nothing is held any more (a lease whose release failed is left to expire).
+    if (this.#heartbeat !== undefined) clearTimeout(this.#heartbeat);
+    this.#heartbeat = undefined;
   }
 
   async #holderRow(sessionId: string): Promise<LeaseRow | undefined> {
@@ -237,150 +298,5 @@ export class LeaseManager {
       context: `reading the lease of session '${sessionId}' failed`,
     });
     return result.rows[0];
-  }
-}
-
-/** One lease this process took, and its renewal timer. */
-class HeldLease implements SessionLease {
-  readonly sessionId: string;
-  readonly token: string;
-  readonly acquiredAt: Date;
-  expiresAt: Date;
-  readonly #manager: LeaseManager;
-  readonly #database: Database;
-  readonly #ttlMs: number;
-  readonly #controller = new AbortController();
-  readonly #onBackgroundError: (error: AgentError) => void;
-  #timer: NodeJS.Timeout | undefined;
-  #renewing: Promise<void> | undefined;
-  #released: Promise<void> | undefined;
-  /** Local time by which the lease has surely expired if no renewal succeeds. */
-  #deadline: number;
-  #lostReason: string | undefined;
-
-  constructor(options: {
-    manager: LeaseManager;
-    database: Database;
-    sessionId: string;
-    token: string;
-    ttlMs: number;
-    acquiredAt: Date;
-    expiresAt: Date;
-    onBackgroundError: (error: AgentError) => void;
-  }) {
-    this.#manager = options.manager;
-    this.#database = options.database;
-    this.sessionId = options.sessionId;
-    this.token = options.token;
-    this.#ttlMs = options.ttlMs;
-    this.acquiredAt = options.acquiredAt;
-    this.expiresAt = options.expiresAt;
-    this.#onBackgroundError = options.onBackgroundError;
-    this.#deadline = Date.now() + options.ttlMs;
-    const interval = Math.min(options.manager.heartbeatMs, Math.floor(options.ttlMs / 3));
-    this.#timer = setInterval(() => this.#heartbeat(), Math.max(10, interval));
-    // A held lease must not keep the process alive: a process that exits lets it expire.
-    this.#timer.unref();
-  }
-
-  get owner(): string {
-    return this.#manager.owner;
-  }
-
-  get lost(): boolean {
-    return this.#lostReason !== undefined;
-  }
-
-  get signal(): AbortSignal {
-    return this.#controller.signal;
-  }
-
-  /** The SESSION_BUSY error a write to a lost lease's session gets. */
-  lostError(): AgentError {
-    return busy(
-      this.sessionId,
-      `no longer leased by this process (${this.#lostReason ?? 'lost'}); release the lease and acquire it again`,
-    );
-  }
-
-  /** Marks the lease lost: stops renewing and aborts the signal. */
-  loseTo(reason: string): void {
-    if (this.#lostReason !== undefined) return;
-    this.#lostReason = reason;
-    this.#stopTimer();
-    this.#controller.abort(this.lostError());
-  }
-
-  renew(): Promise<void> {
-    if (this.lost) return Promise.reject(this.lostError());
-    if (this.#released !== undefined) {
-      return Promise.reject(busy(this.sessionId, 'no longer leased: this lease was released'));
-    }
-    this.#renewing ??= this.#renewOnce().finally(() => {
-      this.#renewing = undefined;
-    });
-    return this.#renewing;
-  }
-
-  release(): Promise<void> {
-    this.#released ??= this.#releaseOnce();
-    return this.#released;
-  }
-
-  async #renewOnce(): Promise<void> {
-    const sentAt = Date.now();
-    const result = await this.#database.query<{ expires_at: Date }>({
-      statement: {
-        text: `UPDATE ${this.#database.tables.leases}
-                  SET expires_at = clock_timestamp() + $3::bigint * interval '1 millisecond'
-                WHERE session_id = $1 AND token = $2
-                RETURNING expires_at`,
-      },
-      values: [encodeText(this.sessionId), this.token, this.#ttlMs],
-      context: `renewing the lease of session '${this.sessionId}' failed`,
-    });
-    const row = result.rows[0];
-    if (row === undefined) {
-      this.loseTo('another process took it over after it expired');
-      throw this.lostError();
-    }
-    this.expiresAt = row.expires_at;
-    this.#deadline = sentAt + this.#ttlMs;
-  }
-
-  #heartbeat(): void {
-    if (this.#renewing !== undefined || this.lost) return;
-    this.renew().catch((error: unknown) => {
-      // Lost during this renewal (it found the lease taken over): the host hears of it once, here.
-      if (this.lost) {
-        this.#onBackgroundError(this.lostError());
-        return;
-      }
-      // The database could not be asked; past the deadline another process may hold the session.
-      if (Date.now() >= this.#deadline) {
-        this.loseTo('it could not be renewed before it expired');
-        this.#onBackgroundError(this.lostError());
-        return;
-      }
-      this.#onBackgroundError(
-        storageError(error, `renewing the lease of session '${this.sessionId}' failed`),
-      );
-    });
-  }
-
-  async #releaseOnce(): Promise<void> {
-    this.#stopTimer();
-    this.#manager.forget(this);
-    await this.#renewing?.catch(() => undefined);
-    await this.#database.query({
-      statement: { text: `DELETE FROM ${this.#database.tables.leases} WHERE session_id = $1 AND token = $2` },
-      values: [encodeText(this.sessionId), this.token],
-      context: `releasing the lease of session '${this.sessionId}' failed`,
-    });
-  }
-
-  #stopTimer(): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
   }
 }

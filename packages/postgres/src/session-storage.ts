@@ -132,8 +132,9 @@ export class PostgresSessionStorage implements SessionStorage {
     }
     this.#pendingWrites.delete(event);
     if (row.searchText !== null) this.#indexer.schedule();
-    // The event is committed: a failed wake-up only delays readers, which poll too (see EventFeed).
-    await this.#feed.announce(sessionId).catch(() => undefined);
+    // The event is committed: the wake-up goes out a moment later, shared with other saves; a lost one only
+    // delays readers, which poll too (see EventFeed).
+    this.#feed.announce(sessionId);
   }
 
   #rowOf(sessionId: string, event: SessionEvent): EventRow {

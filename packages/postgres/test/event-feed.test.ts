@@ -126,3 +126,106 @@ test('a storage without eventNotifications sends none, and a closed storage refu
   });
   await closed.pool.end();
 });
+
+test('saves that commit close together share NOTIFY statements, and every watcher is still woken', async () => {
+  const sessions = Array.from({ length: 40 }, (_, index) => `feed-burst-${index}`);
+  const woken = new Set<string>();
+  let allWoken: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => {
+    allWoken = resolve;
+  });
+  const stops = await Promise.all(
+    sessions.map((sessionId) =>
+      reader.sessions.watchEvents(sessionId, () => {
+        woken.add(sessionId);
+        if (woken.size === sessions.length) allWoken();
+      }),
+    ),
+  );
+  // Counted around the real pool: the statements the writer sends.
+  const pool = writer.pool;
+  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  let notifyStatements = 0;
+  pool.query = ((...args: unknown[]) => {
+    if (JSON.stringify(args[0]).includes('pg_notify')) notifyStatements += 1;
+    return query(...args);
+  }) as typeof pool.query;
+  try {
+    await Promise.all(
+      sessions.map((sessionId, index) =>
+        writer.sessions.saveEvent(sessionId, {
+          timestamp: at(100 + index),
+          payload: { type: 'metadata', key: 'burst', value: index },
+        }),
+      ),
+    );
+    await done;
+  } finally {
+    pool.query = query as typeof pool.query;
+    for (const stop of stops) stop();
+  }
+  expect(woken.size).toBe(sessions.length);
+  // The pool has 4 connections: 40 concurrent saves commit in a handful of waves, not one by one.
+  expect(notifyStatements).toBeLessThan(sessions.length / 2);
+});
+
+test('a storage closed right after its saves still sends their wake-ups first', async () => {
+  const quick = await openPostgresStorage({ pool: testPool(), schema, eventNotifications: true });
+  const sessions = ['feed-close-1', 'feed-close-2', 'feed-close-3'];
+  const woken = new Set<string>();
+  const stops = await Promise.all(
+    sessions.map((sessionId) => reader.sessions.watchEvents(sessionId, () => woken.add(sessionId))),
+  );
+  await Promise.all(
+    sessions.map((sessionId) =>
+      quick.sessions.saveEvent(sessionId, {
+        timestamp: at(200),
+        payload: { type: 'metadata', key: 'last', value: true },
+      }),
+    ),
+  );
+  await quick.close();
+  await quick.pool.end();
+  const deadline = Date.now() + 5_000;
+  while (woken.size < sessions.length && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  for (const stop of stops) stop();
+  expect([...woken].sort()).toEqual(sessions);
+});
+
+test('a dropped listening connection is replaced by itself: watchers are woken, then hear new saves', async () => {
+  const name = `yy_relisten_${Math.random().toString(16).slice(2, 10)}`;
+  const watching = await openPostgresStorage({ pool: testPool({ application_name: name }), schema });
+  try {
+    let wakes = 0;
+    const stop = await watching.sessions.watchEvents('feed-relisten', () => {
+      wakes += 1;
+    });
+    // The database ends the listening connection (a restart, a failover, an administrator).
+    const killed = await adminPool.query(
+      `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+        WHERE application_name = $1 AND query LIKE 'LISTEN%'`,
+      [name],
+    );
+    expect(killed.rows.length).toBe(1);
+    const waitFor = async (count: number) => {
+      const deadline = Date.now() + 5_000;
+      while (wakes < count && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    // Listening again, every watcher reads once: saves announced meanwhile were missed.
+    await waitFor(1);
+    expect(wakes).toBe(1);
+    // Then saves in another process wake it again, with no new watchEvents call.
+    await writer.sessions.saveEvent('feed-relisten', {
+      timestamp: at(300),
+      payload: { type: 'metadata', key: 'after', value: 'drop' },
+    });
+    await waitFor(2);
+    expect(wakes).toBe(2);
+    stop();
+  } finally {
+    await watching.close();
+    await watching.pool.end();
+  }
+});

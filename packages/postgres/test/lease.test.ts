@@ -286,6 +286,38 @@ describe('session leases', () => {
     await lease.release();
   });
 
+  test('one heartbeat renews every held lease in one statement, and a short-lived lease among long ones is kept', async () => {
+    const a = await processStorage({ lease: { ttlMs: 60_000, heartbeatMs: 100 } });
+    const b = await processStorage();
+    const leases = await Promise.all(
+      Array.from({ length: 30 }, (_, index) => a.storage.sessions.acquireLease(`batch-${index}`)),
+    );
+    // Its own ttl of 600 ms: renewed every 200 ms at most, though the storage's heartbeat is slower here.
+    const short = await a.storage.sessions.acquireLease('batch-short', { ttlMs: 600 });
+    // Counted around the real pool: the lease renewals the storage sends.
+    const query = a.pool.query.bind(a.pool) as (...args: unknown[]) => unknown;
+    let renewals = 0;
+    a.pool.query = ((...args: unknown[]) => {
+      const text = JSON.stringify(args[0]);
+      if (text.includes('UPDATE') && text.includes('youyou_session_leases')) renewals += 1;
+      return query(...args);
+    }) as typeof a.pool.query;
+    const expiries = leases.map((lease) => lease.expiresAt.getTime());
+    try {
+      // Past the short lease's ttl: b cannot take it while a renews it.
+      await expect(b.storage.sessions.acquireLease('batch-short', { waitMs: 1_500 })).rejects.toEqual(busy);
+    } finally {
+      a.pool.query = query as typeof a.pool.query;
+    }
+    expect(short.lost).toBe(false);
+    expect(leases.every((lease, index) => lease.expiresAt.getTime() > (expiries[index] ?? 0))).toBe(true);
+    // 1.5 s at a heartbeat every 100 ms is about 15 statements for 31 leases (one each: 465).
+    expect(renewals).toBeGreaterThan(3);
+    expect(renewals).toBeLessThan(40);
+    expect(a.backgroundErrors).toEqual([]);
+    await Promise.all([...leases, short].map((lease) => lease.release()));
+  });
+
   test('bad lease arguments are INVALID_INPUT / INVALID_CONFIG', async () => {
     const a = await processStorage();
     await expect(a.storage.sessions.acquireLease('')).rejects.toMatchObject({ code: 'INVALID_INPUT' });

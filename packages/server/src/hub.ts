@@ -5,13 +5,32 @@ import {
   type PendingToolCall,
   type RunningTurn,
   type Session,
+  type SessionEvent,
   type SessionStorage,
 } from '@youyou/agent';
 import { HttpError } from './errors.js';
 import { SessionJournal } from './journal.js';
+import { eventLogOf, type SessionEventLog } from './log-tail.js';
 
 /** The metadata key under which the server saves the tenant that created a session. */
 export const TENANT_METADATA_KEY = 'youyou_server_tenant';
+
+/** How many events from the start of a session's log `ownerOf` reads before it reads the whole log. */
+const OWNER_SEARCH_EVENTS = 20;
+
+/** The tenant a session's events name (the first tenant metadata), if any. */
+function tenantIn(events: readonly SessionEvent[]): string | undefined {
+  for (const { payload } of events) {
+    if (
+      payload.type === 'metadata' &&
+      payload.key === TENANT_METADATA_KEY &&
+      typeof payload.value === 'string'
+    ) {
+      return payload.value;
+    }
+  }
+  return undefined;
+}
 
 interface OpenSession {
   session: Session;
@@ -29,6 +48,7 @@ export class SessionHub {
   private readonly tenants = new Map<string, string>();
   private readonly pumped = new WeakSet<RunningTurn>();
   private readonly pumps = new Set<Promise<void>>();
+  private readonly log: SessionEventLog | undefined;
 
   constructor(
     private readonly options: {
@@ -38,7 +58,9 @@ export class SessionHub {
       journalCapacity: number;
       journalRetentionMs: number;
     },
-  ) {}
+  ) {
+    this.log = eventLogOf(options.storage);
+  }
 
   /** Creates a session owned by `tenant`; the tenant is saved in its log before anyone can see the id. */
   async create(tenant: string, config: { modelId?: string }): Promise<string> {
@@ -73,20 +95,15 @@ export class SessionHub {
     if (known !== undefined) return known;
     const storage = this.options.storage;
     if (storage === undefined) return undefined;
-    const events = await storage.loadSession(sessionId);
-    if (events === null) return undefined;
-    for (const event of events) {
-      const payload = event.payload;
-      if (
-        payload.type === 'metadata' &&
-        payload.key === TENANT_METADATA_KEY &&
-        typeof payload.value === 'string'
-      ) {
-        this.tenants.set(sessionId, payload.value);
-        return payload.value;
-      }
-    }
-    return undefined;
+    // The tenant is saved right after the session's first events: a log readable by position is read from
+    // its start only, not whole (for every session of a listing, and for every session another process made).
+    const head = await this.log?.readEventsAfter(sessionId, 0, OWNER_SEARCH_EVENTS);
+    const tenant =
+      head !== undefined && (head.length < OWNER_SEARCH_EVENTS || tenantIn(head) !== undefined)
+        ? tenantIn(head)
+        : tenantIn((await storage.loadSession(sessionId)) ?? []);
+    if (tenant !== undefined) this.tenants.set(sessionId, tenant);
+    return tenant;
   }
 
   /** Checks that `tenant` owns the session; another tenant's session is SESSION_NOT_FOUND, so ids do not leak. */

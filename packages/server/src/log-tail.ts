@@ -30,6 +30,9 @@ export function eventLogOf(storage: SessionStorage | undefined): SessionEventLog
   return log;
 }
 
+/** How many events one read of the log asks for; a full page is followed by the next read at once. */
+const LOG_PAGE_SIZE = 500;
+
 /** The JSON of a logged event: Errors as `{ code, message }` only (never a stack), Dates ISO strings. */
 function loggedEventJson(event: LoggedSessionEvent): string {
   return JSON.stringify(
@@ -78,7 +81,7 @@ export function streamLog(options: {
     try {
       while (!aborted) {
         woken = false;
-        const events = await log.readEventsAfter(sessionId, cursor);
+        const events = await log.readEventsAfter(sessionId, cursor, LOG_PAGE_SIZE);
         for (const event of events) {
           if (aborted) break;
           await stream.writeSSE({
@@ -88,8 +91,10 @@ export function streamLog(options: {
           });
           cursor = event.sequence;
         }
-        // A full batch may have more behind it; a wake-up during the read means there may be more now.
-        if (events.length > 0 || woken) continue;
+        // A full page may have more behind it; a wake-up during the read or the writes means there may be
+        // more now. Otherwise everything committed before the read was sent: reading again at once would
+        // only find nothing (one wasted query per event under load), so wait for the next wake-up.
+        if (events.length === LOG_PAGE_SIZE || woken) continue;
         await new Promise<void>((resolve) => {
           wake = resolve;
           const timer = setTimeout(resolve, options.pollMs);
