@@ -170,13 +170,12 @@ export function createServer(options: ServerOptions): YouyouServer {
   app.get('/sessions/:id', async (context) => {
     const sessionId = await ownedSession(context);
     const session = hub.activeSession(sessionId);
-    // Read before the sequence, so a client that follows from it misses nothing that came after the read.
-    const pendingApprovals = session?.pendingApprovals() ?? (await hub.history(sessionId)).pendingApprovals;
+    // A cheap status: a session not open here shows no pending calls (GET …/messages reads them from the log).
     return context.json({
       sessionId,
       active: session !== undefined,
       turnRunning: session?.isTurnRunning ?? false,
-      pendingApprovals,
+      pendingApprovals: session?.pendingApprovals() ?? [],
       lastSequence: hub.journal(sessionId).lastSequence,
     });
   });

@@ -242,26 +242,3 @@ test('once the approval window passes, a decision is refused and continue goes o
   const request = harness.provider.requests.at(-1);
   expect(JSON.stringify(request?.messages.at(-1))).toContain('approval window');
 });
-
-test('a session not open in this process still shows its pending calls (read from the log)', async () => {
-  harness = await startHarness({
-    limits: { idleSessionMs: 50 },
-    tools: [deployTool([])],
-    responses: [[{ type: 'tool_call', toolName: 'deploy', arguments: { service: 'web' }, callId: 'call_i' }]],
-  });
-  const sessionId = await createSession(harness);
-  await readUntil(
-    await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'Ship' } }),
-    isTurnEnd,
-  );
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  const state = (await (await harness.request(`/sessions/${sessionId}`)).json()) as {
-    active: boolean;
-    pendingApprovals: { callId: string }[];
-  };
-  expect(state.active).toBe(false);
-  expect(state.pendingApprovals.map((call) => call.callId)).toEqual(['call_i']);
-  // Reading it did not open it.
-  const again = (await (await harness.request(`/sessions/${sessionId}`)).json()) as { active: boolean };
-  expect(again.active).toBe(false);
-});
