@@ -88,13 +88,15 @@ export async function runServe(options: {
       ...(idleSessionMs === undefined ? {} : { limits: { idleSessionMs } }),
     });
     const listening = await listen(server, { port: options.port, host: options.host });
-    io.stdout.write(`youyou: serving on ${listening.url} (${Object.keys(tokens).length} token(s))\n`);
-    io.stdout.write(
+    // One write: whoever waits for the banner (a supervisor, a test) reads all of it at once.
+    const banner = [
+      `youyou: serving on ${listening.url} (${Object.keys(tokens).length} token(s))`,
       database === undefined
-        ? `youyou: sessions in ${neutralizeLine(settings.databasePath)}\n`
-        : `youyou: sessions in PostgreSQL at ${neutralizeLine(database.where)}\n`,
-    );
-    if (webChat) io.stdout.write(`youyou: web chat at ${listening.url}/ (it asks for a token)\n`);
+        ? `youyou: sessions in ${neutralizeLine(settings.databasePath)}`
+        : `youyou: sessions in PostgreSQL at ${neutralizeLine(database.where)}`,
+      ...(webChat ? [`youyou: web chat at ${listening.url}/ (it asks for a token)`] : []),
+    ];
+    io.stdout.write(`${banner.join('\n')}\n`);
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));
       process.once('SIGTERM', () => resolve('SIGTERM'));
