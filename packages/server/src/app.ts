@@ -1,4 +1,4 @@
-import type { Agent, SessionStorage, SessionSummary, UserInput } from '@youyou/agent';
+import type { Agent, RunningTurn, SessionStorage, SessionSummary, UserInput } from '@youyou/agent';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
@@ -185,14 +185,18 @@ export function createServer(options: ServerOptions): YouyouServer {
     return context.json(await hub.history(sessionId));
   });
 
-  app.post('/sessions/:id/messages', async (context) => {
-    const sessionId = await ownedSession(context);
-    const body = await readJsonObject(context);
-    onlyKeys(body, ['content']);
-    const session = await hub.session(sessionId);
+  /**
+   * Starts a turn with `start` and answers the SSE stream of that turn's events: a tail from the sequence
+   * before it started, relayed by the hub and ended by the turn's terminal event.
+   */
+  const streamTurn = async (
+    context: Context<{ Variables: { tenant: string } }>,
+    sessionId: string,
+    start: () => Promise<RunningTurn>,
+  ): Promise<Response> => {
     const journal = hub.journal(sessionId);
     const after = journal.lastSequence;
-    const turn = await session.sendMessage(body.content as UserInput | string);
+    const turn = await start();
     hub.track(sessionId, turn);
     return streamJournal({
       context,
@@ -202,6 +206,14 @@ export function createServer(options: ServerOptions): YouyouServer {
       turnId: turn.turnId,
       until: (entry) => entry.event.turnId === turn.turnId && isTerminal(entry),
     });
+  };
+
+  app.post('/sessions/:id/messages', async (context) => {
+    const sessionId = await ownedSession(context);
+    const body = await readJsonObject(context);
+    onlyKeys(body, ['content']);
+    const session = await hub.session(sessionId);
+    return streamTurn(context, sessionId, () => session.sendMessage(body.content as UserInput | string));
   });
 
   app.get('/sessions/:id/events', async (context) => {
@@ -263,24 +275,12 @@ export function createServer(options: ServerOptions): YouyouServer {
     const callId = context.req.param('callId');
     if (body.approved) await session.approve(callId);
     else await session.deny(callId, reason);
-    const journal = hub.journal(sessionId);
-    const after = journal.lastSequence;
-    let turn: Awaited<ReturnType<typeof session.continue>>;
     try {
-      turn = await session.continue();
+      return await streamTurn(context, sessionId, () => session.continue());
     } catch {
       // Other calls of the batch still wait for a decision: the turn continues after the last one.
       return context.json({ continued: false }, 202);
     }
-    hub.track(sessionId, turn);
-    return streamJournal({
-      context,
-      journal,
-      after,
-      keepAliveMs,
-      turnId: turn.turnId,
-      until: (entry) => entry.event.turnId === turn.turnId && isTerminal(entry),
-    });
   });
 
   app.post('/sessions/:id/continue', async (context) => {
@@ -288,19 +288,8 @@ export function createServer(options: ServerOptions): YouyouServer {
     const body = await readJsonObject(context);
     onlyKeys(body, []);
     const session = await hub.session(sessionId);
-    const journal = hub.journal(sessionId);
-    const after = journal.lastSequence;
     // INVALID_INPUT while a pending call is undecided and its approval window is still open.
-    const turn = await session.continue();
-    hub.track(sessionId, turn);
-    return streamJournal({
-      context,
-      journal,
-      after,
-      keepAliveMs,
-      turnId: turn.turnId,
-      until: (entry) => entry.event.turnId === turn.turnId && isTerminal(entry),
-    });
+    return streamTurn(context, sessionId, () => session.continue());
   });
 
   app.post('/sessions/:id/steer', async (context) => {
