@@ -24,7 +24,10 @@ export interface ServerLimits {
   journalRetentionMs?: number;
   /** Interval of the SSE keep-alive comment (default 15 s). */
   keepAliveMs?: number;
-  /** How often `/sessions/:id/log` reads the log again when no notification woke it (default 1 s). */
+  /**
+   * How often `/sessions/:id/log` reads the log again when no notification woke it (default 1 s); with a
+   * storage that notifies, an idle tail doubles it up to 8× (a lost notification is rare), back on any event.
+   */
   logPollMs?: number;
 }
 

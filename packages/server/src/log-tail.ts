@@ -4,6 +4,9 @@ import { streamSSE } from 'hono/streaming';
 import { parseCursor } from './body.js';
 import { HttpError } from './errors.js';
 
+/** How far an idle tail's safety poll backs off, as a multiple of `logPollMs`, when notifications wake it. */
+const IDLE_POLL_BACKOFF = 8;
+
 /** A committed event of a session's log with its position in the log (the same in every process). */
 export interface LoggedSessionEvent extends SessionEvent {
   sequence: number;
@@ -73,8 +76,11 @@ export function streamLog(options: {
       wake?.();
     });
     // Listen before the first read, so an event committed in between wakes the loop instead of waiting a poll.
-    const stopWatching =
-      (await log.watchEvents?.(sessionId, rouse).catch(() => undefined)) ?? (() => undefined);
+    const unwatch = await log.watchEvents?.(sessionId, rouse).catch(() => undefined);
+    const stopWatching = unwatch ?? (() => undefined);
+    // With notifications the poll only covers a lost one, so an idle tail polls less and less often.
+    const maxPollMs = unwatch === undefined ? options.pollMs : options.pollMs * IDLE_POLL_BACKOFF;
+    let pollMs = options.pollMs;
     const keepAlive = setInterval(() => {
       stream.write(': keep-alive\n\n').catch(() => undefined);
     }, options.keepAliveMs);
@@ -82,6 +88,7 @@ export function streamLog(options: {
       while (!aborted) {
         woken = false;
         const events = await log.readEventsAfter(sessionId, cursor, LOG_PAGE_SIZE);
+        if (events.length > 0) pollMs = options.pollMs;
         for (const event of events) {
           if (aborted) break;
           await stream.writeSSE({
@@ -95,12 +102,16 @@ export function streamLog(options: {
         // more now. Otherwise everything committed before the read was sent: reading again at once would
         // only find nothing (one wasted query per event under load), so wait for the next wake-up.
         if (events.length === LOG_PAGE_SIZE || woken) continue;
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-          const timer = setTimeout(resolve, options.pollMs);
+        const polled = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(true), pollMs);
           timer.unref();
+          wake = () => {
+            clearTimeout(timer);
+            resolve(false);
+          };
         });
         wake = undefined;
+        if (polled) pollMs = Math.min(pollMs * 2, maxPollMs);
       }
     } finally {
       clearInterval(keepAlive);

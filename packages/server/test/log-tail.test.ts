@@ -192,3 +192,43 @@ test('a tenant written after the start of the log is still found (the whole log 
   const unknown = await fetch(`${listening.url}/sessions/no-such-session`, { headers });
   expect(unknown.status).toBe(404);
 });
+
+test('an idle tail woken by notifications polls less and less often, and still gets the next event at once', async () => {
+  const agent = await new AgentBuilder({ defaultModel: 'scripted-model', maxActiveSessions: 1 })
+    .registerModelProvider(new ScriptedModelProvider({ responses: [] }))
+    .registerSessionStorage(served.sessions)
+    .build();
+  const polling = await listen(
+    createServer({
+      agent,
+      storage: served.sessions,
+      auth: { tokens: { [TOKENS.alice]: 'alice' } },
+      limits: { logPollMs: 20 },
+    }),
+  );
+  const sessionId = await newSession();
+  const received: SseMessage[] = [];
+  const controller = new AbortController();
+  const done = (async () => {
+    const response = await fetch(`${polling.url}/sessions/${sessionId}/log?after=0`, {
+      headers,
+      signal: controller.signal,
+    });
+    for await (const message of readSse(response)) received.push(message);
+  })().catch(() => undefined);
+  try {
+    await until(() => received.length > 0, 'the session start on the tail');
+    const before = reads;
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Every 20 ms would be ~75 reads; backing off to 160 ms makes about a dozen (a slow machine makes fewer).
+    expect(reads - before).toBeLessThan(30);
+    const seen = received.length;
+    await write(sessionId, 1);
+    await until(() => received.length > seen, 'the written event on the idle tail', 5_000);
+  } finally {
+    controller.abort();
+    await done;
+    await polling.close();
+    await agent.shutdown();
+  }
+});
