@@ -1,9 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ToolHandler } from '@youyou/agent';
 import { afterEach, expect, test } from 'vitest';
-import { createSession, type Harness, isTurnEnd, readUntil, startHarness } from './support/harness.js';
+import {
+  createSession,
+  deployTool,
+  type Harness,
+  isTurnEnd,
+  readUntil,
+  startHarness,
+} from './support/harness.js';
 
 let harness: Harness | undefined;
 
@@ -11,23 +17,6 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
-
-function deployTool(ran: unknown[]): ToolHandler {
-  return {
-    name: 'deploy',
-    description: 'deploys a service',
-    parametersSchema: { type: 'object', properties: { service: { type: 'string' } }, required: ['service'] },
-    isMutating: true,
-    needsApproval: true,
-    execute: async (input) => {
-      ran.push(input.arguments);
-      return {
-        content: `deployed ${String((input.arguments as { service: string }).service)}`,
-        isError: false,
-      };
-    },
-  };
-}
 
 test('a call that needs approval suspends the turn; approving it over HTTP runs the tool and continues', async () => {
   const ran: unknown[] = [];

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ToolHandler } from '@youyou/agent';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { deployTool } from './support/harness.js';
 import {
   type AppBundle,
   ARTIFACTS,
@@ -169,17 +170,7 @@ test('Approve on a held call runs the tool only after the click, and the answer 
 
 test('Deny keeps the tool from running and the model hears the reason typed in the app', async () => {
   const ran: unknown[] = [];
-  const deploy: ToolHandler = {
-    name: 'deploy',
-    description: 'deploys',
-    parametersSchema: { type: 'object', properties: {} },
-    isMutating: true,
-    needsApproval: true,
-    execute: async (input) => {
-      ran.push(input.arguments);
-      return { content: 'deployed', isError: false };
-    },
-  };
+  const deploy = deployTool(ran);
   server = await startReactChatServer({ origin: bundle.url, tools: [deploy] });
   server.provider.enqueue(
     [{ type: 'tool_call', toolName: 'deploy', arguments: {}, callId: 'call_d' }],
@@ -269,14 +260,7 @@ test('a reload mid-turn resumes the stream (GET /ui/chat/:id/stream) and shows t
 }, 60_000);
 
 test('a reload while an approved turn goes on shows the whole turn once, what came before the call too', async () => {
-  const deploy: ToolHandler = {
-    name: 'deploy',
-    description: 'deploys',
-    parametersSchema: { type: 'object', properties: {} },
-    isMutating: true,
-    needsApproval: true,
-    execute: async () => ({ content: 'deployed', isError: false }),
-  };
+  const deploy = deployTool();
   server = await startReactChatServer({ origin: bundle.url, tools: [deploy] });
   server.provider.enqueue(
     [

@@ -9,6 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { createServer, listen, type ServerOptions, WEB_CHAT_FOLDER } from '../src/index.js';
 import { launchChromium } from './support/browser.js';
+import { deployTool } from './support/harness.js';
 
 // The web chat the package ships (packages/server/web-chat, served by `webChat: true`) in Debian's headless
 // Chromium, against a real server on 127.0.0.1 over a real SQLite file; only the model's answers are scripted.
@@ -178,17 +179,7 @@ test('an approval clicked in the page runs the tool', async () => {
 
 test('a denial clicked in the page keeps the tool from running and the turn goes on', async () => {
   const ran: unknown[] = [];
-  const deploy: ToolHandler = {
-    name: 'deploy',
-    description: 'deploys',
-    parametersSchema: { type: 'object', properties: {} },
-    isMutating: true,
-    needsApproval: true,
-    execute: async (input) => {
-      ran.push(input.arguments);
-      return { content: 'deployed', isError: false };
-    },
-  };
+  const deploy = deployTool(ran);
   server = await startChatServer({ tools: [deploy] });
   server.provider.enqueue(
     [{ type: 'tool_call', toolName: 'deploy', arguments: {}, callId: 'call_d' }],
@@ -209,17 +200,7 @@ test('a denial clicked in the page keeps the tool from running and the turn goes
 
 test('once the approval window passes, the page offers Continue instead of Approve, and the call is denied', async () => {
   const ran: unknown[] = [];
-  const deploy: ToolHandler = {
-    name: 'deploy',
-    description: 'deploys',
-    parametersSchema: { type: 'object', properties: {} },
-    isMutating: true,
-    needsApproval: true,
-    execute: async (input) => {
-      ran.push(input.arguments);
-      return { content: 'deployed', isError: false };
-    },
-  };
+  const deploy = deployTool(ran);
   server = await startChatServer({ tools: [deploy], approvalWindowMs: 1_500 });
   server.provider.enqueue(
     [{ type: 'tool_call', toolName: 'deploy', arguments: {}, callId: 'call_w' }],

@@ -142,3 +142,19 @@ export async function createSession(harness: Harness, as: keyof typeof TOKENS = 
   if (response.status !== 201) throw new Error(`POST /sessions answered ${response.status}`);
   return ((await response.json()) as { sessionId: string }).sessionId;
 }
+
+/** A mutating `deploy` tool that needs approval and records the arguments of each run in `ran`. */
+export function deployTool(ran: unknown[] = []): ToolHandler {
+  return {
+    name: 'deploy',
+    description: 'deploys a service',
+    parametersSchema: { type: 'object', properties: { service: { type: 'string' } } },
+    isMutating: true,
+    needsApproval: true,
+    execute: async (input) => {
+      ran.push(input.arguments);
+      const service = (input.arguments as { service?: unknown }).service;
+      return { content: service === undefined ? 'deployed' : `deployed ${String(service)}`, isError: false };
+    },
+  };
+}
