@@ -186,9 +186,17 @@ class Chat {
     });
   }
 
+  /** A Markdown renderer for the next answer, when the terminal shows colour. */
+  async #markdownStream(): Promise<MarkdownStream | undefined> {
+    return this.#color ? await loadMarkdownStream(this.#terminal.output) : undefined;
+  }
+
   /** Runs one turn; 'exit' when the user pressed Ctrl-C a second time while it was being cancelled. */
   async #turn(text: string): Promise<'done' | 'exit'> {
     let turn: RunningTurn;
+    // Loaded before the turn starts: once it has, nothing may come between it and reading keys raw, or a
+    // Ctrl-C typed early would reach the process group as SIGINT (the MCP servers among it) instead.
+    let markdown = await this.#markdownStream();
     try {
       this.#session ??= await newWorkspaceSession(this.#runtime, this.#settings.cwd);
       turn = await this.#session.sendMessage(text);
@@ -200,16 +208,17 @@ class Chat {
     }
     // Text steered in during a turn that the turn did not take starts the next turn by itself: show it too.
     for (;;) {
-      if ((await this.#show(turn)) === 'exit') return 'exit';
+      if ((await this.#show(turn, markdown)) === 'exit') return 'exit';
       const next = this.#session.currentTurn;
       if (next === undefined || next.turnId === turn.turnId) return 'done';
       turn = next;
+      markdown = await this.#markdownStream();
     }
   }
 
   /** Shows one turn's events and handles the keys while it runs. */
-  async #show(turn: RunningTurn): Promise<'done' | 'exit'> {
-    const view = this.#newView(this.#color ? await loadMarkdownStream(this.#terminal.output) : undefined);
+  async #show(turn: RunningTurn, markdown: MarkdownStream | undefined): Promise<'done' | 'exit'> {
+    const view = this.#newView(markdown);
     this.#view = view;
     let cancelled = false;
     let exit = false;
