@@ -113,12 +113,17 @@ export function toolResult(request: WireRequest, callId: string): string | undef
   return message === undefined ? undefined : contentText(message);
 }
 
-/** Starts a server; replies queued with `reply` answer the turn requests in order. */
-export async function startChatServer(): Promise<ChatServer> {
+/**
+ * Starts a server; replies queued with `reply` answer the turn requests in order, and `memoryReply` (default:
+ * no memories) the memory requests.
+ */
+export async function startChatServer(
+  options: { memoryReply?: (request: WireRequest) => WireReply } = {},
+): Promise<ChatServer> {
   const wire = await startWireServer();
   const queue: ChatScript[] = [];
   const dispatch = (request: WireRequest): WireReply => {
-    if (isMemoryRequest(request)) return textReply('{"memories": []}');
+    if (isMemoryRequest(request)) return options.memoryReply?.(request) ?? textReply('{"memories": []}');
     const script = queue.shift();
     if (script === undefined) {
       return { type: 'json', status: 400, body: { error: { message: 'cli-wire: no turn reply scripted' } } };

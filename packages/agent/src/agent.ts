@@ -60,17 +60,18 @@ export class Agent {
     if (typeof config !== 'object' || config === null) {
       throw new AgentError({
         code: 'INVALID_INPUT',
-        message: 'newSession takes { modelId?, systemPromptOverride? }',
+        message: 'newSession takes { modelId?, systemPromptOverride?, memoryNamespace? }',
       });
     }
     for (const key of Object.keys(config)) {
-      if (key !== 'modelId' && key !== 'systemPromptOverride') {
+      if (key !== 'modelId' && key !== 'systemPromptOverride' && key !== 'memoryNamespace') {
         throw new AgentError({
           code: 'INVALID_INPUT',
-          message: `newSession takes { modelId?, systemPromptOverride? }; '${key}' is not one of them`,
+          message: `newSession takes { modelId?, systemPromptOverride?, memoryNamespace? }; '${key}' is not one of them`,
         });
       }
     }
+    checkMemoryNamespace(config.memoryNamespace);
     if (config.modelId !== undefined && (typeof config.modelId !== 'string' || config.modelId === '')) {
       throw new AgentError({ code: 'INVALID_INPUT', message: 'modelId must be a non-empty string' });
     }
@@ -89,12 +90,14 @@ export class Agent {
         model,
         systemPromptOverride: config.systemPromptOverride,
         claim,
+        memoryNamespace: config.memoryNamespace,
       });
       const sessionConfig: SessionConfig = { modelId: model.info.id };
       if (config.systemPromptOverride !== undefined)
         sessionConfig.systemPromptOverride = config.systemPromptOverride;
+      if (config.memoryNamespace !== undefined) sessionConfig.memoryNamespace = config.memoryNamespace;
       await state.log.append({ type: 'metadata', key: 'session_config', value: sessionConfig });
-      state.memories = await this.loadMemories();
+      state.memories = await this.loadMemories(state);
       await this.runSessionStart(sessionId, model.info.id);
       return new Session(this.activate(state));
     } catch (error) {
@@ -106,12 +109,16 @@ export class Agent {
     }
   }
 
-  /** Rebuilds a saved session (0006 §8.1): its context, counters and memories; SessionStart does not run. */
-  async resumeSession(sessionId: string): Promise<Session> {
+  /**
+   * Rebuilds a saved session (0006 §8.1): its context, counters and memories; SessionStart does not run. Its
+   * memories are those of `options.memoryNamespace`, else of the namespace it was created with.
+   */
+  async resumeSession(sessionId: string, options: { memoryNamespace?: string } = {}): Promise<Session> {
     this.assertOpen();
     if (typeof sessionId !== 'string' || sessionId === '') {
       throw new AgentError({ code: 'INVALID_INPUT', message: 'resumeSession takes a non-empty session id' });
     }
+    checkMemoryNamespace(options.memoryNamespace);
     const storage = this.runtime.sessionStorage;
     if (storage === undefined) {
       throw new AgentError({
@@ -144,6 +151,7 @@ export class Agent {
         model,
         systemPromptOverride: replayed.sessionConfig?.systemPromptOverride,
         claim,
+        memoryNamespace: options.memoryNamespace ?? replayed.sessionConfig?.memoryNamespace,
       });
       state.context.reset(replayed.messages, replayed.chars);
       state.turnCount = replayed.turnCount;
@@ -151,7 +159,7 @@ export class Agent {
       state.heldBatch = heldBatch;
       const interval = this.runtime.config.memoryCheckpointInterval;
       state.turnsSinceCheckpoint = interval > 0 ? replayed.turnCount % interval : 0;
-      state.memories = await this.loadMemories();
+      state.memories = await this.loadMemories(state);
       return new Session(this.activate(state));
     } catch (error) {
       if (this.reserved.has(sessionId)) {
@@ -277,8 +285,8 @@ export class Agent {
     return models.resolve(config.defaultModel);
   }
 
-  private async loadMemories() {
-    const memory = this.runtime.memory;
+  private async loadMemories(state: SessionState) {
+    const memory = state.memory;
     if (memory === undefined) return [];
     try {
       return await memory.load();
@@ -298,5 +306,16 @@ export class Agent {
       timeoutMs: config.toolTimeoutMs,
     });
     for (const error of outcome.errors) config.onBackgroundError(error);
+  }
+}
+
+/** A session's memory namespace, when given, is a non-empty string of at most 256 characters. */
+function checkMemoryNamespace(namespace: unknown): void {
+  if (namespace === undefined) return;
+  if (typeof namespace !== 'string' || namespace === '' || namespace.length > 256) {
+    throw new AgentError({
+      code: 'INVALID_INPUT',
+      message: 'memoryNamespace must be a non-empty string of at most 256 characters',
+    });
   }
 }

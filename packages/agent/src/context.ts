@@ -207,6 +207,7 @@ function readSessionConfig(value: unknown): SessionConfig | undefined {
   if (typeof record.modelId === 'string') config.modelId = record.modelId;
   if (typeof record.systemPromptOverride === 'string')
     config.systemPromptOverride = record.systemPromptOverride;
+  if (typeof record.memoryNamespace === 'string') config.memoryNamespace = record.memoryNamespace;
   return config;
 }
 

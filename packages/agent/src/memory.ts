@@ -246,6 +246,11 @@ export class MemoryManager {
     this.maxItems = options.maxItems;
   }
 
+  /** The same manager on another namespace: a session's own, when it names one. */
+  inNamespace(namespace: string): MemoryManager {
+    return new MemoryManager({ storage: this.storage, namespace, maxItems: this.maxItems });
+  }
+
   /** The memories shown in the prompt: the namespace's most recent, at most `maxItems`. */
   load(): Promise<Memory[]> {
     return this.store(() => this.storage.search(this.namespace, '', this.maxItems));

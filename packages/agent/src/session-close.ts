@@ -75,7 +75,8 @@ async function extractAtClose(options: {
   priceOf: PriceOf;
 }): Promise<void> {
   const { state, runtime, priceOf } = options;
-  const { config, memory, models } = runtime;
+  const { config, models } = runtime;
+  const memory = state.memory;
   if (memory === undefined) return;
   const route = config.memoryModel === undefined ? state.model : models.resolve(config.memoryModel);
   const messages = state.sinceCheckpoint;

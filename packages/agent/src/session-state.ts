@@ -77,6 +77,8 @@ export interface SessionState {
   readonly log: SessionLog;
   /** The storage's claim on the session, released at close; undefined when the storage makes none. */
   readonly claim: SessionClaim | undefined;
+  /** The session's memories (the runtime's, on the session's namespace); undefined without a memory storage. */
+  readonly memory: MemoryManager | undefined;
   memories: Memory[];
   /** Turns whose user message entered the context. */
   turnCount: number;
@@ -99,7 +101,10 @@ export function newSessionState(options: {
   model: RoutedModel;
   systemPromptOverride: string | undefined;
   claim: SessionClaim | undefined;
+  /** The session's own memory namespace; default the agent's. */
+  memoryNamespace?: string | undefined;
 }): SessionState {
+  const memory = options.runtime.memory;
   return {
     id: options.sessionId,
     model: options.model,
@@ -107,6 +112,7 @@ export function newSessionState(options: {
     context: new ContextManager(),
     log: new SessionLog({ storage: options.runtime.sessionStorage, sessionId: options.sessionId }),
     claim: options.claim,
+    memory: options.memoryNamespace === undefined ? memory : memory?.inNamespace(options.memoryNamespace),
     memories: [],
     turnCount: 0,
     turnsSinceCheckpoint: 0,

@@ -123,7 +123,7 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
  */
 export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | 'cancelled'> {
   const { runtime, session, turnId, signal, emit } = options;
-  const memory = runtime.memory;
+  const memory = session.memory;
   const interval = runtime.config.memoryCheckpointInterval;
   if (memory === undefined || interval === 0 || session.turnsSinceCheckpoint < interval) return 'done';
   if (signal.aborted) return 'cancelled';

@@ -58,6 +58,8 @@ export interface SessionConfig {
   modelId?: string;
   /** Appended after `systemInstructions`, in the stable part of the system prompt. */
   systemPromptOverride?: string;
+  /** Where this session's long-term memories are read and saved (one per user); default `AgentConfig.memoryNamespace`. */
+  memoryNamespace?: string;
 }
 
 /** A JSON Schema document. */

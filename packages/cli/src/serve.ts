@@ -6,6 +6,7 @@ import { type DatabaseTarget, databaseTarget, openServeDatabase, redacted } from
 import { tokensFromEnv } from './server-config.js';
 import { type CliRuntime, openHomeStorage, type RuntimeStorage, setUpRuntime } from './setup.js';
 import { plainMessage } from './style.js';
+import { moveTenantMemories } from './tenant-memories.js';
 import { neutralizeLine } from './terminal-text.js';
 
 /** How many sessions `youyou serve` holds at once without "server.maxActiveSessions". */
@@ -54,14 +55,18 @@ export async function runServe(options: {
     const text = plainMessage(error.message);
     io.warn(database === undefined ? text : redacted(text, database));
   };
-  const openStorage = (): Promise<RuntimeStorage<SessionStorage>> =>
-    database === undefined
-      ? openHomeStorage({ settings, onBackgroundError })
-      : openServeDatabase({
-          target: database,
-          schema: settings.server?.databaseSchema ?? 'public',
-          onBackgroundError,
-        });
+  let opened: RuntimeStorage<SessionStorage> | undefined;
+  const openStorage = async (): Promise<RuntimeStorage<SessionStorage>> => {
+    opened =
+      database === undefined
+        ? await openHomeStorage({ settings, onBackgroundError })
+        : await openServeDatabase({
+            target: database,
+            schema: settings.server?.databaseSchema ?? 'public',
+            onBackgroundError,
+          });
+    return opened;
+  };
   const runtime: CliRuntime<SessionStorage> = await setUpRuntime({
     settings,
     env: io.env,
@@ -78,7 +83,19 @@ export async function runServe(options: {
     onBackgroundError,
   });
   try {
-    const { createServer, listen } = await import('@youyou/server');
+    const { createServer, listen, TENANT_METADATA_KEY, tenantMemoryNamespace } = await import(
+      '@youyou/server'
+    );
+    if (opened !== undefined) {
+      const moved = await moveTenantMemories({
+        memories: opened.memories,
+        sessions: opened.sessions,
+        tenantKey: TENANT_METADATA_KEY,
+        namespaceOf: tenantMemoryNamespace,
+      });
+      if (moved > 0)
+        io.stderr.write(`youyou: ${moved} memories of tenants' sessions moved to their tenants\n`);
+    }
     const idleSessionMs = settings.server?.idleSessionMs;
     const server = createServer({
       agent: runtime.agent,

@@ -15,6 +15,14 @@ import { eventLogOf, type SessionEventLog } from './log-tail.js';
 /** The metadata key under which the server saves the tenant that created a session. */
 export const TENANT_METADATA_KEY = 'youyou_server_tenant';
 
+/**
+ * The long-term memory namespace of a tenant's sessions: each tenant has its own, and none is the agent's
+ * default namespace (`default`, the local CLI's), so no memory crosses from one tenant to another or to it.
+ */
+export function tenantMemoryNamespace(tenant: string): string {
+  return `tenant:${tenant}`;
+}
+
 /** How many events from the start of a session's log `ownerOf` reads before it reads the whole log. */
 const OWNER_SEARCH_EVENTS = 20;
 
@@ -64,12 +72,13 @@ export class SessionHub {
 
   /** Creates a session owned by `tenant`; the tenant is saved in its log before anyone can see the id. */
   async create(tenant: string, config: { modelId?: string }): Promise<string> {
+    const sessionConfig = { ...config, memoryNamespace: tenantMemoryNamespace(tenant) };
     let session: Session;
     try {
-      session = await this.options.agent.newSession(config);
+      session = await this.options.agent.newSession(sessionConfig);
     } catch (error) {
       if (!isSessionBusy(error) || !(await this.evictIdle())) throw error;
-      session = await this.options.agent.newSession(config);
+      session = await this.options.agent.newSession(sessionConfig);
     }
     const sessionId = session.id;
     try {
@@ -201,13 +210,23 @@ export class SessionHub {
   }
 
   private async resume(sessionId: string): Promise<OpenSession> {
+    const tenant = await this.ownerOf(sessionId);
+    if (tenant === undefined) {
+      throw new HttpError({
+        status: 404,
+        code: 'SESSION_NOT_FOUND',
+        message: `session '${sessionId}' does not exist`,
+      });
+    }
+    // Named on every resume: a session saved before tenants had namespaces would otherwise read the default one.
+    const options = { memoryNamespace: tenantMemoryNamespace(tenant) };
     let session: Session;
     try {
-      session = await this.options.agent.resumeSession(sessionId);
+      session = await this.options.agent.resumeSession(sessionId, options);
     } catch (error) {
       // Every slot taken: close the session idle the longest (no turn running) and retry once.
       if (!isSessionBusy(error) || !(await this.evictIdle())) throw error;
-      session = await this.options.agent.resumeSession(sessionId);
+      session = await this.options.agent.resumeSession(sessionId, options);
     }
     const entry: OpenSession = { session, idleTimer: undefined };
     this.open.set(sessionId, entry);
