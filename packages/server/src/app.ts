@@ -29,6 +29,11 @@ export interface ServerLimits {
    * storage that notifies, an idle tail doubles it up to 8× (a lost notification is rare), back on any event.
    */
   logPollMs?: number;
+  /**
+   * The `Retry-After` (seconds, default 1) of 429 `SERVER_BUSY`: a request that needs a session slot while
+   * every one of the agent's `maxActiveSessions` runs a turn.
+   */
+  busyRetryAfterSeconds?: number;
 }
 
 /** CORS for browsers on other origins; without it no CORS header is sent. */
@@ -70,12 +75,17 @@ export function createServer(options: ServerOptions): YouyouServer {
   const resolveToken = tokenResolver(checkAuth(options.auth));
   const maxBodyBytes = options.limits?.maxBodyBytes ?? 1024 * 1024;
   const keepAliveMs = options.limits?.keepAliveMs ?? 15_000;
+  const busyRetryAfterSeconds = options.limits?.busyRetryAfterSeconds ?? 1;
+  if (!Number.isInteger(busyRetryAfterSeconds) || busyRetryAfterSeconds < 0) {
+    throw new TypeError('limits.busyRetryAfterSeconds must be a whole number of seconds, 0 or more');
+  }
   const hub = new SessionHub({
     agent: options.agent,
     storage: options.storage,
     idleMs: options.limits?.idleSessionMs ?? 60_000,
     journalCapacity: options.limits?.journalCapacity ?? 10_000,
     journalRetentionMs: options.limits?.journalRetentionMs ?? 15 * 60_000,
+    busyRetryAfterSeconds,
   });
   const eventLog = eventLogOf(options.storage);
   const app = new Hono<{ Variables: { tenant: string } }>();

@@ -11,11 +11,19 @@ export interface ErrorBody {
 export class HttpError extends Error {
   readonly status: ContentfulStatusCode;
   readonly code: string;
+  /** Headers the error response carries (`Retry-After` of a 429). */
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(options: { status: ContentfulStatusCode; code: string; message: string }) {
+  constructor(options: {
+    status: ContentfulStatusCode;
+    code: string;
+    message: string;
+    headers?: Record<string, string>;
+  }) {
     super(options.message);
     this.status = options.status;
     this.code = options.code;
+    this.headers = options.headers ?? {};
   }
 }
 
@@ -49,8 +57,8 @@ export function toErrorResponse(error: unknown): { status: ContentfulStatusCode;
   return { status: 500, body: { error: { code: 'INTERNAL_ERROR', message: 'the server failed to answer' } } };
 }
 
-/** Sends an error as the JSON body every client can rely on. */
+/** Sends an error as the JSON body every client can rely on, with the headers an HttpError names. */
 export function errorResponse(context: Context, error: unknown): Response {
   const { status, body } = toErrorResponse(error);
-  return context.json(body, status);
+  return context.json(body, status, error instanceof HttpError ? { ...error.headers } : {});
 }

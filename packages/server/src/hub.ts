@@ -65,6 +65,8 @@ export class SessionHub {
       idleMs: number;
       journalCapacity: number;
       journalRetentionMs: number;
+      /** The `Retry-After` of a 429 SERVER_BUSY, in seconds. */
+      busyRetryAfterSeconds: number;
     },
   ) {
     this.log = eventLogOf(options.storage);
@@ -73,13 +75,7 @@ export class SessionHub {
   /** Creates a session owned by `tenant`; the tenant is saved in its log before anyone can see the id. */
   async create(tenant: string, config: { modelId?: string }): Promise<string> {
     const sessionConfig = { ...config, memoryNamespace: tenantMemoryNamespace(tenant) };
-    let session: Session;
-    try {
-      session = await this.options.agent.newSession(sessionConfig);
-    } catch (error) {
-      if (!isSessionBusy(error) || !(await this.evictIdle())) throw error;
-      session = await this.options.agent.newSession(sessionConfig);
-    }
+    const session = await this.withSlot(() => this.options.agent.newSession(sessionConfig));
     const sessionId = session.id;
     try {
       await this.options.storage?.saveEvent(sessionId, {
@@ -220,17 +216,37 @@ export class SessionHub {
     }
     // Named on every resume: a session saved before tenants had namespaces would otherwise read the default one.
     const options = { memoryNamespace: tenantMemoryNamespace(tenant) };
-    let session: Session;
-    try {
-      session = await this.options.agent.resumeSession(sessionId, options);
-    } catch (error) {
-      // Every slot taken: close the session idle the longest (no turn running) and retry once.
-      if (!isSessionBusy(error) || !(await this.evictIdle())) throw error;
-      session = await this.options.agent.resumeSession(sessionId, options);
-    }
+    const session = await this.withSlot(() => this.options.agent.resumeSession(sessionId, options));
     const entry: OpenSession = { session, idleTimer: undefined };
     this.open.set(sessionId, entry);
     return entry;
+  }
+
+  /**
+   * Opens a session on the agent. When every slot is taken, the session idle the longest (no turn running)
+   * is closed and the open retried once; when every slot runs a turn, the answer is 429 SERVER_BUSY with
+   * `Retry-After`: a slot frees up as soon as a turn ends, so the same request succeeds later.
+   */
+  private async withSlot(open: () => Promise<Session>): Promise<Session> {
+    try {
+      return await open();
+    } catch (error) {
+      if (!isOutOfSlots(error)) throw error;
+    }
+    if (await this.evictIdle()) {
+      try {
+        return await open();
+      } catch (error) {
+        if (!isOutOfSlots(error)) throw error;
+      }
+    }
+    const seconds = this.options.busyRetryAfterSeconds;
+    throw new HttpError({
+      status: 429,
+      code: 'SERVER_BUSY',
+      message: `every session slot of this server runs a turn; retry in ${seconds} s (Retry-After)`,
+      headers: { 'retry-after': String(seconds) },
+    });
   }
 
   /** Closes the open session idle the longest; false when every open session has a turn running. */
@@ -283,4 +299,12 @@ export class SessionHub {
 /** Whether an error means the agent has no free session slot right now. */
 export function isSessionBusy(error: unknown): boolean {
   return error instanceof AgentError && error.code === 'SESSION_BUSY';
+}
+
+/**
+ * A SESSION_BUSY of the agent itself: its `maxActiveSessions` slots are taken (or the session is still
+ * closing on it). A storage's SESSION_BUSY (another process holds the session's lease) is not one.
+ */
+function isOutOfSlots(error: unknown): boolean {
+  return isSessionBusy(error) && (error as AgentError).sourceComponent === 'agent';
 }

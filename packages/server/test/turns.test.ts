@@ -189,8 +189,12 @@ test('with every slot of the agent taken, an idle session is closed to make room
   expect(JSON.stringify(harness.provider.requests[2]?.messages)).not.toContain('second');
 });
 
-test('a second session while the only slot runs a turn is 409 SESSION_BUSY', async () => {
-  harness = await startHarness({ maxActiveSessions: 1, responses: [[{ type: 'hang' }]] });
+test('a second session while the only slot runs a turn is 429 SERVER_BUSY with Retry-After; it works once the turn ends', async () => {
+  harness = await startHarness({
+    maxActiveSessions: 1,
+    limits: { busyRetryAfterSeconds: 3 },
+    responses: [[{ type: 'hang' }]],
+  });
   const one = await createSession(harness);
   const running = await harness.request(`/sessions/${one}/messages`, {
     method: 'POST',
@@ -198,12 +202,15 @@ test('a second session while the only slot runs a turn is 409 SESSION_BUSY', asy
   });
   const stream = readSse(running);
   const busy = await harness.request('/sessions', { method: 'POST', json: {} });
-  expect(busy.status).toBe(409);
-  expect(((await busy.json()) as { error: { code: string } }).error.code).toBe('SESSION_BUSY');
+  expect(busy.status).toBe(429);
+  expect(busy.headers.get('retry-after')).toBe('3');
+  expect(((await busy.json()) as { error: { code: string } }).error.code).toBe('SERVER_BUSY');
   await harness.request(`/sessions/${one}/cancel`, { method: 'POST' });
   for await (const _message of stream) {
     // drained to the turn's end
   }
+  // The slot's session is idle now: it is closed to make room.
+  expect((await harness.request('/sessions', { method: 'POST', json: {} })).status).toBe(201);
 });
 
 test('the events of a session idle past the retention are dropped, and its numbering goes on', async () => {
