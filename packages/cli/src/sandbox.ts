@@ -101,7 +101,7 @@ function realPath(candidate: string): string | undefined {
  * the whole file system read-only, a fresh /dev, /proc and /tmp; when the workspace lies under /tmp, its top
  * folder below /tmp read-only again so that its siblings are not writable; the workspace itself (writable in
  * workspace-write); then the hidden paths over everything, so that a secret folder inside the workspace is
- * hidden too. A hidden path that contains the workspace is left alone (hiding it would hide the workspace).
+ * hidden too. A hidden folder that contains the workspace is hidden with the workspace bound again inside it.
  */
 export function bubblewrapArguments(options: { sandbox: ShellSandbox; workspaceRoot: string }): string[] {
   const { sandbox } = options;
@@ -129,11 +129,16 @@ export function bubblewrapArguments(options: { sandbox: ShellSandbox; workspaceR
     const top = path.join('/tmp', path.relative(privateTmp, root).split(path.sep)[0] as string);
     args.push('--ro-bind', top, top);
   }
-  args.push(sandbox.mode === 'workspace-write' ? '--bind' : '--ro-bind', root, root);
+  const workspaceBind = sandbox.mode === 'workspace-write' ? '--bind' : '--ro-bind';
+  args.push(workspaceBind, root, root);
   const hidden = new Set<string>();
-  for (const candidate of [...sandbox.hiddenPaths, ...SECRET_SYSTEM_PATHS]) {
-    const real = realPath(candidate);
-    if (real === undefined || hidden.has(real) || isWithin(root, real)) continue;
+  const candidates = [...sandbox.hiddenPaths, ...SECRET_SYSTEM_PATHS].map(realPath);
+  // Folders holding the workspace first: the workspace bound again inside them, what is hidden in it stays so.
+  const holds = (real: string | undefined): number => Number(real !== undefined && isWithin(root, real));
+  candidates.sort((a, b) => holds(b) - holds(a));
+  for (const real of candidates) {
+    // The workspace itself is never hidden from its own shell.
+    if (real === undefined || real === root || hidden.has(real)) continue;
     hidden.add(real);
     let isDirectory = false;
     try {
@@ -141,7 +146,10 @@ export function bubblewrapArguments(options: { sandbox: ShellSandbox; workspaceR
     } catch {
       continue;
     }
-    if (isDirectory) args.push('--tmpfs', real, '--remount-ro', real);
+    // A hidden folder holding the workspace (serve's tenants' folders) is hidden but for the workspace.
+    if (isDirectory && isWithin(root, real)) {
+      args.push('--tmpfs', real, workspaceBind, root, root, '--remount-ro', real);
+    } else if (isDirectory) args.push('--tmpfs', real, '--remount-ro', real);
     else args.push('--ro-bind', '/dev/null', real);
   }
   args.push('--chdir', root);

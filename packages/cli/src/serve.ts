@@ -7,6 +7,7 @@ import { tokensFromEnv } from './server-config.js';
 import { type CliRuntime, openHomeStorage, type RuntimeStorage, setUpRuntime } from './setup.js';
 import { plainMessage } from './style.js';
 import { moveTenantMemories } from './tenant-memories.js';
+import { serveWorkspaces } from './tenant-workspaces.js';
 import { neutralizeLine } from './terminal-text.js';
 
 /** How many sessions `youyou serve` holds at once without "server.maxActiveSessions". */
@@ -67,6 +68,7 @@ export async function runServe(options: {
           });
     return opened;
   };
+  const workspaces = await serveWorkspaces(settings);
   const runtime: CliRuntime<SessionStorage> = await setUpRuntime({
     settings,
     env: io.env,
@@ -78,6 +80,7 @@ export async function runServe(options: {
     ...(settings.server?.approvalWindowMs === undefined
       ? {}
       : { approvalWindowMs: settings.server.approvalWindowMs }),
+    ...(workspaces.routing === undefined ? {} : { workspaces: workspaces.routing }),
     warn: io.warn,
     notice: (text) => io.stderr.write(`youyou: ${text}\n`),
     onBackgroundError,
@@ -104,6 +107,7 @@ export async function runServe(options: {
       webChat,
       ...(idleSessionMs === undefined ? {} : { limits: { idleSessionMs } }),
     });
+    workspaces.knowTenants((sessionId) => server.tenantOf(sessionId));
     const listening = await listen(server, { port: options.port, host: options.host });
     // One write: whoever waits for the banner (a supervisor, a test) reads all of it at once.
     const banner = [
@@ -111,6 +115,7 @@ export async function runServe(options: {
       database === undefined
         ? `youyou: sessions in ${neutralizeLine(settings.databasePath)}`
         : `youyou: sessions in PostgreSQL at ${neutralizeLine(database.where)}`,
+      `youyou: ${workspaces.description}`,
       ...(webChat ? [`youyou: web chat at ${listening.url}/ (it asks for a token)`] : []),
     ];
     io.stdout.write(`${banner.join('\n')}\n`);

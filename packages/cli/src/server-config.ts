@@ -16,6 +16,13 @@ export interface ServerFileConfig {
   webChat?: boolean;
   /** How long a call waiting for approval over HTTP may wait; then it is denied (default: until decided). */
   approvalWindowMs?: number;
+  /**
+   * Whose files a session's tools work on: `tenant` (default) a folder per tenant under `workspaceRoot`,
+   * `session` a folder per session inside its tenant's, `shared` the folder serve runs in, for every tenant.
+   */
+  workspaces?: 'tenant' | 'session' | 'shared';
+  /** The folder of the tenants' workspace folders (default: `workspaces` in the youyou home). */
+  workspaceRoot?: string;
 }
 
 /** The keys "server" takes. */
@@ -27,6 +34,8 @@ const SERVER_KEYS = [
   'databaseSchema',
   'webChat',
   'approvalWindowMs',
+  'workspaces',
+  'workspaceRoot',
 ];
 
 /** A plain SQL identifier, as @youyou/postgres takes for a schema. */
@@ -110,6 +119,23 @@ export function parseServerConfig(file: string, value: unknown): ServerFileConfi
       );
     }
     config.databaseSchema = value.databaseSchema;
+  }
+  const workspaces = value.workspaces;
+  if (workspaces !== undefined) {
+    if (workspaces !== 'tenant' && workspaces !== 'session' && workspaces !== 'shared') {
+      throw new ConfigError(`${file}: "server.workspaces" must be "tenant", "session" or "shared"`);
+    }
+    config.workspaces = workspaces;
+  }
+  if (value.workspaceRoot !== undefined) {
+    if (
+      typeof value.workspaceRoot !== 'string' ||
+      value.workspaceRoot.trim() === '' ||
+      value.workspaceRoot.includes('\0')
+    ) {
+      throw new ConfigError(`${file}: "server.workspaceRoot" must be a folder path`);
+    }
+    config.workspaceRoot = value.workspaceRoot;
   }
   if (value.webChat !== undefined) {
     if (typeof value.webChat !== 'boolean') {

@@ -29,6 +29,7 @@ import {
 } from './sandbox.js';
 import { SwitchableProvider } from './switchable-provider.js';
 import { startTelemetry, type Telemetry } from './telemetry.js';
+import { type WorkspaceRouting, workspaceToolsOf } from './tenant-workspaces.js';
 import { neutralizeLine } from './terminal-text.js';
 import { answerOnAbort } from './tools/answer-on-abort.js';
 import { createWorkspaceTools } from './tools/index.js';
@@ -270,6 +271,8 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
   mutatingNeedApproval?: boolean;
   /** How long a suspended turn's calls wait for a decision before they count as denied (the agent's `approvalWindowMs`). */
   approvalWindowMs?: number;
+  /** Each session's own workspace folder (`youyou serve`'s tenants); without it every session works in the cwd. */
+  workspaces?: WorkspaceRouting;
 }): Promise<CliRuntime<Sessions>> {
   const { settings, warn } = options;
   const shellSandbox = chooseSandbox({ settings, env: options.env, warn });
@@ -293,11 +296,16 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
   let telemetry: Telemetry | undefined;
   try {
     telemetry = await startTelemetry({ env: options.env, warn });
-    const workspaceTools = createWorkspaceTools({
-      root: settings.cwd,
-      shellSandbox,
-      shellEnv: toolEnv,
-      shell,
+    const workspaceTools = workspaceToolsOf({
+      cwd: settings.cwd,
+      routing: options.workspaces,
+      create: (root, hidden) =>
+        createWorkspaceTools({
+          root,
+          shellSandbox: { ...shellSandbox, hiddenPaths: [...shellSandbox.hiddenPaths, ...hidden] },
+          shellEnv: toolEnv,
+          shell,
+        }),
     });
     if (Object.keys(settings.mcpServers).length > 0) {
       const { validateServerConfig } = await import('@youyou/mcp');
@@ -333,7 +341,11 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
         ...settings.systemInstructions,
         ...projectInstructions({ workspace: settings.cwd, warn }),
       ],
-      environmentContext: environmentContext(settings, shell),
+      // With a workspace per session the server's own folder is not where the model works: paths are relative.
+      environmentContext: environmentContext(
+        options.workspaces === undefined ? settings : { ...settings, cwd: '.' },
+        shell,
+      ),
       toolTimeoutMs,
       ...(options.maxActiveSessions === undefined ? {} : { maxActiveSessions: options.maxActiveSessions }),
       ...(options.approvalWindowMs === undefined ? {} : { approvalWindowMs: options.approvalWindowMs }),

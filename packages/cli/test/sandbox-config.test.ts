@@ -140,8 +140,11 @@ describe('bubblewrapArguments', () => {
     expect(text.indexOf(`--bind ${workspace} ${workspace}`)).toBeGreaterThan(text.indexOf('--tmpfs /tmp'));
     expect(text.indexOf(`--tmpfs ${inside}`)).toBeGreaterThan(text.indexOf(`--bind ${workspace}`));
     expect(text).toContain(`--ro-bind /dev/null ${path.join(base, 'netrc')}`);
-    // A hidden path holding the workspace is not hidden; a missing one is skipped.
-    expect(text).not.toContain(`--tmpfs ${base} `);
+    // A hidden path holding the workspace is hidden first, with the workspace bound again inside it; a
+    // missing one is skipped.
+    const holding = `--tmpfs ${base} --bind ${workspace} ${workspace} --remount-ro ${base}`;
+    expect(text).toContain(holding);
+    expect(text.indexOf(holding)).toBeLessThan(text.indexOf(`--tmpfs ${inside}`));
     expect(text).not.toContain('missing');
     expect(SECRET_HOME_PATHS).toContain('.ssh');
   });

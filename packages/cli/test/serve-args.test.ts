@@ -123,3 +123,16 @@ test('server.databaseUrl, databaseSchema and webChat are checked; a bad URL is r
     }
   }
 });
+
+test('server.workspaces is "tenant", "session" or "shared"; server.workspaceRoot a folder path', () => {
+  expect(parseServerConfig('config.json', { workspaces: 'session', workspaceRoot: 'files' })).toEqual({
+    workspaces: 'session',
+    workspaceRoot: 'files',
+  });
+  for (const workspaces of ['tenants', true, '']) {
+    expect(() => parseServerConfig('config.json', { workspaces })).toThrow(ConfigError);
+  }
+  for (const workspaceRoot of ['', ' ', 'a\u0000b', 7]) {
+    expect(() => parseServerConfig('config.json', { workspaceRoot })).toThrow(ConfigError);
+  }
+});

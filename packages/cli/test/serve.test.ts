@@ -101,7 +101,9 @@ test('youyou serve takes its tokens from config.json, and a mutating tool waits 
     })
   ).text();
   expect(suspended).toContain('event: turn_suspended');
-  await expect(readFile(path.join(sandbox.workspace, 'out.txt'), 'utf8')).rejects.toThrow();
+  // The tenant's own workspace folder (server.workspaces defaults to "tenant").
+  const written = path.join(sandbox.home, 'workspaces', 'team-b', 'out.txt');
+  await expect(readFile(written, 'utf8')).rejects.toThrow();
 
   wire.reply(textReply('Written.'));
   const continued = await (
@@ -112,7 +114,8 @@ test('youyou serve takes its tokens from config.json, and a mutating tool waits 
     })
   ).text();
   expect(continued).toContain('event: turn_complete');
-  expect(await readFile(path.join(sandbox.workspace, 'out.txt'), 'utf8')).toBe('approved');
+  expect(await readFile(written, 'utf8')).toBe('approved');
+  await expect(readFile(path.join(sandbox.workspace, 'out.txt'), 'utf8')).rejects.toThrow();
   serving.child.kill('SIGTERM');
   expect((await serving.result).code).toBe(0);
 }, 60_000);

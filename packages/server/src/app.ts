@@ -66,6 +66,8 @@ export interface ServerOptions {
 export type YouyouServer = Hono<{ Variables: { tenant: string } }> & {
   listen(options?: { port?: number; host?: string }): Promise<ListeningServer>;
   close(): Promise<void>;
+  /** The tenant that owns a session (saved in its log), or undefined: what a host keys per-tenant data on. */
+  tenantOf(sessionId: string): Promise<string | undefined>;
 };
 
 const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -338,6 +340,7 @@ export function createServer(options: ServerOptions): YouyouServer {
   const close = (): Promise<void> => hub.close();
   return Object.assign(app, {
     close,
+    tenantOf: (sessionId: string) => hub.ownerOf(sessionId),
     listen: (listenOptions?: { port?: number; host?: string }) =>
       listen({ fetch: app.fetch, close }, listenOptions ?? {}),
   });
