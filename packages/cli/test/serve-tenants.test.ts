@@ -70,6 +70,16 @@ async function turnAs(
   const created = await fetch(`${url}/sessions`, { method: 'POST', headers: headers(token), body: '{}' });
   expect(created.status).toBe(201);
   const { sessionId } = (await created.json()) as { sessionId: string };
+  return turnIn(url, token, sessionId, content);
+}
+
+/** Runs one turn in a session; answers the turn request the model server got. */
+async function turnIn(
+  url: string,
+  token: string,
+  sessionId: string,
+  content: string,
+): Promise<{ sessionId: string; sent: string }> {
   const before = wire.turnRequests().length;
   wire.reply(textReply('Noted.'));
   const turn = await fetch(`${url}/sessions/${sessionId}/messages`, {
@@ -154,6 +164,10 @@ test("memories saved before tenants had namespaces: a tenant's move to that tena
   const aliceAgain = await turnAs(url, ALICE, 'What do you know?');
   expect(aliceAgain.sent).toContain('1234-TULIP');
   expect(aliceAgain.sent).not.toContain('green tea');
+  // Her first session, reopened from the log, reads her namespace too.
+  const resumed = await turnIn(url, ALICE, alice.sessionId, 'And now?');
+  expect(resumed.sent).toContain('1234-TULIP');
+  expect(resumed.sent).not.toContain('green tea');
   expect(await stopServe(serving!)).toBe(0);
 
   const localAgain = await localTurn();
