@@ -27,6 +27,32 @@ function chooseDatabase(options: {
 }
 
 /**
+ * Opens the storages, then moves the memories that older versions saved from tenants' sessions into the
+ * shared namespace to their tenants' (see `moveTenantMemories`), before any session can read them.
+ */
+async function withTenantMemoriesMoved(options: {
+  open: () => Promise<RuntimeStorage<SessionStorage>>;
+  io: CliIo;
+}): Promise<RuntimeStorage<SessionStorage>> {
+  const storage = await options.open();
+  try {
+    const { TENANT_METADATA_KEY, tenantMemoryNamespace } = await import('@youyou/server');
+    const moved = await moveTenantMemories({
+      memories: storage.memories,
+      sessions: storage.sessions,
+      tenantKey: TENANT_METADATA_KEY,
+      namespaceOf: tenantMemoryNamespace,
+    });
+    if (moved > 0)
+      options.io.stderr.write(`youyou: ${moved} memories of tenants' sessions moved to their tenants\n`);
+    return storage;
+  } catch (error) {
+    await storage.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
  * `youyou serve`: the CLI's providers, tools and config behind the sessions API of @youyou/server, with the
  * web chat page at / (unless `webChat` is false), until SIGINT or SIGTERM. Sessions and memories are in
  * youyou.db, or in PostgreSQL when a database URL is given (then several serve processes can share it).
@@ -56,18 +82,18 @@ export async function runServe(options: {
     const text = plainMessage(error.message);
     io.warn(database === undefined ? text : redacted(text, database));
   };
-  let opened: RuntimeStorage<SessionStorage> | undefined;
-  const openStorage = async (): Promise<RuntimeStorage<SessionStorage>> => {
-    opened =
-      database === undefined
-        ? await openHomeStorage({ settings, onBackgroundError })
-        : await openServeDatabase({
-            target: database,
-            schema: settings.server?.databaseSchema ?? 'public',
-            onBackgroundError,
-          });
-    return opened;
-  };
+  const openStorage = (): Promise<RuntimeStorage<SessionStorage>> =>
+    withTenantMemoriesMoved({
+      io,
+      open: () =>
+        database === undefined
+          ? openHomeStorage({ settings, onBackgroundError })
+          : openServeDatabase({
+              target: database,
+              schema: settings.server?.databaseSchema ?? 'public',
+              onBackgroundError,
+            }),
+    });
   const workspaces = await serveWorkspaces(settings);
   const runtime: CliRuntime<SessionStorage> = await setUpRuntime({
     settings,
@@ -86,19 +112,7 @@ export async function runServe(options: {
     onBackgroundError,
   });
   try {
-    const { createServer, listen, TENANT_METADATA_KEY, tenantMemoryNamespace } = await import(
-      '@youyou/server'
-    );
-    if (opened !== undefined) {
-      const moved = await moveTenantMemories({
-        memories: opened.memories,
-        sessions: opened.sessions,
-        tenantKey: TENANT_METADATA_KEY,
-        namespaceOf: tenantMemoryNamespace,
-      });
-      if (moved > 0)
-        io.stderr.write(`youyou: ${moved} memories of tenants' sessions moved to their tenants\n`);
-    }
+    const { createServer, listen } = await import('@youyou/server');
     const idleSessionMs = settings.server?.idleSessionMs;
     const server = createServer({
       agent: runtime.agent,
