@@ -296,6 +296,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
     const workspaceTools = createWorkspaceTools({
       root: settings.cwd,
       shellSandbox,
+      readOnly: settings.sandbox.mode === 'read-only',
       shellEnv: toolEnv,
       shell,
     });
