@@ -31,7 +31,7 @@ import { SwitchableProvider } from './switchable-provider.js';
 import { startTelemetry, type Telemetry } from './telemetry.js';
 import { neutralizeLine } from './terminal-text.js';
 import { answerOnAbort } from './tools/answer-on-abort.js';
-import { createWorkspaceTools } from './tools/index.js';
+import { createWorkspaceTools, touchedPathResolver } from './tools/index.js';
 
 /** The CLI's own instructions, before those of the config file. */
 const BASE_INSTRUCTIONS = [
@@ -351,6 +351,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
           mutating: mutatingToolNames(tools),
           policy: options.approval,
           rules: settings.approvalRules,
+          touchedPath: touchedPathResolver(settings.cwd),
           // Leave the runtime's hook bound a margin, so a slow answer is a denial and never a silent approval.
           answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
         }),

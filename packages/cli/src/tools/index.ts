@@ -6,7 +6,7 @@ import { createGrepTool } from './grep.js';
 import { createListDirTool } from './list-dir.js';
 import { createReadFileTool } from './read-file.js';
 import { createShellTool, defaultShellSandbox } from './shell.js';
-import { openWorkspace } from './workspace.js';
+import { openWorkspace, touchedPath } from './workspace.js';
 import { createWriteFileTool } from './write-file.js';
 
 export { defaultShellSandbox, SHELL_DEFAULT_TIMEOUT_MS, SHELL_MAX_TIMEOUT_MS } from './shell.js';
@@ -71,4 +71,15 @@ export function createWorkspaceTools(options: WorkspaceToolsOptions): ToolHandle
       ...(options.shell !== undefined && { shell: options.shell }),
     }),
   ];
+}
+
+/**
+ * For approval rules: the path a workspace tool's call will really act on, symlinks resolved, relative to
+ * `root` (undefined for other tools and calls without a path).
+ */
+export function touchedPathResolver(
+  root: string,
+): (request: { toolName: string; arguments: unknown }) => Promise<string | undefined> {
+  const workspace = openWorkspace(root);
+  return (request) => touchedPath({ workspace, toolName: request.toolName, args: request.arguments });
 }

@@ -213,3 +213,33 @@ export function cutLine(text: string, limit: number): string {
   if (text.length <= limit) return text;
   return `${text.slice(0, limit)} … [line cut: ${text.length - limit} more characters]`;
 }
+
+/** The workspace tools whose `path` argument names what they act on. */
+const PATH_TOOLS: ReadonlySet<string> = new Set([
+  'read_file',
+  'write_file',
+  'edit_file',
+  'list_dir',
+  'grep',
+  'glob',
+]);
+
+/**
+ * The path a workspace tool's call will really act on, for approval rules: its `path` argument with every
+ * symlink resolved, relative to the root with `/` separators (`.` for the root), or absolute when it lies
+ * outside (no relative glob matches it; the tool refuses it anyway). Undefined for other tools and calls
+ * without a path.
+ */
+export async function touchedPath(options: {
+  workspace: Workspace;
+  toolName: string;
+  args: unknown;
+}): Promise<string | undefined> {
+  if (!PATH_TOOLS.has(options.toolName)) return undefined;
+  const given = argumentsOf({ arguments: options.args }).path;
+  if (typeof given !== 'string' || given === '' || given.includes('\0')) return undefined;
+  const { workspace } = options;
+  const real = await realpathOfLongestPrefix(path.resolve(workspace.root, given));
+  if (!isInside(workspace.root, real)) return real;
+  return path.relative(workspace.root, real).split(path.sep).join('/') || '.';
+}
