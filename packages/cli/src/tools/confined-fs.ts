@@ -182,8 +182,9 @@ export async function openInside(options: {
 }
 
 /**
- * Throws the error of a failed open of `name` in the held folder, as a ConfinementError when the name is now
- * a symlink (O_NOFOLLOW gives ELOOP, or ENOTDIR with O_DIRECTORY): the path changed since it was resolved.
+ * Throws the error of a failed open of `name` in the held folder: a ConfinementError when the name is not a
+ * folder now but is a symlink or a folder again (O_NOFOLLOW gives ELOOP, or ENOTDIR with O_DIRECTORY): the
+ * path changed since it was resolved. Other errors name the path, never the /proc/self/fd one.
  */
 async function rethrowOpenError(options: {
   folder: FileHandle;
@@ -197,9 +198,12 @@ async function rethrowOpenError(options: {
     const stats = await lstat(childPath(options.folder, options.folderPath, options.name)).catch(
       () => undefined,
     );
-    if (code === 'ELOOP' || stats?.isSymbolicLink() === true) {
+    if (code === 'ELOOP' || stats?.isSymbolicLink() === true || stats?.isDirectory() === true) {
       throw new ConfinementError(changedText(options.real));
     }
+  }
+  if (options.error instanceof Error) {
+    options.error.message = options.error.message.replace(/\/proc\/self\/fd\/\d+/g, options.folderPath);
   }
   throw options.error;
 }
