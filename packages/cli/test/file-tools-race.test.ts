@@ -21,6 +21,8 @@ const RUNS = 2;
 
 const OUTSIDE_SECRET = 'OUTSIDE-SECRET-31415';
 const INSIDE_TEXT = 'inside-text-27182';
+/** A file name only the outside folder holds: a listing that shows it went outside. */
+const OUTSIDE_NAME = 'outside-only-16180';
 
 /** Exchanges two paths in a loop with renameat2(RENAME_EXCHANGE); prints `swapping` after the first exchange. */
 const SWAPPER = `
@@ -76,6 +78,18 @@ function parallelCalls(step: number, name: string, argsOf: (index: number) => un
   return sseReply([...chatToolCallChunks(calls), ...chatFinish({ finishReason: 'tool_calls', usage: null })]);
 }
 
+/** One model step that makes these calls, all in one answer. */
+function mixedCalls(step: number, calls: { name: string; arguments: unknown }[]): WireReply {
+  const chunks = chatToolCallChunks(
+    calls.map((call, index) => ({
+      id: `call_${step}_${index}`,
+      name: call.name,
+      fragments: [JSON.stringify(call.arguments)],
+    })),
+  );
+  return sseReply([...chunks, ...chatFinish({ finishReason: 'tool_calls', usage: null })]);
+}
+
 /** Every tool result the model server received, by call id. */
 function toolResults(): Map<string, string> {
   const results = new Map<string, string>();
@@ -128,6 +142,7 @@ async function prepare(): Promise<{ outside: string; realdir: string; swap: stri
   const outside = path.join(harness.sandbox.root, 'outside');
   await mkdir(outside);
   await writeFile(path.join(outside, 'secret.txt'), `${OUTSIDE_SECRET}\n`);
+  await writeFile(path.join(outside, `${OUTSIDE_NAME}.txt`), `${OUTSIDE_SECRET}\n`);
   const realdir = path.join(harness.sandbox.workspace, 'realdir');
   await mkdir(realdir);
   await writeFile(path.join(realdir, 'secret.txt'), `${INSIDE_TEXT}\n`);
@@ -179,7 +194,7 @@ describe('the file tools under a folder-for-symlink race', () => {
       extraArgs: ['--yes'],
     });
     // Nothing appeared outside: the folder holds only its own secret, unchanged.
-    expect(await readdir(outside)).toEqual(['secret.txt']);
+    expect((await readdir(outside)).sort()).toEqual([`${OUTSIDE_NAME}.txt`, 'secret.txt']);
     expect(await readFile(path.join(outside, 'secret.txt'), 'utf8')).toBe(`${OUTSIDE_SECRET}\n`);
     const results = toolResults();
     expect(results.size).toBe(RUNS * CALLS_PER_STEP);
@@ -197,5 +212,30 @@ describe('the file tools under a folder-for-symlink race', () => {
       }
     }
     console.info(`write_file under the race: ${created} of ${results.size} created inside, the rest refused`);
+  }, 120_000);
+
+  test('100 parallel grep, glob and list_dir calls never walk into the swapped folder', async () => {
+    const { realdir, swap } = await prepare();
+    const calls = [
+      { name: 'grep', arguments: { pattern: 'SECRET|text' } },
+      { name: 'grep', arguments: { pattern: 'SECRET|text', path: 'realdir' } },
+      { name: 'glob', arguments: { pattern: '**/*.txt' } },
+      { name: 'list_dir', arguments: { path: 'realdir' } },
+    ];
+    await runWhileSwapping({
+      swapped: [realdir, swap],
+      step: (run) =>
+        mixedCalls(
+          run,
+          Array.from({ length: CALLS_PER_STEP }, (_, index) => calls[index % calls.length]!),
+        ),
+    });
+    const results = toolResults();
+    expect(results.size).toBe(RUNS * CALLS_PER_STEP);
+    console.info(summary(results));
+    for (const [id, content] of results) {
+      expect(content, id).not.toContain(OUTSIDE_SECRET);
+      expect(content, id).not.toContain(OUTSIDE_NAME);
+    }
   }, 120_000);
 });
