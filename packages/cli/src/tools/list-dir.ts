@@ -98,7 +98,7 @@ async function describeEntry(options: {
       const real = await realpath(absolute).catch(() => undefined);
       if (real === undefined) return `${name} -> ${target}  (broken link)`;
       if (!isInside(workspace.root, real)) return `${name} -> ${target}  (outside the workspace)`;
-      if (isHidden(workspace, real)) return `${name} -> ${target}  (hidden from the tools)`;
+      if (isHidden(workspace, real)) return `${name}  (a link to a path hidden from the tools)`;
       return `${name}${(await stat(real)).isDirectory() ? '/' : ''} -> ${target}`;
     }
     return `${name}  (special file)`;
