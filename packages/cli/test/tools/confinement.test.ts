@@ -2,7 +2,7 @@ import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isAgentError } from '@youyou/agent';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createWorkspaceTools } from '../../src/tools/index.js';
+import { createWorkspaceTools, defaultShellSandbox } from '../../src/tools/index.js';
 import { makeWorkspace, type TestWorkspace } from './helpers.js';
 
 let workspace: TestWorkspace;
@@ -136,5 +136,56 @@ describe('workspace confinement', () => {
       'edit_file:true',
       'shell:true',
     ]);
+  });
+
+  it('refuses hidden paths inside the root, directly and through a symlink, and leaves them out of walks', async () => {
+    const tools = createWorkspaceTools({
+      root: workspace.root,
+      shellSandbox: { ...defaultShellSandbox(), hiddenPaths: [path.join(workspace.root, 'vault')] },
+    });
+    await mkdir(path.join(workspace.root, 'vault'));
+    await writeFile(path.join(workspace.root, 'vault', 'key'), 'hidden needle\n');
+    await symlink('vault/key', path.join(workspace.root, 'alias'));
+    const call = (name: string, args: unknown) =>
+      tools
+        .find((tool) => tool.name === name)!
+        .execute({
+          callId: 'c',
+          sessionId: 's',
+          turnId: 't',
+          arguments: args,
+          signal: new AbortController().signal,
+        });
+    for (const [name, args] of [
+      ['read_file', { path: 'vault/key' }],
+      ['read_file', { path: 'alias' }],
+      ['write_file', { path: 'vault/new', content: 'x' }],
+      ['edit_file', { path: 'vault/key', oldString: 'hidden', newString: 'seen' }],
+      ['list_dir', { path: 'vault' }],
+    ] as const) {
+      expect((await call(name, args)).content, name).toContain('hidden from the tools');
+    }
+    expect((await call('grep', { pattern: 'needle' })).content).not.toContain('hidden needle');
+    expect((await call('glob', { pattern: '**/*' })).content).not.toContain('vault/');
+    expect(await readFile(path.join(workspace.root, 'vault', 'key'), 'utf8')).toBe('hidden needle\n');
+  });
+
+  it('refuses every write in read-only mode', async () => {
+    const tools = createWorkspaceTools({ root: workspace.root, readOnly: true });
+    const run = (name: string, args: unknown) =>
+      tools
+        .find((tool) => tool.name === name)!
+        .execute({
+          callId: 'c',
+          sessionId: 's',
+          turnId: 't',
+          arguments: args,
+          signal: new AbortController().signal,
+        });
+    expect((await run('write_file', { path: 'inside.txt', content: 'x' })).content).toContain('read-only');
+    expect(
+      (await run('edit_file', { path: 'inside.txt', oldString: 'hello', newString: 'bye' })).content,
+    ).toContain('read-only');
+    expect(await readFile(path.join(workspace.root, 'inside.txt'), 'utf8')).toBe('hello\n');
   });
 });
