@@ -146,6 +146,8 @@ export async function openInside(options: {
   const last = components.pop();
   let folder = await open(workspace.root, FOLDER_FLAGS);
   let folderPath = workspace.root;
+  /** The handle given back to the caller, which must not be closed here. */
+  let kept: FileHandle | undefined;
   try {
     for (const name of components) {
       const current = { folder, folderPath, name };
@@ -171,13 +173,14 @@ export async function openInside(options: {
     }
     try {
       const checked = await verifyDescriptor(workspace, handle, real);
-      return { handle, real: checked, stats: await handle.stat() };
-    } catch (error) {
-      if (handle !== folder) await handle.close();
-      throw error;
+      const opened = { handle, real: checked, stats: await handle.stat() };
+      kept = handle;
+      return opened;
+    } finally {
+      if (kept === undefined && handle !== folder) await handle.close();
     }
   } finally {
-    if (last !== undefined) await folder.close();
+    if (folder !== kept) await folder.close();
   }
 }
 

@@ -1,7 +1,7 @@
 import type { Dirent } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { entryPath, listingPath, openInside } from './confined-fs.js';
+import { entryPath, listingPath, type OpenedInside, openInside } from './confined-fs.js';
 import { type IgnoreLayer, isIgnored, layersAbove, readIgnoreLayer } from './ignore-rules.js';
 import { isHidden, isInside, type Workspace } from './workspace.js';
 
@@ -78,7 +78,7 @@ async function listFolder(
   folder: string,
   isStart: boolean,
 ): Promise<{ entries: Dirent[]; layer: IgnoreLayer | undefined } | undefined> {
-  let opened: Awaited<ReturnType<typeof openInside>>;
+  let opened: OpenedInside;
   try {
     opened = await openInside({ workspace, real: folder, purpose: 'folder' });
   } catch {

@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isAgentError } from '@youyou/agent';
@@ -187,5 +188,30 @@ describe('workspace confinement', () => {
       (await run('edit_file', { path: 'inside.txt', oldString: 'hello', newString: 'bye' })).content,
     ).toContain('read-only');
     expect(await readFile(path.join(workspace.root, 'inside.txt'), 'utf8')).toBe('hello\n');
+  });
+
+  it('leaves no descriptor open, whether a call succeeds or is refused', async () => {
+    await mkdir(path.join(workspace.root, 'folder'));
+    await symlink(workspace.outside, path.join(workspace.root, 'linked'));
+    const calls: [string, unknown][] = [
+      ['read_file', { path: 'inside.txt' }],
+      ['read_file', { path: 'folder' }],
+      ['read_file', { path: 'missing/deeper.txt' }],
+      ['read_file', { path: 'inside.txt/below' }],
+      ['list_dir', { path: '.' }],
+      ['list_dir', { path: 'inside.txt' }],
+      ['write_file', { path: 'folder/new.txt', content: 'x' }],
+      ['write_file', { path: 'folder', content: 'x' }],
+      ['write_file', { path: '.', content: 'x' }],
+      ['edit_file', { path: 'folder/new.txt', oldString: 'x', newString: 'y' }],
+      ['grep', { pattern: 'hello' }],
+      ['glob', { pattern: '**/*' }],
+      ['read_file', { path: 'linked/secret.txt' }],
+    ];
+    const before = readdirSync('/proc/self/fd').length;
+    for (let round = 0; round < 3; round += 1) {
+      for (const [name, args] of calls) await workspace.call(name, args);
+    }
+    expect(readdirSync('/proc/self/fd').length).toBe(before);
   });
 });
