@@ -71,6 +71,11 @@ export function createApprovalPlugin(options: {
   policy: ApprovalPolicy;
   answerWithinMs: number;
   rules?: ApprovalRules;
+  /**
+   * The path a call will really act on, symlinks resolved, relative to the workspace (undefined for calls
+   * without a path): rules are matched on it as well as on the path the call names.
+   */
+  touchedPath?: (request: ApprovalRequest, sessionId: string) => Promise<string | undefined>;
 }): Plugin {
   const { mutating, policy } = options;
   const rules = options.rules ?? NO_RULES;
@@ -79,11 +84,21 @@ export function createApprovalPlugin(options: {
   const decide = async (payload: HookPayload): Promise<HookResult> => {
     const request = readRequest(payload.data);
     if (request === undefined) return { type: 'continue' };
-    const judged = judgeByRules(
+    let touched: string | undefined;
+    let unresolved = false;
+    try {
+      touched = await options.touchedPath?.(request, payload.sessionId);
+    } catch {
+      unresolved = true;
+    }
+    const verdict = judgeByRules(
       { allow: [...rules.allow, ...sessionAllow], deny: rules.deny },
       request.toolName,
       request.arguments,
+      touched,
     );
+    // A path that could not be resolved is never let through by an allow rule: the user is asked.
+    const judged = unresolved && verdict?.verdict === 'allow' ? undefined : verdict;
     if (judged?.verdict === 'deny')
       return { type: 'abort', reason: ruleDenial(request.toolName, judged.rule) };
     if (!mutating.has(request.toolName)) return { type: 'continue' };

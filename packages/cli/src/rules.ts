@@ -147,8 +147,18 @@ function commandOf(args: unknown): string | undefined {
   return typeof command === 'string' ? command : undefined;
 }
 
-/** Whether an allow rule lets this call run: every word of a shell prefix, or the glob on the main argument. */
-export function allowRuleMatches(rule: ApprovalRule, toolName: string, args: unknown): boolean {
+/**
+ * Whether an allow rule lets this call run: every word of a shell prefix, or the glob on the main argument.
+ * `touchedPath` is the path a file tool will really act on (symlinks resolved, relative to the workspace):
+ * when given, the glob must match it as well as the path as written, so `write_file(src/**)` does not let
+ * `src/up/.git/config` through when `src/up` links to `..`.
+ */
+export function allowRuleMatches(
+  rule: ApprovalRule,
+  toolName: string,
+  args: unknown,
+  touchedPath?: string,
+): boolean {
   if (rule.tool !== toolName) return false;
   if (rule.pattern === undefined) return true;
   if (toolName === SHELL_TOOL) {
@@ -158,15 +168,27 @@ export function allowRuleMatches(rule: ApprovalRule, toolName: string, args: unk
     return words !== undefined && prefix !== undefined && startsWith(words, prefix);
   }
   const value = mainArgument(args);
-  if (value === undefined) return false;
-  // A path that climbs out (`src/../../etc/x`) is compared in its normal form, so it cannot pass as `src/**`.
-  const normal = path.posix.normalize(value.replace(/\\/g, '/'));
-  if (normal.startsWith('../') && !rule.pattern.startsWith('../')) return false;
-  return globRegExp(rule.pattern).test(normal) || globRegExp(rule.pattern).test(value);
+  if (value === undefined || !globMatchesPath(rule.pattern, value)) return false;
+  return touchedPath === undefined || globMatchesPath(rule.pattern, touchedPath);
 }
 
-/** Whether a deny rule refuses this call: a shell prefix found at the start of any part of the command. */
-export function denyRuleMatches(rule: ApprovalRule, toolName: string, args: unknown): boolean {
+/** Whether a rule's glob matches a path; a path that climbs out (`src/../../etc/x`) is compared in its normal form. */
+function globMatchesPath(pattern: string, value: string): boolean {
+  const normal = path.posix.normalize(value.replace(/\\/g, '/'));
+  if (normal.startsWith('../') && !pattern.startsWith('../')) return false;
+  return globRegExp(pattern).test(normal) || globRegExp(pattern).test(value);
+}
+
+/**
+ * Whether a deny rule refuses this call: a shell prefix found at the start of any part of the command, or the
+ * glob matching the path as written or the path the tool will really touch (`touchedPath`).
+ */
+export function denyRuleMatches(
+  rule: ApprovalRule,
+  toolName: string,
+  args: unknown,
+  touchedPath?: string,
+): boolean {
   if (rule.tool !== toolName) return false;
   if (rule.pattern === undefined) return true;
   if (toolName === SHELL_TOOL) {
@@ -177,18 +199,23 @@ export function denyRuleMatches(rule: ApprovalRule, toolName: string, args: unkn
     if (exact !== undefined) return startsWith(exact, prefix);
     return looseSegments(command).some((words) => startsWith(words, prefix));
   }
-  return allowRuleMatches(rule, toolName, args);
+  if (allowRuleMatches(rule, toolName, args)) return true;
+  return touchedPath !== undefined && globMatchesPath(rule.pattern, touchedPath);
 }
 
-/** What the rules say of one call: the deny rule that refuses it, the allow rule that lets it run, or nothing. */
+/**
+ * What the rules say of one call: the deny rule that refuses it, the allow rule that lets it run, or nothing.
+ * `touchedPath`: the path a file tool will really act on, when it differs from what the call says.
+ */
 export function judgeByRules(
   rules: ApprovalRules,
   toolName: string,
   args: unknown,
+  touchedPath?: string,
 ): { verdict: 'deny' | 'allow'; rule: ApprovalRule } | undefined {
-  const denied = rules.deny.find((rule) => denyRuleMatches(rule, toolName, args));
+  const denied = rules.deny.find((rule) => denyRuleMatches(rule, toolName, args, touchedPath));
   if (denied !== undefined) return { verdict: 'deny', rule: denied };
-  const allowed = rules.allow.find((rule) => allowRuleMatches(rule, toolName, args));
+  const allowed = rules.allow.find((rule) => allowRuleMatches(rule, toolName, args, touchedPath));
   if (allowed !== undefined) return { verdict: 'allow', rule: allowed };
   return undefined;
 }

@@ -13,7 +13,12 @@ import {
 // Types only: MCP and SQLite are imported where they are used, so that `--help` does not load them.
 import type { McpServerConfig, McpServerSet } from '@youyou/mcp';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
-import { type ApprovalPolicy, createApprovalPlugin, mutatingToolNames } from './approval.js';
+import {
+  type ApprovalPolicy,
+  type ApprovalRequest,
+  createApprovalPlugin,
+  mutatingToolNames,
+} from './approval.js';
 import { type CliSettings, ConfigError, type McpServerSetting } from './config.js';
 import { refusedNames, toolEnvironment } from './env.js';
 import { projectInstructions } from './instructions.js';
@@ -32,7 +37,23 @@ import { startTelemetry, type Telemetry } from './telemetry.js';
 import { type WorkspaceRouting, workspaceToolsOf } from './tenant-workspaces.js';
 import { neutralizeLine } from './terminal-text.js';
 import { answerOnAbort } from './tools/answer-on-abort.js';
-import { createWorkspaceTools } from './tools/index.js';
+import { createWorkspaceTools, touchedPathResolver } from './tools/index.js';
+
+/**
+ * What the approval rules match a call's path on: the path resolved in the workspace the call will run in —
+ * the cwd, or with `routing` its session's own folder (a session without one is never matched by an allow rule).
+ */
+function touchedPathOf(
+  cwd: string,
+  routing: WorkspaceRouting | undefined,
+): (request: ApprovalRequest, sessionId: string) => Promise<string | undefined> {
+  if (routing === undefined) return touchedPathResolver(cwd);
+  return async (request, sessionId) => {
+    const folder = await routing.workspaceOf(sessionId);
+    if (folder === undefined) throw new Error(`session ${sessionId} has no workspace`);
+    return touchedPathResolver(folder)(request);
+  };
+}
 
 /** The CLI's own instructions, before those of the config file. */
 const BASE_INSTRUCTIONS = [
@@ -303,6 +324,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
         createWorkspaceTools({
           root,
           shellSandbox: { ...shellSandbox, hiddenPaths: [...shellSandbox.hiddenPaths, ...hidden] },
+          readOnly: settings.sandbox.mode === 'read-only',
           shellEnv: toolEnv,
           shell,
         }),
@@ -362,6 +384,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
           mutating: mutatingToolNames(tools),
           policy: options.approval,
           rules: settings.approvalRules,
+          touchedPath: touchedPathOf(settings.cwd, options.workspaces),
           // Leave the runtime's hook bound a margin, so a slow answer is a denial and never a silent approval.
           answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
         }),

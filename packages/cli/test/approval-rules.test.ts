@@ -83,6 +83,22 @@ describe('approval rules', () => {
     );
   });
 
+  test('a path rule is matched on the path the tool really touches as well: allow needs both, deny either', () => {
+    const judge = (rules: { allow?: string[]; deny?: string[] }, touched: string) =>
+      judgeByRules(
+        { allow: (rules.allow ?? []).map(rule), deny: (rules.deny ?? []).map(rule) },
+        'write_file',
+        { path: 'src/up/.git/config' },
+        touched,
+      )?.verdict;
+    expect(judge({ allow: ['write_file(src/**)'] }, 'src/up/.git/config')).toBe('allow');
+    expect(judge({ allow: ['write_file(src/**)'] }, '.git/config')).toBeUndefined();
+    expect(judge({ deny: ['write_file(.git/**)'] }, '.git/config')).toBe('deny');
+    expect(judge({ deny: ['write_file(**/.git/**)'], allow: ['write_file'] }, 'src/up/.git/config')).toBe(
+      'deny',
+    );
+  });
+
   test('the question offers the program and its subcommand, and nothing for a compound command', () => {
     expect(offeredShellPrefix('git status --short')).toBe('git status');
     expect(offeredShellPrefix('npm test')).toBe('npm test');

@@ -1,5 +1,5 @@
-import { readFile, stat, writeFile } from 'node:fs/promises';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { ConfinementError, type OpenedInside, openInside, replaceContent } from './confined-fs.js';
 import {
   argumentsOf,
   displayPath,
@@ -8,6 +8,7 @@ import {
   failure,
   looksBinary,
   notRegularFile,
+  readOnlyText,
   resolveInWorkspace,
   success,
   type Workspace,
@@ -108,17 +109,52 @@ async function editFileTool(workspace: Workspace, input: ToolInput): Promise<Too
   if (oldString === '')
     return failure('oldString is empty; give the exact text to replace (use write_file to create a file)');
   if (oldString === newString) return failure('oldString and newString are the same; nothing would change');
+  if (workspace.readOnly) return failure(readOnlyText('edit_file'));
   const resolved = await resolveInWorkspace(workspace, given);
   if (!resolved.ok) return resolved.output;
+  let opened: OpenedInside;
+  try {
+    // Read and written through one descriptor, opened and checked inside the workspace.
+    opened = await openInside({ workspace, real: resolved.path, purpose: 'edit' });
+  } catch (error) {
+    if (error instanceof ConfinementError) return failure(error.message);
+    const code = errorCode(error);
+    if (code === 'ENOENT') return failure(`'${given}' does not exist; use write_file to create it`);
+    if (code === 'EISDIR') return failure(`'${given}' is a directory; give a file path`);
+    if (code === 'ENXIO') return failure(notRegularFile(given));
+    return failure(`cannot read '${given}': ${errorText(error)}`);
+  }
+  try {
+    return await editOpened({
+      opened,
+      given,
+      oldString,
+      newString,
+      replaceAll: args.replaceAll === true,
+      workspace,
+      signal: input.signal,
+    });
+  } finally {
+    await opened.handle.close();
+  }
+}
+
+/** Replaces the text in the open file; the result for the model. */
+async function editOpened(options: {
+  opened: OpenedInside;
+  given: string;
+  oldString: string;
+  newString: string;
+  replaceAll: boolean;
+  workspace: Workspace;
+  signal: AbortSignal;
+}): Promise<ToolOutput> {
+  const { opened, given, oldString, newString } = options;
+  if (!opened.stats.isFile()) return failure(notRegularFile(given));
   let bytes: Buffer;
   try {
-    const stats = await stat(resolved.path);
-    if (stats.isDirectory()) return failure(`'${given}' is a directory; give a file path`);
-    if (!stats.isFile()) return failure(notRegularFile(given));
-    bytes = await readFile(resolved.path, { signal: input.signal });
+    bytes = await opened.handle.readFile({ signal: options.signal });
   } catch (error) {
-    if (errorCode(error) === 'ENOENT')
-      return failure(`'${given}' does not exist; use write_file to create it`);
     return failure(`cannot read '${given}': ${errorText(error)}`);
   }
   if (looksBinary(bytes))
@@ -149,7 +185,7 @@ async function editFileTool(workspace: Workspace, input: ToolInput): Promise<Too
         'line breaks included, without the line-number prefix',
     );
   }
-  if (count > 1 && args.replaceAll !== true) {
+  if (count > 1 && !options.replaceAll) {
     return failure(
       `oldString appears ${count} times in '${given}'; add surrounding lines to make it unique, or set ` +
         'replaceAll to true to replace every occurrence',
@@ -158,10 +194,10 @@ async function editFileTool(workspace: Workspace, input: ToolInput): Promise<Too
   // split/join rather than String.replace, whose replacement string gives `$&` and friends a meaning.
   const updated = text.split(needle).join(replacement);
   try {
-    await writeFile(resolved.path, updated, { encoding: 'utf8', signal: input.signal });
+    await replaceContent(opened.handle, Buffer.from(updated, 'utf8'));
   } catch (error) {
     return failure(`cannot write '${given}': ${errorText(error)}`);
   }
-  const shown = displayPath(workspace, resolved.path);
+  const shown = displayPath(options.workspace, opened.real);
   return success(`Replaced ${count} occurrence${count === 1 ? '' : 's'} in ${shown}`);
 }

@@ -1,7 +1,7 @@
-import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { ConfinementError, isBinaryContent, openFileToRead, openInside } from './confined-fs.js';
 import { compileGlob } from './glob-pattern.js';
 import { compileLinearRegex, type LinearPattern } from './linear-pattern.js';
 import { type WalkedFile, walkFiles } from './walk.js';
@@ -11,7 +11,6 @@ import {
   displayPath,
   errorText,
   failure,
-  isBinaryFile,
   looksBinary,
   notRegularFile,
   resolveInWorkspace,
@@ -53,6 +52,52 @@ function* lineChunks(bytes: Buffer): Generator<string[]> {
     yield lines;
     start = end;
   } while (start < bytes.length);
+}
+
+/** The files grep searches: a walk of the folder, or the one text file. */
+async function filesToSearch(options: {
+  workspace: Workspace;
+  real: string;
+  given: string;
+  signal: AbortSignal;
+}): Promise<AsyncIterable<WalkedFile> | WalkedFile[]> {
+  const { workspace, real, given } = options;
+  const opened = await openInside({ workspace, real, purpose: 'read' });
+  try {
+    if (opened.stats.isDirectory()) return walkFiles({ workspace, start: real, signal: options.signal });
+    if (!opened.stats.isFile()) throw new ConfinementError(notRegularFile(given));
+    if (await isBinaryContent(opened.handle)) {
+      throw new ConfinementError(
+        `'${given}' is a binary file (it holds NUL bytes); grep only searches text files`,
+      );
+    }
+  } finally {
+    await opened.handle.close();
+  }
+  return [{ absolute: real, relative: path.basename(real) }];
+}
+
+/**
+ * The bytes of a file a search met, read through a descriptor opened inside the workspace (the walk's name
+ * may have become a symlink since); 'too large' past GREP_MAX_FILE_BYTES, undefined when it cannot be read.
+ */
+async function readSearchedFile(
+  workspace: Workspace,
+  absolute: string,
+): Promise<Buffer | 'too large' | undefined> {
+  const resolved = await resolveInWorkspace(workspace, absolute);
+  if (!resolved.ok) return undefined;
+  try {
+    const { handle, stats } = await openFileToRead(workspace, resolved.path, absolute);
+    try {
+      if (stats.size > GREP_MAX_FILE_BYTES) return 'too large';
+      return await handle.readFile();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined;
+  }
 }
 
 /** The grep tool: the lines of workspace files that match a JavaScript regular expression. */
@@ -131,17 +176,9 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
   if (!resolved.ok) return resolved.output;
   let files: AsyncIterable<WalkedFile> | WalkedFile[];
   try {
-    const stats = await stat(resolved.path);
-    if (stats.isDirectory()) {
-      files = walkFiles({ workspace, start: resolved.path, signal: input.signal });
-    } else if (!stats.isFile()) {
-      return failure(notRegularFile(given));
-    } else if (await isBinaryFile(resolved.path)) {
-      return failure(`'${given}' is a binary file (it holds NUL bytes); grep only searches text files`);
-    } else {
-      files = [{ absolute: resolved.path, relative: path.basename(resolved.path) }];
-    }
+    files = await filesToSearch({ workspace, real: resolved.path, given, signal: input.signal });
   } catch (error) {
+    if (error instanceof ConfinementError) return failure(error.message);
     return failure(`cannot search '${given}': ${errorText(error)}`);
   }
   const results: string[] = [];
@@ -151,18 +188,14 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
   search: for await (const file of files) {
     if (input.signal.aborted) return failure('grep was cancelled');
     if (fileFilter !== undefined && !fileFilter(file)) continue;
-    let bytes: Buffer;
-    try {
-      if ((await stat(file.absolute)).size > GREP_MAX_FILE_BYTES) {
-        skippedLarge += 1;
-        continue;
-      }
-      bytes = await readFile(file.absolute);
-      // Reading waited for the disk, and the event loop ran meanwhile.
-      busySince = performance.now();
-    } catch {
+    const bytes = await readSearchedFile(workspace, file.absolute);
+    // Reading waited for the disk, and the event loop ran meanwhile.
+    busySince = performance.now();
+    if (bytes === 'too large') {
+      skippedLarge += 1;
       continue;
     }
+    if (bytes === undefined) continue;
     if (looksBinary(bytes.subarray(0, 8000))) continue;
     const shown = displayPath(workspace, file.absolute);
     let lineNumber = 0;

@@ -5,8 +5,8 @@ import { createGlobTool } from './glob.js';
 import { createGrepTool } from './grep.js';
 import { createListDirTool } from './list-dir.js';
 import { createReadFileTool } from './read-file.js';
-import { createShellTool } from './shell.js';
-import { openWorkspace } from './workspace.js';
+import { createShellTool, defaultShellSandbox } from './shell.js';
+import { openWorkspace, touchedPath } from './workspace.js';
 import { createWriteFileTool } from './write-file.js';
 
 export { defaultShellSandbox, SHELL_DEFAULT_TIMEOUT_MS, SHELL_MAX_TIMEOUT_MS } from './shell.js';
@@ -19,8 +19,16 @@ export interface WorkspaceToolsOptions {
   shellTimeoutMs?: number;
   /** How many bytes of shell output a result keeps, first and last halves (default 64 KiB). */
   outputLimitBytes?: number;
-  /** How the shell tool is confined (default: workspace-write in bubblewrap, no network). */
+  /**
+   * How the shell tool is confined (default: workspace-write in bubblewrap, no network). The file tools honour
+   * it too: they never see its hidden paths, and in read-only mode write_file and edit_file refuse.
+   */
   shellSandbox?: ShellSandbox;
+  /**
+   * write_file and edit_file refuse every call (default: when the shell's sandbox is read-only). Given apart
+   * because a read-only session whose shell had to run unconfined (sandbox.allowUnconfined) stays read-only.
+   */
+  readOnly?: boolean;
   /** The environment of shell commands (default: the allowlisted variables of this process). */
   shellEnv?: Readonly<Record<string, string>>;
   /** The shell that runs commands (default: bash when there is one, else /bin/sh). */
@@ -42,7 +50,11 @@ export function createWorkspaceTools(options: WorkspaceToolsOptions): ToolHandle
       });
     }
   }
-  const workspace = openWorkspace(options.root);
+  const sandbox = options.shellSandbox ?? defaultShellSandbox();
+  const workspace = openWorkspace(options.root, {
+    hiddenPaths: sandbox.hiddenPaths,
+    readOnly: options.readOnly ?? sandbox.mode === 'read-only',
+  });
   return [
     createReadFileTool(workspace),
     createListDirTool(workspace),
@@ -54,9 +66,20 @@ export function createWorkspaceTools(options: WorkspaceToolsOptions): ToolHandle
       workspace,
       ...(options.shellTimeoutMs !== undefined && { defaultTimeoutMs: options.shellTimeoutMs }),
       ...(options.outputLimitBytes !== undefined && { outputLimitBytes: options.outputLimitBytes }),
-      ...(options.shellSandbox !== undefined && { sandbox: options.shellSandbox }),
+      sandbox,
       ...(options.shellEnv !== undefined && { env: options.shellEnv }),
       ...(options.shell !== undefined && { shell: options.shell }),
     }),
   ];
+}
+
+/**
+ * For approval rules: the path a workspace tool's call will really act on, symlinks resolved, relative to
+ * `root` (undefined for other tools and calls without a path).
+ */
+export function touchedPathResolver(
+  root: string,
+): (request: { toolName: string; arguments: unknown }) => Promise<string | undefined> {
+  const workspace = openWorkspace(root);
+  return (request) => touchedPath({ workspace, toolName: request.toolName, args: request.arguments });
 }

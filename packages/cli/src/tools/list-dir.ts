@@ -1,11 +1,14 @@
-import { lstat, readdir, readlink, realpath, stat } from 'node:fs/promises';
+import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { ConfinementError, entryPath, namesIn, type OpenedInside, openInside } from './confined-fs.js';
 import {
   argumentsOf,
   displayPath,
+  errorCode,
   errorText,
   failure,
+  isHidden,
   isInside,
   resolveInWorkspace,
   success,
@@ -42,21 +45,33 @@ async function listDir(workspace: Workspace, input: ToolInput): Promise<ToolOutp
   const given = typeof requested === 'string' && requested !== '' ? requested : '.';
   const resolved = await resolveInWorkspace(workspace, given);
   if (!resolved.ok) return resolved.output;
-  let names: string[];
+  let folder: OpenedInside;
   try {
-    const stats = await stat(resolved.path);
-    if (!stats.isDirectory()) return failure(`'${given}' is not a directory; use read_file to read a file`);
-    names = await readdir(resolved.path);
+    // Listed and looked into through this descriptor: a folder swapped for a symlink is never followed.
+    folder = await openInside({ workspace, real: resolved.path, purpose: 'folder' });
   } catch (error) {
+    if (error instanceof ConfinementError) return failure(error.message);
+    if (errorCode(error) === 'ENOTDIR') {
+      return failure(`'${given}' is not a directory; use read_file to read a file`);
+    }
     return failure(`cannot list '${given}': ${errorText(error)}`);
   }
-  names.sort((left, right) => (left < right ? -1 : left > right ? 1 : 0));
-  const header = `${displayPath(workspace, resolved.path)}/ (${names.length} entries)`;
-  if (names.length === 0) return success(`${header}\n(empty directory)`);
-  const lines = [header];
-  for (const name of names.slice(0, LIST_DIR_MAX_ENTRIES)) {
-    lines.push(await describeEntry(workspace, path.join(resolved.path, name), name));
+  const lines: string[] = [];
+  let names: string[];
+  try {
+    names = await namesIn(folder);
+    names.sort((left, right) => (left < right ? -1 : left > right ? 1 : 0));
+    for (const name of names.slice(0, LIST_DIR_MAX_ENTRIES)) {
+      lines.push(await describeEntry({ workspace, folder, name }));
+    }
+  } catch (error) {
+    return failure(`cannot list '${given}': ${errorText(error)}`);
+  } finally {
+    await folder.handle.close();
   }
+  const header = `${displayPath(workspace, folder.real)}/ (${names.length} entries)`;
+  if (names.length === 0) return success(`${header}\n(empty directory)`);
+  lines.unshift(header);
   if (names.length > LIST_DIR_MAX_ENTRIES) {
     lines.push(
       `[${names.length - LIST_DIR_MAX_ENTRIES} more entries not shown; use glob with a pattern to find what you need]`,
@@ -65,7 +80,15 @@ async function listDir(workspace: Workspace, input: ToolInput): Promise<ToolOutp
   return success(lines.join('\n'));
 }
 
-async function describeEntry(workspace: Workspace, absolute: string, name: string): Promise<string> {
+async function describeEntry(options: {
+  workspace: Workspace;
+  folder: OpenedInside;
+  name: string;
+}): Promise<string> {
+  const { workspace, name } = options;
+  // Shown as the shell's sandbox shows it: there, an empty folder or file stands in its place.
+  if (isHidden(workspace, path.join(options.folder.real, name))) return `${name}  (hidden from the tools)`;
+  const absolute = entryPath(options.folder, name);
   try {
     const stats = await lstat(absolute);
     if (stats.isDirectory()) return `${name}/`;
@@ -75,6 +98,7 @@ async function describeEntry(workspace: Workspace, absolute: string, name: strin
       const real = await realpath(absolute).catch(() => undefined);
       if (real === undefined) return `${name} -> ${target}  (broken link)`;
       if (!isInside(workspace.root, real)) return `${name} -> ${target}  (outside the workspace)`;
+      if (isHidden(workspace, real)) return `${name}  (a link to a path hidden from the tools)`;
       return `${name}${(await stat(real)).isDirectory() ? '/' : ''} -> ${target}`;
     }
     return `${name}  (special file)`;

@@ -1,14 +1,12 @@
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { ConfinementError, isBinaryContent, openFileToRead } from './confined-fs.js';
 import {
   argumentsOf,
   cutLine,
   errorText,
   failure,
-  isBinaryFile,
-  notRegularFile,
   resolveInWorkspace,
   success,
   type Workspace,
@@ -69,27 +67,36 @@ async function readFileTool(workspace: Workspace, input: ToolInput): Promise<Too
   const resolved = await resolveInWorkspace(workspace, given);
   if (!resolved.ok) return resolved.output;
   try {
-    const stats = await stat(resolved.path);
-    if (stats.isDirectory()) return failure(`'${given}' is a directory; use list_dir to see what it holds`);
-    if (!stats.isFile()) return failure(notRegularFile(given));
-    if (await isBinaryFile(resolved.path)) {
-      return failure(`'${given}' is a binary file (it holds NUL bytes); read_file only reads text files`);
+    // Everything below reads through this one descriptor, opened and checked inside the workspace.
+    const { handle } = await openFileToRead(workspace, resolved.path, given);
+    try {
+      if (await isBinaryContent(handle)) {
+        return failure(`'${given}' is a binary file (it holds NUL bytes); read_file only reads text files`);
+      }
+      return success(await readLines({ handle, given, startLine, endLine, signal: input.signal }));
+    } finally {
+      await handle.close();
     }
-    return success(await readLines({ file: resolved.path, given, startLine, endLine, signal: input.signal }));
   } catch (error) {
+    if (error instanceof ConfinementError) return failure(error.message);
     return failure(`cannot read '${given}': ${errorText(error)}`);
   }
 }
 
 async function readLines(options: {
-  file: string;
+  handle: FileHandle;
   given: string;
   startLine: number;
   endLine: number;
   signal: AbortSignal;
 }): Promise<string> {
   const { startLine, endLine } = options;
-  const stream = createReadStream(options.file, { encoding: 'utf8', signal: options.signal });
+  const stream = options.handle.createReadStream({ encoding: 'utf8', start: 0, autoClose: false });
+  const stop = (): void => {
+    stream.destroy(new Error('read_file was cancelled'));
+  };
+  if (options.signal.aborted) stop();
+  else options.signal.addEventListener('abort', stop, { once: true });
   const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
   const shown: string[] = [];
   let bytes = 0;
@@ -110,6 +117,7 @@ async function readLines(options: {
       bytes += size;
     }
   } finally {
+    options.signal.removeEventListener('abort', stop);
     lines.close();
     stream.destroy();
   }

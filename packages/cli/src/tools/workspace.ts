@@ -1,25 +1,37 @@
 import { realpathSync, statSync } from 'node:fs';
-import { lstat, open, readlink, realpath } from 'node:fs/promises';
+import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentError, type ToolOutput } from '@youyou/agent';
 
-/** What every workspace tool shares: the real path of the root it is confined to. */
+/** What every workspace tool shares: the root it is confined to, what it must not see, whether it may write. */
 export interface Workspace {
   /** The workspace root, already passed through realpath. */
   readonly root: string;
+  /**
+   * Absolute paths the tools neither read, list nor write, as the shell's sandbox hides them (credential
+   * folders): each as given and as its real path when it exists. Those that contain the root are left out.
+   */
+  readonly hidden: readonly string[];
+  /** `--sandbox read-only`: write_file and edit_file refuse, as the shell cannot write either. */
+  readonly readOnly: boolean;
+}
+
+/** What `openWorkspace` takes besides the root. */
+export interface WorkspaceLimits {
+  /** Absolute paths hidden from the tools (sandbox.hiddenPaths); default none. */
+  hiddenPaths?: readonly string[];
+  /** Refuse every write (default false). */
+  readOnly?: boolean;
 }
 
 /** A path checked against the workspace: either the real path to act on or the error result to return. */
 export type ResolvedPath = { ok: true; path: string } | { ok: false; output: ToolOutput };
 
-/** How many bytes of a file are looked at to decide whether it is binary (what git looks at). */
-const BINARY_PROBE_BYTES = 8000;
-
 /** Symlinks followed while resolving one path before giving up (Linux's own limit). */
 const MAX_SYMLINK_HOPS = 40;
 
 /** The workspace for `root`; throws AgentError INVALID_CONFIG when the root is not an existing directory. */
-export function openWorkspace(root: string): Workspace {
+export function openWorkspace(root: string, limits: WorkspaceLimits = {}): Workspace {
   let real: string;
   try {
     real = realpathSync(path.resolve(root));
@@ -33,7 +45,48 @@ export function openWorkspace(root: string): Workspace {
   if (!statSync(real).isDirectory()) {
     throw new AgentError({ code: 'INVALID_CONFIG', message: `workspace root '${root}' is not a directory` });
   }
-  return { root: real };
+  return {
+    root: real,
+    hidden: hiddenBelow(real, limits.hiddenPaths ?? []),
+    readOnly: limits.readOnly === true,
+  };
+}
+
+/**
+ * The hidden paths as given and, for those that exist, as real paths (a hidden folder reached through a
+ * symlink is hidden too). Like the shell's sandbox, a hidden path that contains the root is left out: hiding
+ * it would hide the whole workspace.
+ */
+function hiddenBelow(root: string, hiddenPaths: readonly string[]): string[] {
+  const hidden = new Set<string>();
+  for (const given of hiddenPaths) {
+    if (!path.isAbsolute(given)) continue;
+    for (const candidate of [path.resolve(given), realpathOrUndefined(given)]) {
+      if (candidate !== undefined && !isInside(candidate, root)) hidden.add(candidate);
+    }
+  }
+  return [...hidden];
+}
+
+function realpathOrUndefined(candidate: string): string | undefined {
+  try {
+    return realpathSync(candidate);
+  } catch {
+    return undefined;
+  }
+}
+
+/** True when `real` (a real path) is a hidden path or lies below one. */
+export function isHidden(workspace: Workspace, real: string): boolean {
+  return workspace.hidden.some((hidden) => isInside(hidden, real));
+}
+
+/** The message for a path the tools must not see. */
+export function hiddenPathText(given: string): string {
+  return (
+    `'${given}' is hidden from the tools: it holds credentials (the shell's sandbox hides it too; see ` +
+    'sandbox.hiddenPaths in config.json); work with other files'
+  );
 }
 
 /** An error result for the model; the message should say what to fix. */
@@ -85,7 +138,7 @@ export function displayPath(workspace: Workspace, absolute: string): string {
  * missing rest is appended. A dangling symlink on the way is followed to where it points, so that creating a
  * file through it cannot land outside the root unnoticed.
  */
-async function realpathOfLongestPrefix(target: string): Promise<string> {
+export async function realpathOfLongestPrefix(target: string): Promise<string> {
   let current = target;
   const missing: string[] = [];
   let hops = 0;
@@ -133,7 +186,16 @@ export async function resolveInWorkspace(workspace: Workspace, given: string): P
       ),
     };
   }
+  if (isHidden(workspace, real)) return { ok: false, output: failure(hiddenPathText(given)) };
   return { ok: true, path: real };
+}
+
+/** The message of a write refused because the session is read-only. */
+export function readOnlyText(tool: string): string {
+  return (
+    `${tool} refused: this session runs with --sandbox read-only, so no tool changes files; ` +
+    'say what you would change instead, or ask the user to restart with --sandbox workspace-write'
+  );
 }
 
 /** The message for a path that is a FIFO, socket or device: reading one could block forever. */
@@ -146,20 +208,38 @@ export function looksBinary(bytes: Uint8Array): boolean {
   return bytes.includes(0);
 }
 
-/** Reads the first bytes of a file and says whether it is binary. */
-export async function isBinaryFile(file: string): Promise<boolean> {
-  const handle = await open(file, 'r');
-  try {
-    const buffer = Buffer.alloc(BINARY_PROBE_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, BINARY_PROBE_BYTES, 0);
-    return looksBinary(buffer.subarray(0, bytesRead));
-  } finally {
-    await handle.close();
-  }
-}
-
 /** A text cut to `limit` characters with a note saying how much was left out. */
 export function cutLine(text: string, limit: number): string {
   if (text.length <= limit) return text;
   return `${text.slice(0, limit)} … [line cut: ${text.length - limit} more characters]`;
+}
+
+/** The workspace tools whose `path` argument names what they act on. */
+const PATH_TOOLS: ReadonlySet<string> = new Set([
+  'read_file',
+  'write_file',
+  'edit_file',
+  'list_dir',
+  'grep',
+  'glob',
+]);
+
+/**
+ * The path a workspace tool's call will really act on, for approval rules: its `path` argument with every
+ * symlink resolved, relative to the root with `/` separators (`.` for the root), or absolute when it lies
+ * outside (no relative glob matches it; the tool refuses it anyway). Undefined for other tools and calls
+ * without a path.
+ */
+export async function touchedPath(options: {
+  workspace: Workspace;
+  toolName: string;
+  args: unknown;
+}): Promise<string | undefined> {
+  if (!PATH_TOOLS.has(options.toolName)) return undefined;
+  const given = argumentsOf({ arguments: options.args }).path;
+  if (typeof given !== 'string' || given === '' || given.includes('\0')) return undefined;
+  const { workspace } = options;
+  const real = await realpathOfLongestPrefix(path.resolve(workspace.root, given));
+  if (!isInside(workspace.root, real)) return real;
+  return path.relative(workspace.root, real).split(path.sep).join('/') || '.';
 }

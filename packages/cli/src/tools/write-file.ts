@@ -1,6 +1,5 @@
-import { mkdir, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { ConfinementError, type OpenedInside, openInside, replaceContent } from './confined-fs.js';
 import {
   argumentsOf,
   displayPath,
@@ -8,6 +7,7 @@ import {
   errorText,
   failure,
   notRegularFile,
+  readOnlyText,
   resolveInWorkspace,
   success,
   type Workspace,
@@ -34,32 +34,56 @@ export function createWriteFileTool(workspace: Workspace): ToolHandler {
   };
 }
 
+/**
+ * The file at `real` opened for writing: the existing one (not truncated yet, so that refusing it changes
+ * nothing), or a new one created with O_EXCL. A file that appears or vanishes in between is tried once more.
+ */
+async function openForWriting(
+  workspace: Workspace,
+  real: string,
+): Promise<{ opened: OpenedInside; existed: boolean }> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return { opened: await openInside({ workspace, real, purpose: 'write' }), existed: true };
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT' || attempt > 0) throw error;
+    }
+    try {
+      return {
+        opened: await openInside({ workspace, real, purpose: 'write', create: true }),
+        existed: false,
+      };
+    } catch (error) {
+      if (errorCode(error) !== 'EEXIST') throw error;
+    }
+  }
+}
+
 async function writeFileTool(workspace: Workspace, input: ToolInput): Promise<ToolOutput> {
   const args = argumentsOf(input);
   const given = String(args.path ?? '');
   if (typeof args.content !== 'string') return failure('content must be a string holding the whole file');
+  if (workspace.readOnly) return failure(readOnlyText('write_file'));
   const content = args.content;
   const resolved = await resolveInWorkspace(workspace, given);
   if (!resolved.ok) return resolved.output;
   try {
-    const existed = await stat(resolved.path).then(
-      (stats) => {
-        if (stats.isDirectory()) throw new Error(`'${given}' is a directory; give a file path`);
-        if (!stats.isFile()) throw new Error(notRegularFile(given));
-        return true;
-      },
-      (error: unknown) => {
-        if (errorCode(error) === 'ENOENT') return false;
-        throw error;
-      },
-    );
-    await mkdir(path.dirname(resolved.path), { recursive: true });
-    await writeFile(resolved.path, content, { encoding: 'utf8', signal: input.signal });
+    const { opened, existed } = await openForWriting(workspace, resolved.path);
+    try {
+      if (!opened.stats.isFile()) return failure(notRegularFile(given));
+      await replaceContent(opened.handle, Buffer.from(content, 'utf8'));
+    } finally {
+      await opened.handle.close();
+    }
     const bytes = Buffer.byteLength(content);
     return success(
-      `${existed ? 'Replaced' : 'Created'} ${displayPath(workspace, resolved.path)} (${bytes} bytes written)`,
+      `${existed ? 'Replaced' : 'Created'} ${displayPath(workspace, opened.real)} (${bytes} bytes written)`,
     );
   } catch (error) {
+    if (error instanceof ConfinementError) return failure(error.message);
+    const code = errorCode(error);
+    if (code === 'EISDIR') return failure(`'${given}' is a directory; give a file path`);
+    if (code === 'ENXIO') return failure(notRegularFile(given));
     return failure(`cannot write '${given}': ${errorText(error)}`);
   }
 }

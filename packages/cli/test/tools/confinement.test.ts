@@ -1,8 +1,9 @@
+import { readdirSync } from 'node:fs';
 import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isAgentError } from '@youyou/agent';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createWorkspaceTools } from '../../src/tools/index.js';
+import { createWorkspaceTools, defaultShellSandbox } from '../../src/tools/index.js';
 import { makeWorkspace, type TestWorkspace } from './helpers.js';
 
 let workspace: TestWorkspace;
@@ -136,5 +137,81 @@ describe('workspace confinement', () => {
       'edit_file:true',
       'shell:true',
     ]);
+  });
+
+  it('refuses hidden paths inside the root, directly and through a symlink, and leaves them out of walks', async () => {
+    const tools = createWorkspaceTools({
+      root: workspace.root,
+      shellSandbox: { ...defaultShellSandbox(), hiddenPaths: [path.join(workspace.root, 'vault')] },
+    });
+    await mkdir(path.join(workspace.root, 'vault'));
+    await writeFile(path.join(workspace.root, 'vault', 'key'), 'hidden needle\n');
+    await symlink('vault/key', path.join(workspace.root, 'alias'));
+    const call = (name: string, args: unknown) =>
+      tools
+        .find((tool) => tool.name === name)!
+        .execute({
+          callId: 'c',
+          sessionId: 's',
+          turnId: 't',
+          arguments: args,
+          signal: new AbortController().signal,
+        });
+    for (const [name, args] of [
+      ['read_file', { path: 'vault/key' }],
+      ['read_file', { path: 'alias' }],
+      ['write_file', { path: 'vault/new', content: 'x' }],
+      ['edit_file', { path: 'vault/key', oldString: 'hidden', newString: 'seen' }],
+      ['list_dir', { path: 'vault' }],
+    ] as const) {
+      expect((await call(name, args)).content, name).toContain('hidden from the tools');
+    }
+    expect((await call('grep', { pattern: 'needle' })).content).not.toContain('hidden needle');
+    expect((await call('glob', { pattern: '**/*' })).content).not.toContain('vault/');
+    expect(await readFile(path.join(workspace.root, 'vault', 'key'), 'utf8')).toBe('hidden needle\n');
+  });
+
+  it('refuses every write in read-only mode', async () => {
+    const tools = createWorkspaceTools({ root: workspace.root, readOnly: true });
+    const run = (name: string, args: unknown) =>
+      tools
+        .find((tool) => tool.name === name)!
+        .execute({
+          callId: 'c',
+          sessionId: 's',
+          turnId: 't',
+          arguments: args,
+          signal: new AbortController().signal,
+        });
+    expect((await run('write_file', { path: 'inside.txt', content: 'x' })).content).toContain('read-only');
+    expect(
+      (await run('edit_file', { path: 'inside.txt', oldString: 'hello', newString: 'bye' })).content,
+    ).toContain('read-only');
+    expect(await readFile(path.join(workspace.root, 'inside.txt'), 'utf8')).toBe('hello\n');
+  });
+
+  it('leaves no descriptor open, whether a call succeeds or is refused', async () => {
+    await mkdir(path.join(workspace.root, 'folder'));
+    await symlink(workspace.outside, path.join(workspace.root, 'linked'));
+    const calls: [string, unknown][] = [
+      ['read_file', { path: 'inside.txt' }],
+      ['read_file', { path: 'folder' }],
+      ['read_file', { path: 'missing/deeper.txt' }],
+      ['read_file', { path: 'inside.txt/below' }],
+      ['list_dir', { path: '.' }],
+      ['list_dir', { path: 'inside.txt' }],
+      ['write_file', { path: 'folder/new.txt', content: 'x' }],
+      ['write_file', { path: 'folder', content: 'x' }],
+      ['write_file', { path: '.', content: 'x' }],
+      ['edit_file', { path: 'folder/new.txt', oldString: 'x', newString: 'y' }],
+      ['grep', { pattern: 'hello' }],
+      ['glob', { pattern: '**/*' }],
+      ['read_file', { path: 'linked/secret.txt' }],
+    ];
+    const before = readdirSync('/proc/self/fd').length;
+    for (let round = 0; round < 3; round += 1) {
+      for (const [name, args] of calls) await workspace.call(name, args);
+    }
+    expect(readdirSync('/proc/self/fd').length).toBe(before);
   });
 });
