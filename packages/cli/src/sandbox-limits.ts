@@ -18,7 +18,7 @@ export interface ResourceLimits {
   fileSizeBytes: number | null;
   /** How many processes the command may have at once (RLIMIT_NPROC; as root, the namespace's pid_max). */
   processes: number | null;
-  /** RLIMIT_CPU: CPU seconds of each process (SIGXCPU, then killed). */
+  /** RLIMIT_CPU: CPU seconds of each process (SIGXCPU, then SIGKILL a second later). */
   cpuSeconds: number | null;
 }
 
@@ -37,7 +37,8 @@ export function prlimitOptions(limits: ResourceLimits): string[] {
   const options: string[] = [];
   if (limits.fileSizeBytes !== null) options.push(`--fsize=${limits.fileSizeBytes}`);
   if (limits.processes !== null) options.push(`--nproc=${limits.processes}`);
-  if (limits.cpuSeconds !== null) options.push(`--cpu=${limits.cpuSeconds}`);
+  // SIGXCPU at the limit (a program may catch it to save its work), SIGKILL one second later.
+  if (limits.cpuSeconds !== null) options.push(`--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`);
   return options;
 }
 

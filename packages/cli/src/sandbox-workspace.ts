@@ -110,15 +110,35 @@ function submoduleGitDirs(modules: string, depth: number): string[] {
   return found;
 }
 
-/** `core.hooksPath` of a git config file, when it names a folder (resolved against the worktree). */
-function hooksPathOf(configFile: string, worktree: string): string | undefined {
+/** The value of `key` (lower case, no section) in a git config file, or undefined. */
+function configValue(configFile: string, key: string): string | undefined {
   try {
     const text = readFileSync(configFile, 'utf8').slice(0, 256 * 1024);
-    const value = /^\s*hookspath\s*=\s*"?([^"\n]+?)"?\s*$/im.exec(text)?.[1];
-    return value === undefined ? undefined : path.resolve(worktree, value);
+    return new RegExp(`^\\s*${key}\\s*=\\s*"?([^"\\n]+?)"?\\s*$`, 'im').exec(text)?.[1];
   } catch {
     return undefined;
   }
+}
+
+/** Linked worktrees' git folders (`worktrees/NAME`) and the `.git` files they name (their `gitdir` file). */
+function linkedWorktrees(gitDir: string): { gitDir: string; dotGitFile: string | undefined }[] {
+  const folder = path.join(gitDir, 'worktrees');
+  let names: string[] = [];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return [];
+  }
+  return names.map((name) => {
+    const linked = path.join(folder, name);
+    let dotGitFile: string | undefined;
+    try {
+      dotGitFile = readFileSync(path.join(linked, 'gitdir'), 'utf8').trim() || undefined;
+    } catch {
+      dotGitFile = undefined;
+    }
+    return { gitDir: linked, dotGitFile };
+  });
 }
 
 /**
@@ -148,9 +168,23 @@ export function workspaceProtection(root: string): WorkspaceProtection {
       const real = realOrUndefined(directory);
       if (real === undefined) continue;
       // A hooks folder of the worktree (`core.hooksPath=.husky`) is as dangerous as .git/hooks.
-      protect(hooksPathOf(path.join(real, 'config'), worktree));
+      const hooksPath = configValue(path.join(real, 'config'), 'hookspath');
+      if (hooksPath !== undefined) protect(path.resolve(worktree, hooksPath));
+      // A submodule's checkout (`core.worktree`): its `.git` file must keep pointing here.
+      const checkout = configValue(path.join(real, 'config'), 'worktree');
+      if (checkout !== undefined) {
+        protect(path.join(path.resolve(real, checkout), '.git'));
+        protect(path.join(path.resolve(real, checkout), '.gitmodules'));
+      }
+      for (const linked of linkedWorktrees(real)) {
+        protect(linked.dotGitFile);
+        protect(path.join(linked.gitDir, 'config.worktree'));
+        const linkedReal = realOrUndefined(linked.gitDir);
+        if (linkedReal !== undefined && isWithin(linkedReal, root)) pinned.add(linkedReal);
+      }
       if (!isWithin(real, root) || real === root) continue;
       pinned.add(real);
+      protect(path.join(real, 'config.worktree'));
       for (const name of GIT_CONTROL_NAMES) {
         const part = path.join(real, name);
         // A missing hooks or info folder would otherwise be created by the command, writable.

@@ -183,7 +183,7 @@ describe('bubblewrapArguments', () => {
     await expect(settingsWith({ config: { sandbox: { limits: 5 } } })).rejects.toThrow(ConfigError);
     expect(prlimitOptions({ fileSizeBytes: 10, processes: null, cpuSeconds: 2 })).toEqual([
       '--fsize=10',
-      '--cpu=2',
+      '--cpu=2:3',
     ]);
   });
 });
