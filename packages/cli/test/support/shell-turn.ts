@@ -1,4 +1,4 @@
-import { type ChatServer, textReply, toolCallReply, toolResult } from '../../../../test-support/cli-wire.js';
+import { textReply, toolCallReply, toolResult } from '../../../../test-support/cli-wire.js';
 import { type CliResult, runCli } from './cli.js';
 import type { CliHarness } from './harness.js';
 
