@@ -118,6 +118,29 @@ describe('what the sandboxed shell writes cannot run later, outside it', () => {
     expect(after).toEqual(before);
   });
 
+  test("a linked worktree: its .git file cannot be repointed at a git folder of the command's making", async () => {
+    const { workspace, root } = harness.sandbox;
+    const main = path.join(root, 'main');
+    await mkdir(main);
+    git(main, 'init', '-q', '.');
+    git(main, 'commit', '-q', '--allow-empty', '-m', 'main');
+    git(main, 'worktree', 'add', '--quiet', '-b', 'side', workspace);
+    const dotGit = await readFile(path.join(workspace, '.git'), 'utf8');
+    const mainConfig = await readFile(path.join(main, '.git', 'config'), 'utf8');
+
+    const { output } = await runShellTurn(harness, {
+      command:
+        `git init -q evil && git -C evil config core.fsmonitor "touch ${marker('worktree-evil')}"; ` +
+        `echo "gitdir: $PWD/evil/.git" > .git; git config core.fsmonitor "touch ${marker('worktree-main')}"; echo END`,
+    });
+    expect(output).toContain('END');
+    git(workspace, 'status');
+    expect(existsSync(marker('worktree-evil'))).toBe(false);
+    expect(existsSync(marker('worktree-main'))).toBe(false);
+    expect(await readFile(path.join(workspace, '.git'), 'utf8')).toBe(dotGit);
+    expect(await readFile(path.join(main, '.git', 'config'), 'utf8')).toBe(mainConfig);
+  });
+
   test('a workspace below the repository root: the .git above stays read-only', async () => {
     const { workspace } = harness.sandbox;
     git(workspace, 'init', '-q', '.');
