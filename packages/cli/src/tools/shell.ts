@@ -218,12 +218,14 @@ function withAgentConfigRemoved(result: ToolOutput, root: string, absent: readon
     removed = removeCreatedAgentConfig(root, absent);
   } catch (error) {
     return {
+      ...result,
       content: `${result.content}\n[could not remove agent configuration the command created: ${errorText(error)}]`,
       isError: true,
     };
   }
   if (removed.length === 0) return result;
   return {
+    ...result,
     content:
       `${result.content}\n[removed ${removed.join(', ')}: the shell may not create agent configuration, which ` +
       'the next session would load; write it with write_file, which asks the user]',
