@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { FlagSettings } from './args.js';
 import { ConfigError, isRecord, optionalString } from './config-values.js';
 import { DEFAULT_SANDBOX_MODE, SANDBOX_MODES, type SandboxMode, SECRET_HOME_PATHS } from './sandbox.js';
+import { DEFAULT_RESOURCE_LIMITS, type ResourceLimits } from './sandbox-limits.js';
 
 /** `sandbox` of the config file. */
 export interface SandboxFileConfig {
@@ -18,6 +19,8 @@ export interface SandboxFileConfig {
   bwrapPath?: string;
   /** More paths to hide from the shell, besides the built-in list; `~/` is the home folder. */
   hiddenPaths?: string[];
+  /** Limits on each command; a key left out keeps its default, `null` turns it off. */
+  limits?: Partial<ResourceLimits>;
 }
 
 /** How the shell is confined, resolved from `--sandbox`, `--allow-network` and the config file. */
@@ -28,9 +31,34 @@ export interface SandboxSettings {
   bwrapPath: string;
   /** Absolute paths: the built-in secret paths of the home folder, YOUYOU_HOME and the config's. */
   hiddenPaths: string[];
+  limits: ResourceLimits;
 }
 
-const SANDBOX_KEYS = new Set(['mode', 'network', 'allowUnconfined', 'bwrapPath', 'hiddenPaths']);
+const SANDBOX_KEYS = new Set(['mode', 'network', 'allowUnconfined', 'bwrapPath', 'hiddenPaths', 'limits']);
+const LIMIT_KEYS = ['fileSizeBytes', 'processes', 'cpuSeconds'] as const;
+
+/** Checks `sandbox.limits`: each a positive whole number, or null for no limit. */
+function parseLimits(file: string, value: unknown): Partial<ResourceLimits> {
+  if (!isRecord(value)) throw new ConfigError(`${file}: "sandbox.limits" must be an object`);
+  const known = new Set<string>(LIMIT_KEYS);
+  for (const key of Object.keys(value)) {
+    if (!known.has(key)) {
+      throw new ConfigError(`${file}: unknown key "sandbox.limits.${key}" (known: ${LIMIT_KEYS.join(', ')})`);
+    }
+  }
+  const limits: Partial<ResourceLimits> = {};
+  for (const key of LIMIT_KEYS) {
+    const limit = value[key];
+    if (limit === undefined) continue;
+    if (limit !== null && !(Number.isSafeInteger(limit) && (limit as number) >= 1)) {
+      throw new ConfigError(
+        `${file}: "sandbox.limits.${key}" must be a whole number of at least 1, or null for no limit`,
+      );
+    }
+    limits[key] = limit as number | null;
+  }
+  return limits;
+}
 
 /** Checks the config file's `sandbox` object. */
 export function parseSandboxConfig(file: string, value: unknown): SandboxFileConfig {
@@ -62,6 +90,7 @@ export function parseSandboxConfig(file: string, value: unknown): SandboxFileCon
     }
     sandbox.hiddenPaths = hidden as string[];
   }
+  if (value.limits !== undefined) sandbox.limits = parseLimits(file, value.limits);
   return sandbox;
 }
 
@@ -85,5 +114,6 @@ export function resolveSandbox(options: {
       options.youyouHome,
       ...(file.hiddenPaths ?? []).map(expand),
     ],
+    limits: { ...DEFAULT_RESOURCE_LIMITS, ...file.limits },
   };
 }

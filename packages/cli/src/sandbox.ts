@@ -1,6 +1,13 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+import {
+  DEFAULT_RESOURCE_LIMITS,
+  prlimitOptions,
+  type ResourceLimits,
+  rootProcessLimitPrefix,
+} from './sandbox-limits.js';
+import { workspaceProtection } from './sandbox-workspace.js';
 import { neutralizeLine } from './terminal-text.js';
 
 /** How far the shell tool is confined, named like Codex's modes. */
@@ -71,6 +78,8 @@ export interface ShellSandbox {
   bwrapPath: string;
   /** Absolute paths hidden from the shell (those that do not exist are skipped). */
   hiddenPaths: readonly string[];
+  /** Limits on each command's file sizes, processes and CPU time. Default DEFAULT_RESOURCE_LIMITS. */
+  limits?: ResourceLimits;
 }
 
 /** The program and arguments that run `shell -c script name command` under the sandbox. */
@@ -97,11 +106,36 @@ function realPath(candidate: string): string | undefined {
 }
 
 /**
- * The bubblewrap arguments, in the order bwrap applies them (a later mount covers an earlier one):
- * the whole file system read-only, a fresh /dev, /proc and /tmp; when the workspace lies under /tmp, its top
- * folder below /tmp read-only again so that its siblings are not writable; the workspace itself (writable in
- * workspace-write); then the hidden paths over everything, so that a secret folder inside the workspace is
- * hidden too. A hidden folder that contains the workspace is hidden with the workspace bound again inside it.
+ * Folders whose host content stays out of the sandbox's view, each covered by a fresh, writable tmpfs: /tmp
+ * always; /run and /var/run (PostgreSQL's, D-Bus's and every daemon's Unix sockets: a socket on a read-only
+ * mount still accepts connections) when the network is off. With the network on, /run stays: name resolution
+ * may live there (systemd-resolved's resolv.conf).
+ */
+export function privateFolders(network: boolean): string[] {
+  const folders = new Set<string>();
+  for (const candidate of network ? ['/tmp'] : ['/tmp', '/run', '/var/run']) {
+    const real = realPath(candidate);
+    if (real === undefined || real === '/') continue;
+    try {
+      if (statSync(real).isDirectory()) folders.add(real);
+    } catch {
+      // Gone between the two calls.
+    }
+  }
+  return [...folders];
+}
+
+/**
+ * The bubblewrap arguments, in the order bwrap applies them (a later mount covers an earlier one): the whole
+ * file system read-only, a fresh /dev and /proc, an empty tmpfs over each private folder (/tmp; /run when the
+ * network is off). When the workspace lies inside a private folder, an empty tmpfs also covers its top folder
+ * there, made read-only once the workspace is bound into it, so that the path to the workspace exists but
+ * nothing of the host beside it shows, and nothing can be written beside it. Then the workspace (writable in
+ * workspace-write) with its git metadata and agent configuration read-only again (sandbox-workspace.ts), and
+ * the hidden paths over everything, so that a secret folder inside the workspace is hidden too. A hidden folder
+ * that contains the workspace (serve's folder of tenants' workspaces, the youyou home) is covered before the
+ * workspace is bound into it, so that all of it but the workspace is hidden; a hidden path inside a private
+ * folder is not shown anyway.
  */
 export function bubblewrapArguments(options: { sandbox: ShellSandbox; workspaceRoot: string }): string[] {
   const { sandbox } = options;
@@ -121,24 +155,41 @@ export function bubblewrapArguments(options: { sandbox: ShellSandbox; workspaceR
     '/dev',
     '--proc',
     '/proc',
-    '--tmpfs',
-    '/tmp',
   ];
-  const privateTmp = realPath('/tmp') ?? '/tmp';
-  if (isWithin(root, privateTmp) && root !== privateTmp) {
-    const top = path.join('/tmp', path.relative(privateTmp, root).split(path.sep)[0] as string);
-    args.push('--ro-bind', top, top);
+  const privates = privateFolders(sandbox.network);
+  const tops: string[] = [];
+  for (const folder of privates) {
+    args.push('--tmpfs', folder);
+    if (isWithin(root, folder) && root !== folder) {
+      const top = path.join(folder, path.relative(folder, root).split(path.sep)[0] as string);
+      if (top !== root) {
+        args.push('--tmpfs', top);
+        tops.push(top);
+      }
+    }
   }
-  const workspaceBind = sandbox.mode === 'workspace-write' ? '--bind' : '--ro-bind';
-  args.push(workspaceBind, root, root);
-  const hidden = new Set<string>();
   const candidates = [...sandbox.hiddenPaths, ...SECRET_SYSTEM_PATHS].map(realPath);
-  // Folders holding the workspace first: the workspace bound again inside them, what is hidden in it stays so.
-  const holds = (real: string | undefined): number => Number(real !== undefined && isWithin(root, real));
-  candidates.sort((a, b) => holds(b) - holds(a));
+  // Hidden folders holding the workspace, outermost first: emptied before the workspace is bound into them.
+  const holders = [...new Set(candidates)]
+    .filter((real): real is string => real !== undefined && real !== root && isWithin(root, real))
+    // One inside a private folder shows nothing of the host already.
+    .filter((real) => !privates.some((folder) => isWithin(real, folder)))
+    .filter(isDirectoryNow)
+    .sort((left, right) => left.length - right.length);
+  for (const holder of holders) args.push('--tmpfs', holder);
+  const writable = sandbox.mode === 'workspace-write';
+  args.push(writable ? '--bind' : '--ro-bind', root, root);
+  if (writable) {
+    const protection = workspaceProtection(root);
+    for (const folder of protection.pinned) args.push('--bind', folder, folder);
+    for (const entry of protection.readOnly) args.push('--ro-bind', entry, entry);
+  }
+  for (const folder of [...tops, ...holders]) args.push('--remount-ro', folder);
+  const hidden = new Set<string>();
   for (const real of candidates) {
-    // The workspace itself is never hidden from its own shell.
-    if (real === undefined || real === root || hidden.has(real)) continue;
+    // The workspace itself, and the folders holding it (covered above), are never hidden from its own shell.
+    if (real === undefined || hidden.has(real) || isWithin(root, real)) continue;
+    if (!isWithin(real, root) && privates.some((folder) => isWithin(real, folder))) continue;
     hidden.add(real);
     let isDirectory = false;
     try {
@@ -146,14 +197,20 @@ export function bubblewrapArguments(options: { sandbox: ShellSandbox; workspaceR
     } catch {
       continue;
     }
-    // A hidden folder holding the workspace (serve's tenants' folders) is hidden but for the workspace.
-    if (isDirectory && isWithin(root, real)) {
-      args.push('--tmpfs', real, workspaceBind, root, root, '--remount-ro', real);
-    } else if (isDirectory) args.push('--tmpfs', real, '--remount-ro', real);
+    if (isDirectory) args.push('--tmpfs', real, '--remount-ro', real);
     else args.push('--ro-bind', '/dev/null', real);
   }
   args.push('--chdir', root);
   return args;
+}
+
+/** Whether `real` is a folder right now (false when it is gone). */
+function isDirectoryNow(real: string): boolean {
+  try {
+    return statSync(real).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 /** Wraps `file args` in bubblewrap as the sandbox says, or returns it as it is for danger-full-access. */
@@ -167,16 +224,39 @@ export function sandboxedCommand(options: {
   if (options.sandbox.mode === 'danger-full-access') {
     return { file: options.file, args: [...options.args], env: { ...options.env } };
   }
-  return {
-    file: options.sandbox.bwrapPath,
-    args: [
-      ...bubblewrapArguments({ sandbox: options.sandbox, workspaceRoot: options.workspaceRoot }),
-      '--',
-      options.file,
-      ...options.args,
-    ],
-    env: { ...options.env, TMPDIR: '/tmp' },
-  };
+  const limits = prlimitOptions(options.sandbox.limits ?? DEFAULT_RESOURCE_LIMITS);
+  // A missing prlimit is left as a bare name: the command then fails in the sandbox rather than run unlimited.
+  const limited = limits.length === 0 ? [] : [systemTool('prlimit') ?? 'prlimit', ...limits, '--'];
+  const prefix =
+    rootProcessLimitPrefix({
+      limits: options.sandbox.limits ?? DEFAULT_RESOURCE_LIMITS,
+      isRoot: process.getuid?.() === 0,
+      unsharePath: systemTool('unshare'),
+      setprivPath: systemTool('setpriv'),
+    }) ?? [];
+  const bwrap = [
+    options.sandbox.bwrapPath,
+    ...bubblewrapArguments({ sandbox: options.sandbox, workspaceRoot: options.workspaceRoot }),
+    '--',
+    ...limited,
+    options.file,
+    ...options.args,
+  ];
+  const [file, ...args] = [...prefix, ...bwrap] as [string, ...string[]];
+  return { file, args, env: { ...options.env, TMPDIR: '/tmp' } };
+}
+
+const systemTools = new Map<string, string | undefined>();
+
+/** The path of a util-linux tool (prlimit, unshare) in the system folders, looked up once. */
+function systemTool(name: string): string | undefined {
+  if (!systemTools.has(name)) {
+    systemTools.set(
+      name,
+      findExecutable({ name, env: {}, extra: ['/usr/bin', '/bin', '/usr/sbin', '/sbin'] }),
+    );
+  }
+  return systemTools.get(name);
 }
 
 /** The absolute path of an executable file named `name` in the folders of `PATH` (and `extra`), or undefined. */
@@ -221,6 +301,21 @@ export function probeSandbox(options: { sandbox: ShellSandbox; workspaceRoot: st
     return {
       ok: false,
       reason: `bubblewrap works on Linux only, not on ${process.platform}`,
+    };
+  }
+  try {
+    accessSync(options.sandbox.bwrapPath, constants.X_OK);
+  } catch {
+    return { ok: false, reason: `${options.sandbox.bwrapPath} is not installed` };
+  }
+  if (
+    prlimitOptions(options.sandbox.limits ?? DEFAULT_RESOURCE_LIMITS).length > 0 &&
+    !systemTool('prlimit')
+  ) {
+    return {
+      ok: false,
+      reason:
+        'prlimit (util-linux) is not installed; it applies sandbox.limits (set them to null to go without)',
     };
   }
   const shell = existsSync('/bin/true') ? '/bin/true' : '/usr/bin/true';

@@ -226,6 +226,7 @@ function chooseSandbox(options: {
     network: sandbox.mode === 'danger-full-access' || sandbox.network,
     bwrapPath: bwrap ?? sandbox.bwrapPath,
     hiddenPaths: sandbox.hiddenPaths,
+    limits: sandbox.limits,
   };
   if (chosen.mode === 'danger-full-access') {
     options.warn('sandbox mode danger-full-access: the shell runs unconfined, with network access');

@@ -6,6 +6,7 @@ import { parseCommandLine, UsageError } from '../src/args.js';
 import { ConfigError, resolveSettings } from '../src/config.js';
 import { isSecretName, toolEnvironment } from '../src/env.js';
 import { bubblewrapArguments, SECRET_HOME_PATHS } from '../src/sandbox.js';
+import { DEFAULT_RESOURCE_LIMITS, prlimitOptions } from '../src/sandbox-limits.js';
 
 let base: string;
 
@@ -118,7 +119,7 @@ describe('the environment of tools', () => {
 });
 
 describe('bubblewrapArguments', () => {
-  test('the workspace is bound after /tmp and its top folder there; secrets are hidden after it', async () => {
+  test('the workspace is bound after the private /tmp, over an empty read-only top folder; secrets after it', async () => {
     const workspace = path.join(base, 'project');
     const inside = path.join(workspace, '.ssh');
     await mkdir(inside, { recursive: true });
@@ -135,18 +136,43 @@ describe('bubblewrapArguments', () => {
     const text = args.join(' ');
     expect(args).not.toContain('--share-net');
     expect(text).toContain('--cap-drop ALL');
+    expect(text).toContain('--tmpfs /run');
     const top = path.join('/tmp', path.relative(tmpdir(), base).split(path.sep)[0]!);
-    if (base.startsWith('/tmp/')) expect(text).toContain(`--ro-bind ${top} ${top}`);
+    if (base.startsWith('/tmp/')) {
+      // Nothing of the host's /tmp shows: the top folder is an empty tmpfs, read-only once the workspace is in.
+      expect(text).not.toContain(`--ro-bind ${top} ${top}`);
+      expect(text.indexOf(`--tmpfs ${top} `)).toBeLessThan(text.indexOf(`--bind ${workspace}`));
+      expect(text.indexOf(`--remount-ro ${top} `)).toBeGreaterThan(text.indexOf(`--bind ${workspace}`));
+      // A hidden file beside the workspace in /tmp is not visible at all: nothing to hide.
+      expect(text).not.toContain(path.join(base, 'netrc'));
+    }
     expect(text.indexOf(`--bind ${workspace} ${workspace}`)).toBeGreaterThan(text.indexOf('--tmpfs /tmp'));
     expect(text.indexOf(`--tmpfs ${inside}`)).toBeGreaterThan(text.indexOf(`--bind ${workspace}`));
-    expect(text).toContain(`--ro-bind /dev/null ${path.join(base, 'netrc')}`);
-    // A hidden path holding the workspace is hidden first, with the workspace bound again inside it; a
-    // missing one is skipped.
-    const holding = `--tmpfs ${base} --bind ${workspace} ${workspace} --remount-ro ${base}`;
-    expect(text).toContain(holding);
-    expect(text.indexOf(holding)).toBeLessThan(text.indexOf(`--tmpfs ${inside}`));
+    // A hidden path holding the workspace is not hidden (as the top folder in /tmp, it is the one empty tmpfs
+    // the workspace is bound into); a missing one is skipped.
+    expect(text.split(`--tmpfs ${base} `).length).toBe(base === top ? 2 : 1);
     expect(text).not.toContain('missing');
     expect(SECRET_HOME_PATHS).toContain('.ssh');
+  });
+
+  test('a hidden folder holding the workspace outside the private folders is emptied, then the workspace bound into it', async () => {
+    // /var/tmp is not one of the private folders: what the hidden folder holds besides the workspace would show.
+    const holder = await realpath(await mkdtemp(path.join('/var/tmp', 'youyou-holder-')));
+    try {
+      const workspace = path.join(holder, 'alice');
+      await mkdir(workspace);
+      const args = bubblewrapArguments({
+        sandbox: { mode: 'workspace-write', network: false, bwrapPath: 'bwrap', hiddenPaths: [holder] },
+        workspaceRoot: workspace,
+      });
+      const text = args.join(' ');
+      const bound = text.indexOf(`--bind ${workspace} ${workspace}`);
+      expect(text.indexOf(`--tmpfs ${holder} `)).toBeGreaterThan(-1);
+      expect(text.indexOf(`--tmpfs ${holder} `)).toBeLessThan(bound);
+      expect(text.indexOf(`--remount-ro ${holder} `)).toBeGreaterThan(bound);
+    } finally {
+      await rm(holder, { recursive: true, force: true });
+    }
   });
 
   test('read-only binds the workspace read-only; network opens with --share-net', () => {
@@ -157,5 +183,27 @@ describe('bubblewrapArguments', () => {
     expect(args).toContain(`--ro-bind ${base} ${base}`);
     expect(args).not.toContain(`--bind ${base}`);
     expect(args).toContain('--share-net');
+    // With the network on, /run (name resolution) stays.
+    expect(args).not.toMatch(/--tmpfs \/run /);
+  });
+
+  test('sandbox.limits: defaults, overrides, null turns one off, and bad values are one clear error', async () => {
+    const defaults = await settingsWith({ config: {} });
+    expect(defaults.sandbox.limits).toEqual(DEFAULT_RESOURCE_LIMITS);
+    const chosen = await settingsWith({
+      config: { sandbox: { limits: { fileSizeBytes: 4096, cpuSeconds: null } } },
+    });
+    expect(chosen.sandbox.limits).toEqual({ fileSizeBytes: 4096, processes: 1024, cpuSeconds: null });
+    await expect(settingsWith({ config: { sandbox: { limits: { processes: 0 } } } })).rejects.toThrow(
+      /sandbox\.limits\.processes/,
+    );
+    await expect(settingsWith({ config: { sandbox: { limits: { files: 3 } } } })).rejects.toThrow(
+      /sandbox\.limits\.files/,
+    );
+    await expect(settingsWith({ config: { sandbox: { limits: 5 } } })).rejects.toThrow(ConfigError);
+    expect(prlimitOptions({ fileSizeBytes: 10, processes: null, cpuSeconds: 2 })).toEqual([
+      '--fsize=10',
+      '--cpu=2:3',
+    ]);
   });
 });

@@ -11,6 +11,8 @@ import {
   type ShellSandbox,
   sandboxedCommand,
 } from '../sandbox.js';
+import { DEFAULT_RESOURCE_LIMITS, type ResourceLimits } from '../sandbox-limits.js';
+import { absentAgentConfig, removeCreatedAgentConfig } from '../sandbox-workspace.js';
 import { argumentsOf, errorText, failure, type Workspace } from './workspace.js';
 
 /** How long a command may run unless the call or the tool's options say otherwise. */
@@ -106,6 +108,7 @@ export function defaultShellSandbox(home: string = homedir()): ShellSandbox {
     network: false,
     bwrapPath: 'bwrap',
     hiddenPaths: SECRET_HOME_PATHS.map((entry) => path.join(home, entry)),
+    limits: DEFAULT_RESOURCE_LIMITS,
   };
 }
 
@@ -123,14 +126,27 @@ function track(pid: number): void {
   running.add(pid);
 }
 
+function describeLimits(limits: ResourceLimits): string {
+  const parts = [
+    limits.fileSizeBytes === null ? undefined : `files up to ${limits.fileSizeBytes} bytes`,
+    limits.processes === null ? undefined : `${limits.processes} processes`,
+    limits.cpuSeconds === null ? undefined : `${limits.cpuSeconds} CPU seconds per process`,
+  ].filter((part) => part !== undefined);
+  return parts.length === 0 ? '' : ` Limits: ${parts.join(', ')}.`;
+}
+
 function describeSandbox(sandbox: ShellSandbox): string {
   if (sandbox.mode === 'danger-full-access') return 'It runs unconfined, with network access.';
   const writable =
     sandbox.mode === 'workspace-write'
-      ? 'Only the workspace and /tmp are writable'
-      : 'Nothing but /tmp is writable';
+      ? 'Only the workspace (except .git/config, .git/hooks, .git/info and agent configuration such as ' +
+        'AGENTS.md, .youyou/ and .agents/) and a private /tmp are writable'
+      : 'Nothing but a private /tmp is writable';
   const network = sandbox.network ? 'network access is on' : 'there is no network access';
-  return `It runs in a sandbox: ${writable}, ${network}, and credential folders of the home folder are hidden.`;
+  return (
+    `It runs in a sandbox: ${writable}, ${network}, and credential folders of the home folder are hidden.` +
+    describeLimits(sandbox.limits ?? DEFAULT_RESOURCE_LIMITS)
+  );
 }
 
 /** The shell tool: runs a command with bash (or /bin/sh) in the workspace root, sandboxed, as a process group. */
@@ -180,14 +196,40 @@ export function createShellTool(options: ShellToolOptions): ToolHandler {
         args: ['-c', SCRIPT, path.basename(shell), command],
         env: { ...env, SHELL: shell },
       });
+      // A missing AGENTS.md, .youyou/ or .agents/ cannot be bound read-only: what the command creates there
+      // is removed after it (see removeCreatedAgentConfig).
+      const guarded = sandbox.mode === 'workspace-write' ? absentAgentConfig(options.workspace.root) : [];
       return runCommand({
         launch,
         cwd: options.workspace.root,
         timeoutMs: Math.min(requested, SHELL_MAX_TIMEOUT_MS),
         outputLimitBytes,
         signal: input.signal,
-      });
+      }).then((result) => withAgentConfigRemoved(result, options.workspace.root, guarded));
     },
+  };
+}
+
+/** The result, with what the command created among the absent agent configuration names removed and said. */
+function withAgentConfigRemoved(result: ToolOutput, root: string, absent: readonly string[]): ToolOutput {
+  if (absent.length === 0) return result;
+  let removed: string[];
+  try {
+    removed = removeCreatedAgentConfig(root, absent);
+  } catch (error) {
+    return {
+      ...result,
+      content: `${result.content}\n[could not remove agent configuration the command created: ${errorText(error)}]`,
+      isError: true,
+    };
+  }
+  if (removed.length === 0) return result;
+  return {
+    ...result,
+    content:
+      `${result.content}\n[removed ${removed.join(', ')}: the shell may not create agent configuration, which ` +
+      'the next session would load; write it with write_file, which asks the user]',
+    isError: true,
   };
 }
 
