@@ -136,12 +136,6 @@ const FOLDER_TABLE = new Map([
 const KNOWN_EXCEPTIONS = new Set([
   'approvals/approvals.ts -> tools/tool-dispatch.ts',
   'approvals/approvals.ts -> turn/session-state.ts',
-  'context/compaction.ts -> usage/usage.ts',
-  'kernel/event.ts -> ports/model.ts',
-  'kernel/event.ts -> ports/tool.ts',
-  'memory/memory.ts -> usage/usage.ts',
-  'model/model-call.ts -> usage/usage.ts',
-  'prompt/index.ts -> hooks/plugin-manager.ts',
   'tools/tool-batch.ts -> hooks/hook.ts',
 ]);
 

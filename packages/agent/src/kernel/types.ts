@@ -74,3 +74,19 @@ export interface SubagentUsage {
   /** The sum of the calls' costs; absent while no call had a known price. */
   costUsd?: number;
 }
+
+/** Why the runtime makes a model call; only `turn` calls offer tools. */
+export type ChatPurpose = 'turn' | 'compaction' | 'memory_extraction' | 'memory_consolidation';
+
+/** What a tool returns; `isError` results are shown to the model as failures. */
+export interface ToolOutput {
+  content: string;
+  isError: boolean;
+}
+
+/** What the prompt says about a plugin. */
+export interface PluginDescriptor {
+  id: string;
+  displayName: string;
+  description: string;
+}

@@ -10,9 +10,9 @@ import { prunableCallIds } from '../context/pruning.js';
 import { AgentError, describeError, isAgentError, toAgentError } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
 import { type Observers, observedProvider } from '../model/observation.js';
-import type { UsageSink } from '../usage/usage.js';
+import type { UsageSink } from '../model/usage-sink.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
-import { usageSink } from './usage-sink.js';
+import { usageSink } from './turn-usage.js';
 
 /** What the compaction step touches: a turn's options without its input. */
 export interface CompactStepOptions {

@@ -32,7 +32,7 @@ import {
   textOf,
   turnEnd,
 } from './turn-steps.js';
-import { foldSubagentUsage, type TurnUsageOptions, withTurnUsage } from './usage-sink.js';
+import { foldSubagentUsage, type TurnUsageOptions, withTurnUsage } from './turn-usage.js';
 
 /**
  * Runs one turn to its end (0006 §9.1): TurnStart → skills → user message → [prompt → compaction →

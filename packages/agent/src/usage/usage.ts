@@ -7,20 +7,9 @@
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { TokenUsage, UsageTotals } from '../kernel/types.js';
 import type { SessionLog } from '../log/session-log.js';
-import type { ChatPurpose, ModelPricing } from '../ports/model.js';
+import type { UsageReport, UsageSink } from '../model/usage-sink.js';
+import type { ModelPricing } from '../ports/model.js';
 import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
-
-/** One model call's usage as the runtime reports it: the payload of a `usage` event without its type. */
-export interface UsageReport {
-  purpose: ChatPurpose;
-  providerId: string;
-  modelId: string;
-  usage: TokenUsage;
-  costUsd?: number;
-}
-
-/** Takes the usage of one finished model call (before its price is known). */
-export type UsageSink = (call: Omit<UsageReport, 'costUsd'>) => void;
 
 /** The key of the session-log metadata event that records one call's usage. */
 export const USAGE_METADATA_KEY = 'usage';
