@@ -136,7 +136,6 @@ const FOLDER_TABLE = new Map([
 const KNOWN_EXCEPTIONS = new Set([
   'approvals/approvals.ts -> tools/tool-dispatch.ts',
   'approvals/approvals.ts -> turn/session-state.ts',
-  'tools/tool-batch.ts -> hooks/hook.ts',
 ]);
 
 /** The core folder a file is in: '' for a file directly in src/, undefined outside the core. */

@@ -6,6 +6,7 @@ import {
   toolResultLimitChars,
   userMessageLimitChars,
 } from '../context/context-limits.js';
+import { hookRunner } from '../hooks/hook.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from '../kernel/templates.js';
 import type { Message } from '../kernel/types.js';
@@ -51,6 +52,7 @@ async function runTurnSteps(options: TurnUsageOptions): Promise<Omit<TurnResult,
   const { config, hooks } = runtime;
   const context = session.context;
   const reportError = (error: AgentError): void => emit({ type: 'error', error });
+  const hookScope = { sessionId: session.id, turnId, timeoutMs: runtime.tools.timeoutMs, reportError };
   // Widened: toolRound, a closure, sets it too, which narrowing cannot see.
   let status = 'completed' as TurnStatus;
   let toolCallCount = 0;
@@ -147,10 +149,10 @@ async function runTurnSteps(options: TurnUsageOptions): Promise<Omit<TurnResult,
         sessionId: session.id,
         turnId,
         signal,
-        hooks,
+        beforeToolUse: hookRunner(hooks, 'BeforeToolUse', hookScope),
+        afterToolUse: hookRunner(hooks, 'AfterToolUse', hookScope),
         runnable: config.maxToolCallsPerTurn - toolCallCount,
         emit,
-        reportError,
         refused: gate.refused,
         onResult: results.add,
       });
