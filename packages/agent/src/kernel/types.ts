@@ -90,3 +90,12 @@ export interface PluginDescriptor {
   displayName: string;
   description: string;
 }
+
+/** A parsed call from the model: arguments already parsed by parseToolArguments. */
+export interface ToolCallRequest {
+  callId: string;
+  toolName: string;
+  arguments: unknown;
+  /** Set when the raw text did not parse; `arguments` then holds the raw string. */
+  parseError?: string;
+}

@@ -1,20 +1,14 @@
 import { AgentError, describeError } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { SchemaCheck } from '../kernel/json-schema.js';
+import type { ToolCallRequest } from '../kernel/types.js';
 import type { ToolHandler, ToolOutput } from '../ports/tool.js';
 import { failed, normalizeOutput } from './tool-output.js';
 
+export type { ToolCallRequest };
+
 const CANCELLED_TEXT = 'Tool call cancelled before it ran';
 const LIMIT_TEXT = "Tool call not run: the turn's tool-call limit was reached";
-
-/** A parsed call from the model: arguments already parsed by parseToolArguments. */
-export interface ToolCallRequest {
-  callId: string;
-  toolName: string;
-  arguments: unknown;
-  /** Set when the raw text did not parse; `arguments` then holds the raw string. */
-  parseError?: string;
-}
 
 /** The result of one call of a batch, with the arguments the tool actually received. */
 export interface ToolCallOutcome {

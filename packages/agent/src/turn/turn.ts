@@ -1,4 +1,5 @@
-import { APPROVAL_CONTINUED, gateApprovals, type PendingToolCall } from '../approvals/approvals.js';
+import { gateApprovals } from '../approvals/gate.js';
+import { continuedRecord, heldBatchRecord, pendingCallsOf } from '../approvals/held-batch.js';
 import { interruptedNotice, logPayloadOf } from '../context/context.js';
 import {
   capToolResult,
@@ -7,6 +8,7 @@ import {
   userMessageLimitChars,
 } from '../context/context-limits.js';
 import { hookRunner } from '../hooks/hook.js';
+import type { PendingToolCall } from '../kernel/approval-types.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from '../kernel/templates.js';
 import type { Message } from '../kernel/types.js';
@@ -122,8 +124,9 @@ async function runTurnSteps(options: TurnUsageOptions): Promise<Omit<TurnResult,
      */
     const toolRound = async (calls: ToolCallRequest[], promptChars: number): Promise<'next' | 'end'> => {
       const gate = await gateApprovals({
-        runtime,
-        session,
+        tools: runtime.tools,
+        config,
+        sessionId: session.id,
         turnId,
         calls,
         held: resume,
@@ -131,10 +134,13 @@ async function runTurnSteps(options: TurnUsageOptions): Promise<Omit<TurnResult,
         run: options.approval ?? {},
         signal,
       });
-      if (gate.suspended !== undefined) {
+      if (gate.hold !== undefined) {
+        // Held: saved as metadata in the log (after the batch's tool_call messages); the turn suspends.
+        await session.log.append(heldBatchRecord(gate.hold));
+        session.heldBatch = gate.hold;
         status = 'suspended';
         // The event is the caller's to keep: it must not share objects with the held batch.
-        pendingCalls = structuredClone(gate.suspended);
+        pendingCalls = structuredClone(pendingCallsOf(gate.hold));
         return 'end';
       }
       const resultLimit = toolResultLimitChars({
@@ -181,7 +187,7 @@ async function runTurnSteps(options: TurnUsageOptions): Promise<Omit<TurnResult,
     if (resume !== undefined) {
       toolCallCount = resume.toolCallCount;
       for (const call of resume.calls) openCalls.add(call.callId);
-      await session.log.append({ type: 'metadata', key: APPROVAL_CONTINUED, value: { turnId } });
+      await session.log.append(continuedRecord(turnId));
       const promptChars =
         cachedStablePrompt(runtime, session).length +
         buildDynamicPrompt({
