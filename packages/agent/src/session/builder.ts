@@ -12,6 +12,7 @@ import { ACTIVATE_SKILL_TOOL_NAME, SkillManager, validateSkills } from '../skill
 import { ToolDispatcher } from '../tools/tool-dispatch.js';
 import { type AgentRuntime, ModelRouter, TurnLinks } from '../turn/session-state.js';
 import { bindAgentTools } from '../turn/subagent.js';
+import { runTurn } from '../turn/turn.js';
 import { pricingProblem } from '../usage/usage.js';
 import { Agent } from './agent.js';
 
@@ -144,6 +145,7 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
       tools: this.tools,
       models,
       runtime: () => runtime as AgentRuntime,
+      runTurn,
     });
     const tools = new ToolDispatcher({
       tools: activateSkill === undefined ? bound : [...bound, activateSkill],
