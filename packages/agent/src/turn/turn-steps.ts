@@ -3,7 +3,7 @@
 import { type AgentError, toAgentError } from '../kernel/error.js';
 import type { ContentBlock, TokenUsage } from '../kernel/types.js';
 import { readChatStream } from '../model/model-call.js';
-import { observedProvider } from '../model/observation.js';
+import { observedProvider } from '../model/observed-provider.js';
 import type { ChatRequest } from '../ports/model.js';
 import { buildStablePrompt } from '../prompt/index.js';
 import type { TurnStatus } from './running-turn.js';
