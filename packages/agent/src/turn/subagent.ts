@@ -13,6 +13,7 @@ import type { AgentEventPayload } from '../kernel/event.js';
 import type { SessionConfig } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import type { SubagentLink, SubagentParent } from '../log/subagent-links.js';
+import type { RoutedModel } from '../model/model-router.js';
 import {
   compileOutput,
   OutputInvalidError,
@@ -23,7 +24,7 @@ import type { ToolHandler, ToolInput, ToolOutput } from '../ports/tool.js';
 import { SkillManager } from '../skills/skill.js';
 import { addTotals, copyUsageTotals, emptyUsageTotals } from '../usage/usage.js';
 import type { TurnResult } from './running-turn.js';
-import { type AgentRuntime, type RoutedModel, SessionState } from './session-state.js';
+import { type AgentRuntime, SessionState } from './session-state.js';
 import type { RunTurn } from './turn-options.js';
 
 /** What `agentTool` takes. */
