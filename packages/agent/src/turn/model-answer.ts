@@ -1,0 +1,114 @@
+/** One streamed model answer of a turn (step 4d): its deltas emitted as they come, its message assembled. */
+
+import { type AgentError, toAgentError } from '../kernel/error.js';
+import type { ContentBlock, TokenUsage } from '../kernel/types.js';
+import { readChatStream } from '../model/model-call.js';
+import { observedProvider } from '../model/observed-provider.js';
+import type { ChatRequest } from '../ports/model.js';
+import type { TurnOptions } from './turn-options.js';
+import { usageSink } from './turn-usage.js';
+
+/** What one streamed model answer produced. */
+export interface ModelAnswer {
+  content: ContentBlock[];
+  toolCalls: { callId: string; toolName: string; arguments: string }[];
+  /** The failure that ended the stream early, if any (not set for a cancellation). */
+  error: AgentError | undefined;
+  cancelled: boolean;
+  /** True once any event arrived; a request is only retried before that. */
+  receivedAny: boolean;
+  /** The call's usage (its last `usage` event), when the provider reported it. */
+  usage: TokenUsage | undefined;
+}
+
+/** Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects. */
+export async function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
+  const { session, turnId, signal, emit } = options;
+  const reasoning: ContentBlock[] = [];
+  let reasoningText = '';
+  let reasoningOpen = false;
+  let text = '';
+  const answer: ModelAnswer = {
+    content: [],
+    toolCalls: [],
+    error: undefined,
+    cancelled: false,
+    receivedAny: false,
+    usage: undefined,
+  };
+  const closeReasoning = (signature?: string): void => {
+    if (!reasoningOpen) return;
+    reasoning.push(
+      signature === undefined
+        ? { type: 'reasoning', text: reasoningText }
+        : { type: 'reasoning', text: reasoningText, signature },
+    );
+    reasoningText = '';
+    reasoningOpen = false;
+  };
+  try {
+    await readChatStream({
+      provider: observedProvider(options.observers, session.model.provider, {
+        sessionId: session.id,
+        turnId,
+      }),
+      request,
+      signal,
+      onEvent: (event) => {
+        // Yield point: between stream events.
+        if (signal.aborted) {
+          answer.cancelled = true;
+          return false;
+        }
+        answer.receivedAny = true;
+        switch (event.type) {
+          case 'text_delta':
+            text += event.text;
+            emit({ type: 'text_delta', text: event.text });
+            break;
+          case 'reasoning_delta':
+            reasoningText += event.text;
+            reasoningOpen = true;
+            emit({ type: 'reasoning_delta', text: event.text });
+            break;
+          case 'reasoning_signature':
+            reasoningOpen = true;
+            closeReasoning(event.signature);
+            break;
+          case 'tool_call':
+            answer.toolCalls.push({
+              callId: event.callId,
+              toolName: event.toolName,
+              arguments: event.arguments,
+            });
+            break;
+          case 'usage':
+            // inputTokens is the whole prompt, cached parts included.
+            session.context.recordReportedInput(event.usage.inputTokens);
+            answer.usage = event.usage;
+            break;
+          case 'done':
+            break;
+        }
+        return true;
+      },
+    });
+  } catch (error) {
+    if (!signal.aborted) answer.error = toAgentError(error, 'PROVIDER_ERROR');
+  }
+  if (signal.aborted) answer.cancelled = true;
+  if (answer.usage !== undefined) {
+    usageSink(options)({
+      purpose: request.purpose,
+      providerId: session.model.provider.id,
+      modelId: request.modelId,
+      usage: answer.usage,
+    });
+  }
+  closeReasoning();
+  // Reasoning blocks come before the text, so providers can send them back (SPEC §3).
+  answer.content = text === '' ? reasoning : [...reasoning, { type: 'text', text }];
+  // Tool calls of an interrupted answer are neither run nor kept: the model did not finish its reply.
+  if (answer.cancelled || answer.error !== undefined) answer.toolCalls = [];
+  return answer;
+}

@@ -1,0 +1,190 @@
+import { ContextManager, logPayloadOf } from '../context/context.js';
+import type { HookRegistry } from '../hooks/hook.js';
+import type { HeldBatch } from '../kernel/approval-types.js';
+import type { ResolvedConfig } from '../kernel/config.js';
+import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
+import type { Message, PluginDescriptor, SubagentUsage } from '../kernel/types.js';
+import { SessionLog } from '../log/session-log.js';
+import type { MemoryManager } from '../memory/memory.js';
+import type { ModelRouter, RoutedModel } from '../model/model-router.js';
+import type { ObserverRegistry } from '../model/observation.js';
+import type { Memory, SessionClaim, SessionStorage } from '../ports/storage.js';
+import type { SkillManager } from '../skills/skill.js';
+import type { ToolDispatcher } from '../tools/tool-dispatch.js';
+import { emptyUsageTotals, SessionUsage } from '../usage/usage.js';
+
+/** Everything the agent holds for its sessions; immutable after build. */
+export interface AgentRuntime {
+  readonly config: ResolvedConfig;
+  readonly hooks: HookRegistry;
+  /** The plugins' observers (PluginContext.observe). */
+  readonly observers: ObserverRegistry;
+  readonly tools: ToolDispatcher;
+  /** Characters of the tool specs as JSON, for the token estimate (measured once). */
+  readonly toolsChars: number;
+  readonly skills: SkillManager;
+  readonly plugins: readonly PluginDescriptor[];
+  readonly models: ModelRouter;
+  readonly memory: MemoryManager | undefined;
+  readonly sessionStorage: SessionStorage | undefined;
+  /** The turns running now, for the sub-agent tools they call. */
+  readonly turns: TurnLinks;
+}
+
+/**
+ * The state of one session (0006 §8 SessionState), and the owner of its invariants: a message enters the
+ * context, the messages since the memory checkpoint and the log together (`commit`); the turn count follows the
+ * user messages as replaying the log counts them; every event of the session gets the next sequence number.
+ */
+export class SessionState {
+  readonly id: string;
+  readonly model: RoutedModel;
+  readonly systemPromptOverride: string | undefined;
+  readonly context = new ContextManager();
+  readonly log: SessionLog;
+  /** The storage's claim on the session, released at close; undefined when the storage makes none. */
+  readonly claim: SessionClaim | undefined;
+  /** The session's memories (the runtime's, on the session's namespace); undefined without a memory storage. */
+  readonly memory: MemoryManager | undefined;
+  /** The session's running usage totals (restored from the log on resume). */
+  readonly usage = new SessionUsage();
+  /** The memories the prompt shows (loaded at start, reloaded after each checkpoint). */
+  memories: Memory[] = [];
+  /** The tool batch a suspended turn holds until its calls are decided and the turn continued. */
+  heldBatch: HeldBatch | undefined;
+  #turnCount = 0;
+  #turnsSinceCheckpoint = 0;
+  #sinceCheckpoint: Message[] = [];
+  #nextSequence = 0;
+
+  /** A session before any of its events is replayed or saved: a new session, a resumed or a sub-agent's one. */
+  constructor(options: {
+    runtime: AgentRuntime;
+    sessionId: string;
+    model: RoutedModel;
+    systemPromptOverride: string | undefined;
+    claim: SessionClaim | undefined;
+    /** The session's own memory namespace; default the agent's. */
+    memoryNamespace?: string | undefined;
+  }) {
+    this.id = options.sessionId;
+    this.model = options.model;
+    this.systemPromptOverride = options.systemPromptOverride;
+    this.log = new SessionLog({ storage: options.runtime.sessionStorage, sessionId: options.sessionId });
+    this.claim = options.claim;
+    const memory = options.runtime.memory;
+    this.memory =
+      options.memoryNamespace === undefined ? memory : memory?.inNamespace(options.memoryNamespace);
+  }
+
+  /** Turns whose user message entered the context (steered messages included, as a replay counts them). */
+  get turnCount(): number {
+    return this.#turnCount;
+  }
+
+  /** True when messages entered since the last memory checkpoint (or since the resume). */
+  get hasUncheckpointed(): boolean {
+    return this.#sinceCheckpoint.length > 0;
+  }
+
+  /** Adds a message to the context and saves it as it enters (write-ahead, SPEC §4). */
+  commit(message: Message): Promise<void> {
+    this.#enter(message);
+    return this.log.append(logPayloadOf(message));
+  }
+
+  /** Adds a message derived from the log and not saved (replaying the log adds it at the same place). */
+  addDerived(message: Message): void {
+    this.#enter(message);
+  }
+
+  /**
+   * Counts a user message that entered the context: a turn's own input counts toward the memory checkpoint too,
+   * a steered one only as a turn (a user message in the log counts as a turn when it is replayed).
+   */
+  countTurn(kind: 'input' | 'steered'): void {
+    this.#turnCount += 1;
+    if (kind === 'input') this.#turnsSinceCheckpoint += 1;
+  }
+
+  /** The counts a resumed session starts from: those of its replayed log. */
+  restoreCounts(turnCount: number, checkpointInterval: number): void {
+    this.#turnCount = turnCount;
+    this.#turnsSinceCheckpoint = checkpointInterval > 0 ? turnCount % checkpointInterval : 0;
+  }
+
+  /** True when `interval` turns (at least one) have run since the last memory checkpoint. */
+  checkpointDue(interval: number): boolean {
+    return interval !== 0 && this.#turnsSinceCheckpoint >= interval;
+  }
+
+  /** Takes the messages since the last checkpoint for an extraction: the count starts again from zero. */
+  takeSinceCheckpoint(): Message[] {
+    const messages = this.#sinceCheckpoint;
+    this.#sinceCheckpoint = [];
+    this.#turnsSinceCheckpoint = 0;
+    return messages;
+  }
+
+  /** Gives back the messages of an extraction that failed, before those that came meanwhile. */
+  returnSinceCheckpoint(messages: readonly Message[]): void {
+    this.#sinceCheckpoint = [...messages, ...this.#sinceCheckpoint];
+  }
+
+  /** The session's next event: stamped now, with the next sequence number (strictly increasing, across turns). */
+  nextEvent(turnId: string, payload: AgentEventPayload): AgentEvent {
+    return { sessionId: this.id, turnId, timestamp: new Date(), sequence: this.#nextSequence++, payload };
+  }
+
+  #enter(message: Message): void {
+    this.context.push(message);
+    this.#sinceCheckpoint.push(message);
+  }
+}
+
+/** The state of a session before any of its events is replayed or saved: a new session, a resumed or a sub-agent's one. */
+export function newSessionState(options: ConstructorParameters<typeof SessionState>[0]): SessionState {
+  return new SessionState(options);
+}
+
+/** One running turn, as its sub-agents see it. */
+export interface TurnLink {
+  readonly sessionId: string;
+  /** 0 for a turn of a session the host opened; a sub-agent's turn is one deeper than its caller's. */
+  readonly depth: number;
+  readonly emit: (payload: AgentEventPayload) => void;
+  readonly log: SessionLog;
+  /** The session's model: a sub-agent without a model of its own runs on it. */
+  readonly model: RoutedModel;
+  /** What the sub-agents this turn called have used, theirs included (filled as each one ends). */
+  readonly subagentUsage: SubagentUsage;
+}
+
+/**
+ * The turns running on an agent, by turn id: what a sub-agent tool needs of the turn that called it (its event
+ * stream, its log, its model, its depth) and where its sub-agents' usage is summed. A tool only gets the turn id
+ * in its ToolInput; this registry is how the runtime's own sub-agent tool finds the rest.
+ */
+export class TurnLinks {
+  readonly #links = new Map<string, TurnLink>();
+
+  /** Registers a turn for as long as it runs (until `close`). */
+  open(turnId: string, link: Omit<TurnLink, 'subagentUsage'>): TurnLink {
+    const full: TurnLink = {
+      ...link,
+      subagentUsage: emptyUsageTotals(),
+    };
+    this.#links.set(turnId, full);
+    return full;
+  }
+
+  /** Removes a turn that has ended. */
+  close(turnId: string): void {
+    this.#links.delete(turnId);
+  }
+
+  /** The running turn of this id, if any. */
+  get(turnId: string): TurnLink | undefined {
+    return this.#links.get(turnId);
+  }
+}

@@ -1,0 +1,40 @@
+import { copyUsageTotals } from '../usage/usage.js';
+import { begin, continueHeld } from './begin-step.js';
+import { checkpoint, finish, recordFailure, statusOf } from './finish-step.js';
+import { modelStep } from './model-step.js';
+import type { TurnResult } from './running-turn.js';
+import { toolStep } from './tool-step.js';
+import type { TurnOptions } from './turn-options.js';
+import { type NextStep, startTurnRun } from './turn-run.js';
+import { withTurnUsage } from './turn-usage.js';
+
+/**
+ * Runs one turn to its end (0006 §9.1): begin (1–3: TurnStart, skills, the user message) → [model step (4a–4f)
+ * → tool step (4g–4i)]* → memory checkpoint (6) → TurnEnd and the terminal event (7–8). Each step answers what
+ * happens next (a NextStep); this loop only follows the answers. Every failure is reported as an `error` event;
+ * the terminal event is emitted in `finally`, so it always comes, once. A batch with calls that need approval
+ * and no approver ends the turn suspended; `options.resume` continues it (3c instead of 1–3).
+ */
+export async function runTurn(given: TurnOptions): Promise<TurnResult> {
+  const turn = startTurnRun(withTurnUsage(given));
+  const { resume, usageTotals } = turn.options;
+  let next: NextStep = { type: 'failed' };
+  try {
+    next = resume === undefined ? await begin(turn) : await continueHeld(turn, resume);
+    while (next.type === 'run_again') {
+      const step = await modelStep(turn);
+      next = step.type === 'run_tools' ? await toolStep(turn, step.calls, step.promptChars) : step;
+    }
+    next = await checkpoint(turn, next);
+  } catch (error) {
+    next = { type: 'failed' };
+    await recordFailure(turn, error);
+  } finally {
+    await finish(turn, next);
+  }
+  const status = statusOf(next);
+  const usage = copyUsageTotals(usageTotals);
+  return next.type === 'final_output' && next.output !== undefined
+    ? { status, output: next.output.value, usage }
+    : { status, usage };
+}
