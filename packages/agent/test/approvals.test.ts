@@ -84,6 +84,30 @@ describe('a call that needs approval, with no approver', () => {
     await third.agent.shutdown();
   });
 
+  test('a call the model asks for after the continued batch needs its own approval: the turn suspends again', async () => {
+    const storage = new InMemorySessionStorage();
+    const first = await approvalAgent({ storage, responses: [DEPLOY_CALL] });
+    const session = await first.agent.newSession();
+    await collect(await session.sendMessage('ship it'));
+    const SECOND_DEPLOY = [
+      { type: 'tool_call', toolName: 'deploy', arguments: { service: 'db' }, callId: 'c2' },
+    ] as const;
+    const second = await approvalAgent({ storage, responses: [SECOND_DEPLOY, DONE] });
+    const resumed = await second.agent.resumeSession(session.id);
+    await resumed.approve('c1');
+    const events = await collect(await resumed.continue());
+    // c1 was approved and ran; c2 was never approved, so it must not run: the turn is held again.
+    expect(second.runs.deploy).toEqual([{ service: 'web' }]);
+    expect(events.at(-1)?.payload).toEqual({
+      type: 'turn_suspended',
+      pendingCalls: [{ callId: 'c2', toolName: 'deploy', arguments: { service: 'db' } }],
+    });
+    expect(resumed.pendingApprovals().map((call) => call.callId)).toEqual(['c2']);
+    await resumed.close();
+    await second.agent.shutdown();
+    await first.agent.shutdown();
+  });
+
   test('deny gives the model an error result with the reason; the tool never runs', async () => {
     const storage = new InMemorySessionStorage();
     const first = await approvalAgent({ storage, responses: [DEPLOY_CALL] });

@@ -78,7 +78,7 @@ export async function continueHeld(turn: TurnRun, held: HeldBatch): Promise<Next
       environmentContext: runtime.config.environmentContext,
       dynamicSections: turn.dynamicSections,
     }).length;
-  return toolStep(turn, held.calls, promptChars);
+  return toolStep(turn, held.calls, promptChars, held);
 }
 
 /** A structured-output turn tells the model the format of its answer in the dynamic part of the prompt. */

@@ -8,6 +8,7 @@ import { gateApprovals } from '../approvals/gate.js';
 import { heldBatchRecord, pendingCallsOf } from '../approvals/held-batch.js';
 import { capToolResult, toolResultLimitChars } from '../context/context-limits.js';
 import { hookRunner } from '../hooks/hook.js';
+import type { HeldBatch } from '../kernel/approval-types.js';
 import { AgentError } from '../kernel/error.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from '../kernel/templates.js';
 import type { ToolCallRequest } from '../kernel/types.js';
@@ -19,12 +20,14 @@ import type { NextStep, TurnRun } from './turn-run.js';
  * One batch: calls that need approval are decided (or the batch is held and the turn suspends), then the batch
  * runs; its results are saved as they arrive, in call order, and waited for once at its end. Each enters the
  * context cut to its share of the window (the tool_call_end event had it whole). `promptChars` is the size of
- * the system prompt of the model call that asked for the calls.
+ * the system prompt of the model call that asked for the calls. `held` is the batch a continued turn held: its
+ * calls keep the approval needs and decisions recorded for them; every later batch is gated afresh.
  */
 export async function toolStep(
   turn: TurnRun,
   calls: readonly ToolCallRequest[],
   promptChars: number,
+  held?: HeldBatch,
 ): Promise<NextStep> {
   const { runtime, session, turnId, signal, emit } = turn.options;
   const { config, hooks } = runtime;
@@ -35,7 +38,7 @@ export async function toolStep(
     sessionId: session.id,
     turnId,
     calls,
-    held: turn.options.resume,
+    held,
     toolCallCount: turn.toolCallCount,
     run: turn.options.approval ?? {},
     signal,
