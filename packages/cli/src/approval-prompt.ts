@@ -1,7 +1,7 @@
 import type { ApprovalAnswer, ApprovalRequest } from './approval.js';
 import { createStyles, type Styles } from './format.js';
 import { callLines } from './question.js';
-import { type ApprovalRule, offeredShellPrefix, parseRule, SHELL_TOOL } from './rules.js';
+import { type ApprovalRule, offeredShellPattern, parseRule, SHELL_TOOL } from './rules.js';
 import { isInterrupt, type Key } from './terminal.js';
 import { neutralizeLine } from './terminal-text.js';
 
@@ -132,6 +132,7 @@ export class ApprovalQuestion {
 
   #describeRule(rule: ApprovalRule): string {
     if (rule.pattern === undefined) return `every ${neutralizeLine(rule.tool)} call`;
+    if (rule.exact === true) return `exactly \`${neutralizeLine(rule.pattern)}\` again`;
     return `${neutralizeLine(rule.tool)} commands starting with \`${neutralizeLine(rule.pattern)}\``;
   }
 
@@ -209,8 +210,8 @@ function offeredRules(request: ApprovalRequest): ApprovalRule[] {
   const offers: ApprovalRule[] = [];
   if (request.toolName === SHELL_TOOL) {
     const command = (request.arguments as { command?: unknown } | null)?.command;
-    const prefix = typeof command === 'string' ? offeredShellPrefix(command) : undefined;
-    const rule = prefix === undefined ? undefined : parseRule(`${SHELL_TOOL}(${prefix})`);
+    const pattern = typeof command === 'string' ? offeredShellPattern(command) : undefined;
+    const rule = pattern === undefined ? undefined : parseRule(`${SHELL_TOOL}(${pattern})`);
     if (rule !== undefined && typeof rule !== 'string') offers.push(rule);
   }
   const whole = parseRule(request.toolName);

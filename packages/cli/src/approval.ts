@@ -1,4 +1,4 @@
-import type { HookPayload, HookResult, Plugin, ToolHandler } from '@youyou/agent';
+import type { ApprovalDecision, Approver, HookPayload, HookResult, Plugin, ToolHandler } from '@youyou/agent';
 import { type ApprovalRule, type ApprovalRules, judgeByRules, NO_RULES } from './rules.js';
 
 /** The user's answer to "may this tool run?": this once, always (by a rule kept for the run), or no (maybe why). */
@@ -49,47 +49,56 @@ export function nonInteractiveDenial(toolName: string): string {
   return `the user did not approve running ${toolName}; in non-interactive mode pass --yes`;
 }
 
-function readRequest(data: unknown): ApprovalRequest | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const record = data as { callId?: unknown; toolName?: unknown; arguments?: unknown };
-  if (typeof record.toolName !== 'string') return undefined;
-  return {
-    callId: typeof record.callId === 'string' ? record.callId : '',
-    toolName: record.toolName,
-    arguments: record.arguments,
-  };
+/** The abort reason of a call a deny rule refuses because youyou cannot tell what the command runs. */
+export function uncertainDenial(toolName: string, rule: ApprovalRule, why: string): string {
+  return `the user's configuration has deny rules (${rule.text}), and youyou cannot tell for certain which programs this ${toolName} call runs (${why}), so it is refused: write the command plainly, without that`;
+}
+
+/** Why the rules refuse a call, or undefined when they do not. */
+function ruleRefusal(rules: ApprovalRules, toolName: string, args: unknown): string | undefined {
+  const judged = judgeByRules(rules, toolName, args);
+  if (judged?.verdict !== 'deny') return undefined;
+  return judged.uncertain === undefined
+    ? ruleDenial(toolName, judged.rule)
+    : uncertainDenial(toolName, judged.rule, judged.uncertain);
 }
 
 /**
- * A plugin whose BeforeToolUse handler refuses calls a deny rule matches, lets read-only tools and calls an
- * allow rule matches through, and asks before every other mutating one. The handler is tapped with
- * `onTimeout: 'abort'`, so a question still open at the hook's bound (`toolTimeoutMs`) refuses the call; the
- * question itself gives up a little before that bound (`answerWithinMs`) so the model is told nobody answered.
+ * The CLI's approvals, through the runtime's own: `needsApproval` says which calls go to the approver (those a
+ * deny rule refuses, and mutating calls no allow rule or --yes lets through), and `approve` decides them: a
+ * deny rule refuses, an allow rule (or one the user chose with "always" meanwhile) approves, otherwise the
+ * policy asks. A refused call never runs; its tool_call_end says `denied: true`, and the model is told it was
+ * denied and why. The question gives up at `answerWithinMs`, a little before the runtime's window, so the
+ * model is told nobody answered.
  */
-export function createApprovalPlugin(options: {
+export interface ApprovalGate {
+  /** Whether this call must be put to `approve`. */
+  needsApproval(toolName: string, args: unknown): boolean;
+  /** The approver of every turn (`sendMessage(text, { approve })`). */
+  approve: Approver;
+}
+
+/** Makes the gate; `rules` are those of the config file, and the user's "always" answers add to them. */
+export function createApprovalGate(options: {
   mutating: ReadonlySet<string>;
   policy: ApprovalPolicy;
   answerWithinMs: number;
   rules?: ApprovalRules;
-}): Plugin {
+}): ApprovalGate {
   const { mutating, policy } = options;
   const rules = options.rules ?? NO_RULES;
   /** The rules the user chose with "always" during this run. */
   const sessionAllow: ApprovalRule[] = [];
-  const decide = async (payload: HookPayload): Promise<HookResult> => {
-    const request = readRequest(payload.data);
-    if (request === undefined) return { type: 'continue' };
-    const judged = judgeByRules(
-      { allow: [...rules.allow, ...sessionAllow], deny: rules.deny },
-      request.toolName,
-      request.arguments,
-    );
-    if (judged?.verdict === 'deny')
-      return { type: 'abort', reason: ruleDenial(request.toolName, judged.rule) };
-    if (!mutating.has(request.toolName)) return { type: 'continue' };
-    if (policy.type === 'allow_all' || judged?.verdict === 'allow') return { type: 'continue' };
-    if (policy.type === 'deny_all') return { type: 'abort', reason: nonInteractiveDenial(request.toolName) };
+  const current = (): ApprovalRules => ({ allow: [...rules.allow, ...sessionAllow], deny: rules.deny });
+  const runsUnasked = (toolName: string, args: unknown): boolean =>
+    !mutating.has(toolName) ||
+    policy.type === 'allow_all' ||
+    judgeByRules(current(), toolName, args)?.verdict === 'allow';
+  const ask = async (request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> => {
+    if (policy.type !== 'ask') return { type: 'deny', reason: nonInteractiveDenial(request.toolName) };
     const controller = new AbortController();
+    const onAbort = (): void => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     const timeout = new Promise<'timeout'>((resolve) => {
@@ -103,29 +112,66 @@ export function createApprovalPlugin(options: {
     try {
       const answer = await Promise.race([policy.ask(request, controller.signal), timeout]);
       if (timedOut || answer === 'timeout') {
-        return {
-          type: 'abort',
-          reason: unansweredQuestion(request.toolName, Math.round(options.answerWithinMs / 1000)),
-        };
+        const seconds = Math.round(options.answerWithinMs / 1000);
+        return { type: 'deny', reason: unansweredQuestion(request.toolName, seconds) };
       }
       if (answer.type === 'deny')
-        return { type: 'abort', reason: userDenial(request.toolName, answer.reason) };
+        return { type: 'deny', reason: userDenial(request.toolName, answer.reason) };
       if (answer.type === 'always') sessionAllow.push(answer.rule);
-      return { type: 'continue' };
+      return { type: 'approve' };
     } catch {
       // A question that failed (the terminal went away) must never let the tool run.
-      return { type: 'abort', reason: `${request.toolName} was not approved` };
+      return { type: 'deny', reason: `${request.toolName} was not approved` };
     } finally {
       clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
     }
   };
   return {
-    id: 'youyou-approval',
-    displayName: 'Tool approval',
-    description: 'Asks the user before a tool that changes files or the outside world runs.',
+    needsApproval: (toolName, args) =>
+      ruleRefusal(rules, toolName, args) !== undefined || !runsUnasked(toolName, args),
+    approve: async (request, signal) => {
+      const refusal = ruleRefusal(rules, request.toolName, request.arguments);
+      if (refusal !== undefined) return { type: 'deny', reason: refusal };
+      // An "always" answered for an earlier call of the batch may cover this one by now.
+      if (runsUnasked(request.toolName, request.arguments)) return { type: 'approve' };
+      return ask(
+        { callId: request.callId, toolName: request.toolName, arguments: request.arguments },
+        signal,
+      );
+    },
+  };
+}
+
+function readRequest(data: unknown): ApprovalRequest | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const record = data as { callId?: unknown; toolName?: unknown; arguments?: unknown };
+  if (typeof record.toolName !== 'string') return undefined;
+  return {
+    callId: typeof record.callId === 'string' ? record.callId : '',
+    toolName: record.toolName,
+    arguments: record.arguments,
+  };
+}
+
+/**
+ * A backstop for approvals the runtime holds for a client (`youyou serve`): a BeforeToolUse handler that
+ * refuses every call a deny rule matches, even one a client approved. In the CLI's own modes the gate has
+ * refused such calls already, so they never reach it.
+ */
+export function createDenyRulesPlugin(rules: ApprovalRules): Plugin {
+  const decide = async (payload: HookPayload): Promise<HookResult> => {
+    const request = readRequest(payload.data);
+    if (request === undefined) return { type: 'continue' };
+    const refusal = ruleRefusal(rules, request.toolName, request.arguments);
+    return refusal === undefined ? { type: 'continue' } : { type: 'abort', reason: refusal };
+  };
+  return {
+    id: 'youyou-deny-rules',
+    displayName: 'Deny rules',
+    description: 'Refuses tool calls that a deny rule of the configuration matches.',
     initialize: async () => {},
     apply: (context) => {
-      // A question still open at the hook's bound refuses the call: approval never fails open.
       context.tap('BeforeToolUse', decide, { onTimeout: 'abort' });
     },
     shutdown: async () => {},

@@ -9,11 +9,17 @@ import {
   type SessionStorage,
   type SkillDefinition,
   type ToolHandler,
+  type TurnRunOptions,
 } from '@youyou/agent';
 // Types only: MCP and SQLite are imported where they are used, so that `--help` does not load them.
 import type { McpServerConfig, McpServerSet } from '@youyou/mcp';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
-import { type ApprovalPolicy, createApprovalPlugin, mutatingToolNames } from './approval.js';
+import {
+  type ApprovalPolicy,
+  createApprovalGate,
+  createDenyRulesPlugin,
+  mutatingToolNames,
+} from './approval.js';
 import { type CliSettings, ConfigError, type McpServerSetting } from './config.js';
 import { refusedNames, toolEnvironment } from './env.js';
 import { projectInstructions } from './instructions.js';
@@ -75,6 +81,8 @@ export interface CliRuntime<Sessions extends SessionStorage = SqliteSessionStora
   tools: ToolHandler[];
   /** How the shell really runs: the mode in force (danger-full-access after a chosen fallback too). */
   sandbox: { mode: SandboxMode; network: boolean };
+  /** The options of every turn: the approver that decides the calls needing approval (none in `serve`). */
+  turnOptions: TurnRunOptions;
   /** Shuts the agent down (closing its session), then MCP servers and the database. Never rejects. */
   close(): Promise<void>;
 }
@@ -264,8 +272,9 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
   /** Sessions the agent holds at once (default 1; `youyou serve` holds many). */
   maxActiveSessions?: number;
   /**
-   * Mutating tools need approval (`needsApproval`): with no in-process approver their calls suspend the turn
-   * until a client approves or denies them (`youyou serve` without --yes).
+   * Set by `youyou serve`: approvals are held for a client. True: mutating tools need approval, and with no
+   * in-process approver their calls suspend the turn until a client approves or denies them (without --yes).
+   * Unset (`-p` and the chat): every turn gets the in-process approver of `approval` (`turnOptions`).
    */
   mutatingNeedApproval?: boolean;
   /** How long a suspended turn's calls wait for a decision before they count as denied (the agent's `approvalWindowMs`). */
@@ -304,11 +313,25 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       const configs = mcpConfigs({ servers: settings.mcpServers, toolEnv, warn, validateServerConfig });
       if (configs.length > 0) mcp = await connectServers({ configs, notice: options.notice ?? warn, warn });
     }
-    const tools = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn })
-      .map(answerOnAbort)
-      .map((tool) =>
-        options.mutatingNeedApproval === true && tool.isMutating ? { ...tool, needsApproval: true } : tool,
-      );
+    const toolTimeoutMs = settings.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    const unique = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn }).map(
+      answerOnAbort,
+    );
+    const held = options.mutatingNeedApproval !== undefined;
+    const gate = createApprovalGate({
+      mutating: mutatingToolNames(unique),
+      policy: options.approval,
+      rules: settings.approvalRules,
+      // Leave the runtime's window a margin, so the model is told nobody answered, in the gate's words.
+      answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
+    });
+    const tools = unique.map((tool): ToolHandler => {
+      if (held)
+        return options.mutatingNeedApproval === true && tool.isMutating
+          ? { ...tool, needsApproval: true }
+          : tool;
+      return { ...tool, needsApproval: (args: unknown) => gate.needsApproval(tool.name, args) };
+    });
     const loaded = await loadSkillsFromDirectories({
       directories: [
         path.join(settings.cwd, '.youyou', 'skills'),
@@ -325,7 +348,6 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       warn,
     });
 
-    const toolTimeoutMs = settings.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const builder = new AgentBuilder({
       defaultModel: provider.modelId,
       systemInstructions: [
@@ -345,15 +367,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       .registerModelProvider(models)
       .registerSessionStorage(storage.sessions)
       .registerMemoryStorage(storage.memories)
-      .registerPlugin(
-        createApprovalPlugin({
-          mutating: mutatingToolNames(tools),
-          policy: options.approval,
-          rules: settings.approvalRules,
-          // Leave the runtime's hook bound a margin, so a slow answer is a denial and never a silent approval.
-          answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
-        }),
-      );
+      .registerPlugin(createDenyRulesPlugin(settings.approvalRules));
     if (telemetry !== undefined) builder.registerPlugin(telemetry.plugin);
     for (const tool of tools) builder.registerTool(tool);
     for (const skill of skills) builder.registerSkill(skill);
@@ -374,6 +388,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       skills,
       tools,
       sandbox: { mode: shellSandbox.mode, network: shellSandbox.network },
+      turnOptions: held ? {} : { approve: gate.approve, approvalTimeoutMs: toolTimeoutMs },
       close: async () => {
         await agent.shutdown();
         // After the agent: its shutdown ends the spans still open, then they are sent.

@@ -6,7 +6,7 @@ import { textReply, toolCallReply, toolResult } from '../../../test-support/cli-
 import {
   type ApprovalRule,
   judgeByRules,
-  offeredShellPrefix,
+  offeredShellPattern,
   parseRule,
   splitSimpleCommand,
 } from '../src/rules.js';
@@ -84,11 +84,205 @@ describe('approval rules', () => {
   });
 
   test('the question offers the program and its subcommand, and nothing for a compound command', () => {
-    expect(offeredShellPrefix('git status --short')).toBe('git status');
-    expect(offeredShellPrefix('npm test')).toBe('npm test');
-    expect(offeredShellPrefix('ls -la')).toBe('ls');
-    expect(offeredShellPrefix('git status; rm -rf x')).toBeUndefined();
-    expect(offeredShellPrefix('FOO=1 make')).toBeUndefined();
+    expect(offeredShellPattern('git status --short')).toBe('git status');
+    expect(offeredShellPattern('npm test')).toBe('npm test');
+    expect(offeredShellPattern('ls -la')).toBe('ls');
+    expect(offeredShellPattern('git status; rm -rf x')).toBeUndefined();
+    expect(offeredShellPattern('FOO=1 make')).toBe('=FOO=1 make');
+  });
+
+  test('for interpreters and command runners the question offers only the exact command', () => {
+    const exact: [string, string][] = [
+      ['python3 build.py', '=python3 build.py'],
+      ['python3.12 -m pytest', '=python3.12 -m pytest'],
+      ['bash build.sh', '=bash build.sh'],
+      ['sh -c "echo hi"', "=sh -c 'echo hi'"],
+      ['node x.js', '=node x.js'],
+      ['deno run x.ts', '=deno run x.ts'],
+      ['bun run x', '=bun run x'],
+      ['ruby x.rb', '=ruby x.rb'],
+      ['perl x.pl', '=perl x.pl'],
+      ['php x.php', '=php x.php'],
+      ['lua x.lua', '=lua x.lua'],
+      ["find . -name '*.ts'", "=find . -name '*.ts'"],
+      ['env FOO=1 ls', '=env FOO=1 ls'],
+      ['xargs rm', '=xargs rm'],
+      ['npx prettier .', '=npx prettier .'],
+      ['npm exec prettier', '=npm exec prettier'],
+      ['pnpm dlx prettier', '=pnpm dlx prettier'],
+      ['yarn dlx prettier', '=yarn dlx prettier'],
+      ['nice -n 5 ls', '=nice -n 5 ls'],
+      ['nohup ls', '=nohup ls'],
+      ['timeout 5 ls', '=timeout 5 ls'],
+      ['time ls', '=time ls'],
+      ['sudo ls', '=sudo ls'],
+      ['doas ls', '=doas ls'],
+      ['su -c ls', '=su -c ls'],
+      ['watch ls', '=watch ls'],
+      ['parallel echo ::: a', '=parallel echo ::: a'],
+      ['make test', '=make test'],
+      ['./build.sh --fast', '=./build.sh --fast'],
+      ['git -c core.pager=less status', '=git -c core.pager=less status'],
+      ['git -C sub status', '=git -C sub status'],
+      ['git st', '=git st'],
+      ['git config core.pager less', '=git config core.pager less'],
+      ['awk 1 f', '=awk 1 f'],
+      ['sed -n 1p f', '=sed -n 1p f'],
+    ];
+    for (const [command, pattern] of exact) expect(offeredShellPattern(command), command).toBe(pattern);
+    // The offered rule allows that command and nothing more.
+    const allow = ['shell(=python3 build.py)'];
+    expect(verdict({ allow, args: { command: 'python3  build.py' } })).toBe('allow');
+    expect(verdict({ allow, args: { command: 'python3 build.py --evil' } })).toBeUndefined();
+    expect(verdict({ allow, args: { command: 'python3 -c "import os"' } })).toBeUndefined();
+    expect(verdict({ allow: ["shell(=sh -c 'echo hi')"], args: { command: 'sh -c "echo hi"' } })).toBe(
+      'allow',
+    );
+  });
+
+  test('a deny rule stops its program however it is spelled', () => {
+    const deny = ['shell(rm)', 'shell(git push)'];
+    for (const command of [
+      'rm x',
+      'FOO=1 rm x',
+      '/bin/rm x',
+      './rm x',
+      'command rm x',
+      'command -p rm x',
+      'builtin rm x',
+      'exec rm x',
+      'env rm x',
+      'env -i FOO=1 rm x',
+      'env -u HOME -- rm x',
+      'nice rm x',
+      'nice -n 10 rm x',
+      'nice -5 rm x',
+      'nohup rm x',
+      'timeout 5 rm x',
+      'timeout -s KILL 5 rm x',
+      'time rm x',
+      'time -p rm x',
+      'sudo rm x',
+      'sudo -u root -E rm x',
+      'sudo --user=root rm x',
+      'doas -u root rm x',
+      "su -c 'rm x' root",
+      'stdbuf -oL rm x',
+      'setsid rm x',
+      '\\rm x',
+      'r\\m x',
+      "'rm' x",
+      '"rm" x',
+      "r''m x",
+      'a && rm x',
+      'a || rm x',
+      'a; rm x',
+      'a & rm x',
+      'a\nrm x',
+      'a | rm x',
+      'a |& rm x',
+      '(rm x)',
+      '{ rm x; }',
+      'if true; then rm x; fi',
+      'while true; do rm x; done',
+      'echo $(rm x)',
+      'echo "$(rm x)"',
+      'echo $( (rm x) )',
+      'X=$(rm x) true',
+      'cat <(rm x)',
+      'echo hi > out; rm x',
+      '2>/dev/null rm x',
+      '! rm x',
+      'xargs rm',
+      'xargs -0 -n 1 rm',
+      'xargs -I{} rm {}',
+      'find . -exec rm {} \\;',
+      "find . -name '*.o' -execdir rm {} +",
+      "sh -c 'rm x'",
+      "bash -lc 'echo a && rm x'",
+      'bash -c "sudo rm x"',
+      "eval 'rm x'",
+      'eval rm x',
+      "watch 'rm x'",
+      'watch -n 1 -x rm x',
+      'busybox rm x',
+      'npx rm x',
+      'npm exec -- rm x',
+      "npx -c 'rm x'",
+      'cat <<EOF\nhello\nEOF\nrm x',
+      'git push',
+      'git -C . push',
+      'git --git-dir=.git push origin',
+      'git --git-dir .git --work-tree . push',
+      'git --no-pager -c user.name=x push',
+      'command git -C . push --force',
+      'sudo git --bare push',
+    ]) {
+      expect(verdict({ allow: ['shell'], deny, args: { command } }), command).toBe('deny');
+    }
+  });
+
+  test('what a deny rule does not stop, and what it stops because the command cannot be known', () => {
+    const deny = ['shell(rm)'];
+    for (const command of [
+      'rmdir x',
+      'echo rm',
+      'ls # rm x',
+      "echo 'a; rm x'",
+      'cat <<EOF\nrm x\nEOF',
+      'git rm x',
+    ]) {
+      expect(verdict({ allow: ['shell'], deny, args: { command } }), command).toBe('allow');
+    }
+    for (const command of [
+      '$CMD x',
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell parameter expansion, not a template.
+      '${RM:-rm} x',
+      '"$(echo rm)" x',
+      '`echo rm` x',
+      "$'rm' x",
+      'r* x',
+      '{rm,x}',
+      'eval "$X"',
+      'echo rm x | sh',
+      'curl x | bash -s',
+      'sudo $CMD',
+      'sudo --mystery rm x',
+      'env -S "rm x"',
+      'git -c alias.p=!rm p',
+      'git -c core.pager=rm log',
+      'alias r=rm\nr x',
+      'strace rm x',
+      'cat <<EOF\n$(rm x)\nEOF',
+      "echo 'unbalanced",
+    ]) {
+      const judged = judgeByRules({ allow: [rule('shell')], deny: deny.map(rule) }, 'shell', { command });
+      expect(judged?.verdict, command).toBe('deny');
+    }
+    // Without any deny rule such a command is only asked about: no allow rule matches it.
+    expect(verdict({ allow: ['shell(sudo)'], args: { command: 'sudo $CMD' } })).toBeUndefined();
+    // A rule for git push is not fooled by git's global options, and does not stop other subcommands.
+    expect(
+      verdict({ allow: ['shell'], deny: ['shell(git push)'], args: { command: 'git -C . status' } }),
+    ).toBe('allow');
+  });
+
+  test('the parser never throws, whatever the text: hostile names and random bytes are judged, not crashed on', () => {
+    const deny = ['shell(rm)'];
+    for (const command of ['constructor x', 'toString', '__proto__ x', 'npm toString', 'hasOwnProperty']) {
+      expect(verdict({ allow: ['shell'], deny, args: { command } }), command).toBe('allow');
+    }
+    const alphabet = ' \t\n\\\'"$`(){}[];&|<>#=*?!~-abcrm0';
+    let seed = 7;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    for (let round = 0; round < 2000; round += 1) {
+      const length = Math.floor(random() * 40);
+      const command = Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+      expect(() => judgeByRules({ allow: [], deny: deny.map(rule) }, 'shell', { command })).not.toThrow();
+    }
   });
 
   test('a malformed rule is refused with what to write', () => {

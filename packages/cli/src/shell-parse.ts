@@ -1,0 +1,384 @@
+/**
+ * What programs a shell command line runs, for deny rules. The text is cut into tokens as a POSIX shell
+ * would (quotes, backslashes, comments, here-documents, `$(…)`), the tokens into simple commands at every
+ * operator (`;` `&` `|` `&&` `||` `(` `)` line breaks), and each simple command, after its assignments and
+ * redirections, into the program it runs. Programs that run another program are looked through: `env`,
+ * `sudo`, `nice`, `xargs`, `find -exec`, `sh -c '…'` and the others of `WRAPPERS`, and `git`'s global options
+ * before its subcommand are dropped. Whatever cannot be known from the text alone (a program named by a
+ * variable, backticks, `eval` of a variable, a shell reading its commands from a pipe, an option of a wrapper
+ * this file does not know) makes the whole parse uncertain, with the reason.
+ */
+
+import { lookThrough, type Word } from './shell-wrappers.js';
+
+type Token = { type: 'word'; word: Word } | { type: 'operator'; text: string };
+
+/** Every program invocation found, as normalized words (program by its base name), and why it is uncertain. */
+export interface ShellParse {
+  invocations: string[][];
+  uncertain: string | undefined;
+}
+
+const MAX_DEPTH = 8;
+
+/** Parses a command line; never throws. */
+export function parseShell(command: string): ShellParse {
+  const result: ShellParse = { invocations: [], uncertain: undefined };
+  parseInto(command, result, 0);
+  return result;
+}
+
+function markUncertain(result: ShellParse, why: string): void {
+  result.uncertain ??= why;
+}
+
+function parseInto(command: string, result: ShellParse, depth: number): void {
+  if (depth > MAX_DEPTH) {
+    markUncertain(result, 'commands nested too deep');
+    return;
+  }
+  const tokens = tokenize(command, result, depth);
+  let segment: Word[] = [];
+  let redirectTarget = false;
+  for (const token of tokens) {
+    if (token.type === 'operator') {
+      if (isRedirection(token.text)) {
+        redirectTarget = true;
+        continue;
+      }
+      redirectTarget = false;
+      commandOf(segment, result, depth);
+      segment = [];
+      continue;
+    }
+    if (redirectTarget) {
+      redirectTarget = false;
+      continue;
+    }
+    segment.push(token.word);
+  }
+  commandOf(segment, result, depth);
+}
+
+const REDIRECTIONS = new Set(['<', '>', '>>', '<<', '<<-', '<<<', '<&', '>&', '&>', '&>>', '<>', '>|']);
+
+function isRedirection(operator: string): boolean {
+  return REDIRECTIONS.has(operator);
+}
+
+const OPERATOR_START = new Set([';', '&', '|', '<', '>', '(', ')', '\n']);
+const OPERATORS = [
+  '&>>',
+  '<<<',
+  '<<-',
+  ';;&',
+  '&&',
+  '||',
+  ';;',
+  ';&',
+  '|&',
+  '>>',
+  '<<',
+  '<&',
+  '>&',
+  '&>',
+  '<>',
+  '>|',
+];
+
+/** Splits the text into words and operators; substitutions inside are parsed into `result` as they are met. */
+function tokenize(command: string, result: ShellParse, depth: number): Token[] {
+  const tokens: Token[] = [];
+  let text = '';
+  let expanded = false;
+  let inWord = false;
+  const heredocs: { delimiter: string; strip: boolean; quoted: boolean }[] = [];
+  const push = (): void => {
+    if (inWord) tokens.push({ type: 'word', word: { text, expanded } });
+    text = '';
+    expanded = false;
+    inWord = false;
+  };
+  let index = 0;
+  while (index < command.length) {
+    const character = command[index] ?? '';
+    if (character === '\\') {
+      const next = command[index + 1];
+      index += 2;
+      if (next === '\n' || next === undefined) continue;
+      text += next;
+      inWord = true;
+      continue;
+    }
+    if (character === "'") {
+      const end = command.indexOf("'", index + 1);
+      if (end < 0) {
+        markUncertain(result, 'an unbalanced quote');
+        return tokens;
+      }
+      text += command.slice(index + 1, end);
+      inWord = true;
+      index = end + 1;
+      continue;
+    }
+    if (character === '"') {
+      const end = doubleQuoted(command, index + 1, result, depth);
+      if (end === undefined) {
+        markUncertain(result, 'an unbalanced quote');
+        return tokens;
+      }
+      text += end.text;
+      expanded ||= end.expanded;
+      inWord = true;
+      index = end.next;
+      continue;
+    }
+    if (character === '$' || character === '`') {
+      const next = expansion(command, index, result, depth);
+      expanded = true;
+      inWord = true;
+      text += command.slice(index, next);
+      index = next;
+      continue;
+    }
+    if (character === '#' && !inWord) {
+      const end = command.indexOf('\n', index);
+      index = end < 0 ? command.length : end;
+      continue;
+    }
+    if (character === ' ' || character === '\t' || character === '\r') {
+      push();
+      index += 1;
+      continue;
+    }
+    if (OPERATOR_START.has(character)) {
+      // A word of digits right before a redirection is its file descriptor (`2>&1`), not an argument.
+      if (/^[0-9]+$/.test(text) && !expanded && (character === '<' || character === '>')) {
+        text = '';
+        inWord = false;
+      }
+      push();
+      const operator = OPERATORS.find((candidate) => command.startsWith(candidate, index)) ?? character;
+      tokens.push({ type: 'operator', text: operator });
+      index += operator.length;
+      if (operator === '<<' || operator === '<<-') {
+        const delimiter = heredocDelimiter(command, index);
+        if (delimiter !== undefined) heredocs.push({ ...delimiter.value, strip: operator === '<<-' });
+      }
+      if (operator === '\n' && heredocs.length > 0) {
+        index = skipHeredocs(command, index, heredocs.splice(0), result);
+      }
+      continue;
+    }
+    if ('*?[{'.includes(character)) expanded = true;
+    text += character;
+    inWord = true;
+    index += 1;
+  }
+  push();
+  if (heredocs.length > 0) markUncertain(result, 'a here-document without its body');
+  return tokens;
+}
+
+/** A double-quoted part from `start` (after the quote): its text and where it ends, or undefined if unclosed. */
+function doubleQuoted(
+  command: string,
+  start: number,
+  result: ShellParse,
+  depth: number,
+): { text: string; expanded: boolean; next: number } | undefined {
+  let text = '';
+  let expanded = false;
+  let index = start;
+  while (index < command.length) {
+    const character = command[index] ?? '';
+    if (character === '"') return { text, expanded, next: index + 1 };
+    if (character === '\\') {
+      const next = command[index + 1] ?? '';
+      if ('$`"\\\n'.includes(next)) {
+        if (next !== '\n') text += next;
+      } else text += `\\${next}`;
+      index += 2;
+      continue;
+    }
+    if (character === '$' || character === '`') {
+      const next = expansion(command, index, result, depth);
+      expanded = true;
+      text += command.slice(index, next);
+      index = next;
+      continue;
+    }
+    text += character;
+    index += 1;
+  }
+  return undefined;
+}
+
+/**
+ * An expansion at `index` (`$name`, `${…}`, `$(…)`, `$((…))`, `` `…` ``, `$'…'`): where it ends. The commands
+ * of a `$(…)` are parsed into `result`; backticks and ANSI-C quotes make the parse uncertain.
+ */
+function expansion(command: string, index: number, result: ShellParse, depth: number): number {
+  if (command[index] === '`') {
+    markUncertain(result, 'backticks');
+    const end = command.indexOf('`', index + 1);
+    return end < 0 ? command.length : end + 1;
+  }
+  const next = command[index + 1] ?? '';
+  if (next === '(') {
+    const end = closingParenthesis(command, index + 2);
+    if (end === undefined) {
+      markUncertain(result, 'an unclosed $(');
+      return command.length;
+    }
+    const inner = command.slice(index + 2, end);
+    // `$((…))` is arithmetic; it can still hold `$(…)`, which the parse of its text finds.
+    parseInto(inner.startsWith('(') && inner.endsWith(')') ? inner.slice(1, -1) : inner, result, depth + 1);
+    return end + 1;
+  }
+  if (next === '{') {
+    const end = command.indexOf('}', index + 2);
+    if (command.slice(index, end).includes('$(') || command.slice(index, end).includes('`')) {
+      markUncertain(result, 'a substitution inside a parameter expansion');
+    }
+    return end < 0 ? command.length : end + 1;
+  }
+  if (next === "'") {
+    markUncertain(result, "an ANSI-C quote ($'…')");
+    const end = command.indexOf("'", index + 2);
+    return end < 0 ? command.length : end + 1;
+  }
+  const name = /^([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/.exec(command.slice(index + 1));
+  return index + 1 + (name?.[0].length ?? 0);
+}
+
+/** The index of the `)` that closes a `(` opened just before `start`, skipping quotes; undefined if none. */
+function closingParenthesis(command: string, start: number): number | undefined {
+  let depth = 1;
+  let index = start;
+  while (index < command.length) {
+    const character = command[index] ?? '';
+    if (character === '\\') index += 2;
+    else if (character === "'") {
+      const end = command.indexOf("'", index + 1);
+      if (end < 0) return undefined;
+      index = end + 1;
+    } else if (character === '"') {
+      const end = doubleQuoted(command, index + 1, { invocations: [], uncertain: undefined }, MAX_DEPTH);
+      if (end === undefined) return undefined;
+      index = end.next;
+    } else {
+      if (character === '(') depth += 1;
+      if (character === ')') depth -= 1;
+      if (depth === 0) return index;
+      index += 1;
+    }
+  }
+  return undefined;
+}
+
+/** The delimiter word after `<<`: its text, and whether it was quoted (then the body is not expanded). */
+function heredocDelimiter(
+  command: string,
+  index: number,
+): { value: { delimiter: string; quoted: boolean } } | undefined {
+  const match = /^[ \t]*([^\s;&|<>()]+)/.exec(command.slice(index));
+  if (match === null) return undefined;
+  const raw = match[1] ?? '';
+  return { value: { delimiter: raw.replace(/["'\\]/g, ''), quoted: /["'\\]/.test(raw) } };
+}
+
+/** Skips the bodies of the here-documents opened on the line that just ended; returns where commands go on. */
+function skipHeredocs(
+  command: string,
+  index: number,
+  heredocs: { delimiter: string; strip: boolean; quoted: boolean }[],
+  result: ShellParse,
+): number {
+  let position = index;
+  for (const heredoc of heredocs) {
+    for (;;) {
+      if (position >= command.length) {
+        markUncertain(result, 'a here-document without its end');
+        return command.length;
+      }
+      const end = command.indexOf('\n', position);
+      const line = command.slice(position, end < 0 ? command.length : end);
+      position = end < 0 ? command.length : end + 1;
+      if ((heredoc.strip ? line.replace(/^\t+/, '') : line) === heredoc.delimiter) break;
+      // An unquoted delimiter lets the body run `$(…)` and backticks.
+      if (!heredoc.quoted && (line.includes('$(') || line.includes('`'))) {
+        markUncertain(result, 'a substitution inside a here-document');
+      }
+    }
+  }
+  return position;
+}
+
+/** Words that start a compound command or a pipeline rather than name a program. */
+const RESERVED = new Set([
+  '!',
+  '{',
+  '}',
+  'if',
+  'then',
+  'else',
+  'elif',
+  'fi',
+  'do',
+  'done',
+  'while',
+  'until',
+  'case',
+  'esac',
+  'in',
+  'function',
+  '[[',
+  ']]',
+]);
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/;
+
+/** One simple command: its assignments and reserved words dropped, the program it runs looked at. */
+function commandOf(words: readonly Word[], result: ShellParse, depth: number): void {
+  let start = 0;
+  while (start < words.length) {
+    const word = words[start];
+    if (word === undefined) break;
+    if (!word.expanded && RESERVED.has(word.text)) start += 1;
+    else if (ASSIGNMENT.test(word.text)) start += 1;
+    else break;
+  }
+  // `for NAME in WORDS` and `select` name no program.
+  const first = words[start];
+  if (first === undefined || (!first.expanded && (first.text === 'for' || first.text === 'select'))) return;
+  invocation(words.slice(start), result, depth);
+}
+
+/** Reads a program's words: records it, and looks through it when it runs another program. */
+function invocation(words: readonly Word[], result: ShellParse, depth: number): void {
+  const first = words[0];
+  if (first === undefined) return;
+  if (depth > MAX_DEPTH) {
+    markUncertain(result, 'commands nested too deep');
+    return;
+  }
+  if (first.expanded || first.text === '') {
+    markUncertain(result, `the program to run is not known before the shell expands it (${first.text})`);
+    return;
+  }
+  const name = baseName(first.text);
+  const rest = words.slice(1);
+  result.invocations.push([name, ...rest.map((word) => word.text)]);
+  lookThrough(name, rest, {
+    run: (inner) => invocation(inner, result, depth + 1),
+    parse: (text) => parseInto(text, result, depth + 1),
+    record: (normalized) => result.invocations.push(normalized),
+    uncertain: (why) => markUncertain(result, why),
+  });
+}
+
+/** The program's own name: `/usr/bin/rm` and `./rm` are `rm`. */
+export function baseName(program: string): string {
+  const slash = program.lastIndexOf('/');
+  return slash < 0 || slash === program.length - 1 ? program : program.slice(slash + 1);
+}
