@@ -196,6 +196,37 @@ describe('the approval question in a terminal', () => {
     expect(existsSync(path.join(harness.sandbox.workspace, 'pwned'))).toBe(false);
   });
 
+  test('"always" for an interpreter keeps only that exact command: other code for it is asked about', async () => {
+    await writeFile(
+      path.join(harness.sandbox.workspace, 'build.py'),
+      "with open('built.txt', 'a') as f:\n    f.write('built\\n')\n",
+    );
+    harness.server.reply(
+      shellCall('call_1', 'python3 build.py'),
+      shellCall('call_2', `python3 -c "open('pwned', 'w')"`),
+      shellCall('call_3', 'python3 build.py'),
+      textReply('Built twice.'),
+    );
+    const chat = await startChat();
+
+    await send(chat, 'build it');
+    await question(chat);
+    await chat.type('a');
+    const offer = await chat.waitFor('always allow, for this session');
+    expect(offer).toContain('1 (or Enter) = exactly `python3 build.py` again');
+    expect(offer).not.toContain('commands starting with `python3`');
+    await chat.type('1');
+
+    // Other Python code is not covered by that answer: it is asked about, and refused here.
+    await chat.waitFor(/│ python3 -c "open\('pwned', 'w'\)"[\s\S]*y = yes/);
+    await chat.type('n');
+    await chat.waitFor(/Built twice\.\n› *\n*$/);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'pwned'))).toBe(false);
+    // The exact command ran again without a question.
+    expect(await readFile(path.join(harness.sandbox.workspace, 'built.txt'), 'utf8')).toBe('built\nbuilt\n');
+    expect((await chat.screen()).match(/Allow shell/g)).toHaveLength(2);
+  });
+
   test('r denies with a reason, and the model is told the reason', async () => {
     harness.server.reply(shellCall('call_1', 'npm install left-pad'), textReply('Understood.'));
     const chat = await startChat();
@@ -224,7 +255,7 @@ describe('the approval question in a terminal', () => {
 
     const result = toolResult(harness.server.turnRequests()[1]!, 'call_1');
     expect(result).toContain('did not answer');
-    expect(result).not.toContain('denied');
+    expect(result).toContain('it was not refused');
     expect(existsSync(path.join(harness.sandbox.workspace, 'later.txt'))).toBe(false);
   });
 

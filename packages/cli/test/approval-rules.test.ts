@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,7 +11,7 @@ import {
   parseRule,
   splitSimpleCommand,
 } from '../src/rules.js';
-import { runCli } from './support/cli.js';
+import { jsonLines, runCli } from './support/cli.js';
 import { useCliHarness } from './support/harness.js';
 
 function rule(text: string): ApprovalRule {
@@ -345,6 +346,116 @@ describe('approval rules of config.json in youyou -p', () => {
     const last = harness.server.turnRequests().at(-1)!;
     expect(toolResult(last, 'call_1')).toContain('shell(rm)');
     expect(toolResult(last, 'call_2')).toContain('shell(rm)');
+  });
+
+  test('a deny rule stops rm and git push however the command spells them; an unclear command is refused too', async () => {
+    const { workspace } = harness.sandbox;
+    await mkdir(path.join(workspace, 'keep'));
+    const spellings = [
+      'FOO=1 rm keep/f1',
+      '/bin/rm keep/f2',
+      'command rm keep/f3',
+      'env rm keep/f4',
+      'nice rm keep/f5',
+      '\\rm keep/f6',
+      'true && rm keep/f7',
+      '(rm keep/f8)',
+      'echo $(rm keep/f9)',
+      'echo keep/f10 | xargs rm',
+      'timeout 5 rm keep/f11',
+    ];
+    for (let index = 1; index <= spellings.length + 1; index += 1) {
+      await writeFile(path.join(workspace, 'keep', `f${index}`), 'keep me');
+    }
+    // A repository whose pushes land in a bare repository of the workspace: a push that ran leaves a ref there.
+    const git = (...args: string[]) =>
+      execFileSync('git', args, {
+        cwd: workspace,
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: 't',
+          GIT_AUTHOR_EMAIL: 't@t',
+          GIT_COMMITTER_NAME: 't',
+          GIT_COMMITTER_EMAIL: 't@t',
+        },
+      }).toString();
+    git('init', '-q', '--bare', 'remote.git');
+    git('init', '-q', 'work');
+    git('-C', 'work', 'commit', '-q', '--allow-empty', '-m', 'one');
+    git('-C', 'work', 'remote', 'add', 'origin', '../remote.git');
+    const pushes = [
+      'git -C work push -q origin HEAD:refs/heads/main',
+      'git --git-dir=work/.git push -q origin HEAD:refs/heads/main',
+      'git --no-pager -C work push -q origin HEAD:refs/heads/main',
+    ];
+    const unclear = `R=rm; $R keep/f${spellings.length + 1}`;
+    const commands = [...spellings, ...pushes, unclear];
+    await writeConfig({ approval: { allow: ['shell'], deny: ['shell(rm)', 'shell(git push)'] } });
+    harness.server.reply(
+      ...commands.map((command, index) =>
+        toolCallReply({ id: `call_${index}`, name: 'shell', arguments: { command } }),
+      ),
+      textReply('refused'),
+    );
+
+    const result = await print('clean up and publish', '--yes');
+
+    expect(result.code).toBe(0);
+    for (let index = 1; index <= spellings.length + 1; index += 1) {
+      expect(existsSync(path.join(workspace, 'keep', `f${index}`)), commands[index - 1]).toBe(true);
+    }
+    expect(git('--git-dir', 'remote.git', 'for-each-ref')).toBe('');
+    const last = harness.server.turnRequests().at(-1)!;
+    for (const [index, command] of commands.entries()) {
+      const text = toolResult(last, `call_${index}`) ?? '';
+      expect(text, command).toMatch(/^Tool 'shell' was denied: /);
+      if (command === unclear) expect(text).toContain('cannot tell for certain');
+      else expect(text, command).toContain(pushes.includes(command) ? 'shell(git push)' : 'shell(rm)');
+    }
+    // The same push without the rule does run: the sandbox is not what stopped it.
+    harness.server.reply(
+      toolCallReply({ id: 'call_push', name: 'shell', arguments: { command: pushes[0] } }),
+      textReply('pushed'),
+    );
+    await writeConfig({ approval: { allow: ['shell'] } });
+    expect((await print('publish', '--yes')).code).toBe(0);
+    expect(git('--git-dir', 'remote.git', 'for-each-ref')).toContain('refs/heads/main');
+  });
+
+  test('-p --json: a call refused by a rule or for want of --yes is denied: true, and the model is told it was denied', async () => {
+    await mkdir(path.join(harness.sandbox.workspace, 'keep'));
+    await writeConfig({ approval: { deny: ['shell(rm)'] } });
+    harness.server.reply(
+      toolCallReply({ id: 'call_rule', name: 'shell', arguments: { command: 'rm -rf keep' } }),
+      toolCallReply({ id: 'call_unasked', name: 'shell', arguments: { command: 'touch made' } }),
+      toolCallReply({ id: 'call_read', name: 'read_file', arguments: { path: 'nothing.txt' } }),
+      textReply('nothing done'),
+    );
+
+    const result = await print('tidy', '--json');
+
+    expect(result.code).toBe(0);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'keep'))).toBe(true);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'made'))).toBe(false);
+    const ends = new Map<string, { denied?: boolean; success: boolean }>();
+    for (const line of jsonLines(result.stdout)) {
+      const payload = (
+        line as { payload: { type: string; callId?: string; denied?: boolean; success: boolean } }
+      ).payload;
+      if (payload.type === 'tool_call_end' && payload.callId !== undefined) ends.set(payload.callId, payload);
+    }
+    expect(ends.get('call_rule')).toMatchObject({ denied: true, success: false });
+    expect(ends.get('call_unasked')).toMatchObject({ denied: true, success: false });
+    // A call that ran and failed is not a denial.
+    expect(ends.get('call_read')?.success).toBe(false);
+    expect(ends.get('call_read')?.denied).toBeUndefined();
+    const last = harness.server.turnRequests().at(-1)!;
+    expect(toolResult(last, 'call_rule')).toMatch(/^Tool 'shell' was denied: a deny rule .*shell\(rm\)/);
+    expect(toolResult(last, 'call_unasked')).toMatch(
+      /^Tool 'shell' was denied: the user did not approve running shell; in non-interactive mode pass --yes/,
+    );
+    for (const id of ['call_rule', 'call_unasked'])
+      expect(toolResult(last, id)).not.toContain('aborted by hook');
   });
 
   test('a malformed rule in config.json is a configuration error: exit code 2, nothing runs', async () => {
