@@ -6,10 +6,12 @@ import { isInterrupt, type Key } from './terminal.js';
 import { neutralizeLine } from './terminal-text.js';
 
 /**
- * Where the terminal's unread input cannot be flushed (not Linux), keys that reach the question sooner than
- * this after it was drawn count as typed before it (type-ahead) and are dropped, never taken as an answer.
+ * How long the keyboard must have been quiet before the question takes an answer. Typing that was going on
+ * when the question was drawn (a message being typed, keys that piled up while youyou was busy) is not an
+ * answer, even the part of it that arrives after the question: only once nothing has been typed for this long
+ * does the question show its choices and listen.
  */
-export const QUESTION_GUARD_MS = 150;
+export const QUIET_BEFORE_ANSWER_MS = 800;
 
 /** The longest reason the user can type. */
 const MAX_REASON_LENGTH = 500;
@@ -28,9 +30,14 @@ export class ApprovalQuestion {
   readonly #resolve: (answer: ApprovalAnswer) => void;
   readonly #lines: string[];
   readonly #pageSize: number;
-  /** When the question was drawn; 0 once the unread input was flushed, so that no key is dropped. */
-  #openedAt = Date.now();
   readonly #flushInput: () => boolean;
+  readonly #lastKeyAt: () => number;
+  /** Set once the keyboard was quiet after the question was drawn: from then on keys answer it. */
+  #listening = false;
+  /** When the question was drawn, as a key time (`performance.now()`) when the input could not be flushed. */
+  #drawnAt = 0;
+  #ignored = 0;
+  #timer: NodeJS.Timeout | undefined;
   /** The rules `a` offers, in the order of their keys (`1`, `2`). */
   readonly #offers: ApprovalRule[];
   #page = 0;
@@ -46,8 +53,10 @@ export class ApprovalQuestion {
     color: boolean;
     write: (text: string) => void;
     resolve: (answer: ApprovalAnswer) => void;
-    /** Throws away unread input; false when it cannot (then a short guard drops early keys instead). */
+    /** Throws away unread input; false when it cannot (then the draw counts as a key, see QUIET_BEFORE_ANSWER_MS). */
     flushInput: () => boolean;
+    /** When the last key came in (`performance.now()`), whoever it went to. */
+    lastKeyAt: () => number;
   }) {
     this.#request = options.request;
     this.#write = options.write;
@@ -62,6 +71,7 @@ export class ApprovalQuestion {
     this.#pageSize = Math.max(5, options.rows - 6);
     this.#offers = offeredRules(options.request);
     this.#flushInput = options.flushInput;
+    this.#lastKeyAt = options.lastKeyAt;
   }
 
   /** Draws the question: its heading, the first page of the call and the choices. */
@@ -72,9 +82,27 @@ export class ApprovalQuestion {
     const what = typeof file === 'string' ? ` ${neutralizeLine(file)}` : ' to run this';
     this.#write(`${this.#styles.yellow('?')} Allow ${this.#styles.bold(name)}${what}?\n`);
     this.#drawPage();
-    // Keys typed up to now were typed before the question could be read: flushed, or dropped for a moment.
-    this.#openedAt = Date.now();
-    if (this.#flushInput()) this.#openedAt = 0;
+    // Keys still unread were typed before the question could be read: thrown away. Keys Node has read already
+    // are handed out before the next turn of the event loop, so the question listens no sooner than that.
+    this.#drawnAt = this.#flushInput() ? 0 : performance.now();
+    setImmediate(() => this.#listenWhenQuiet());
+  }
+
+  /** Starts listening once no key has come for QUIET_BEFORE_ANSWER_MS; until then checks again when it might. */
+  #listenWhenQuiet(): void {
+    this.#timer = undefined;
+    if (this.#settled || this.#listening) return;
+    const quietFor = performance.now() - Math.max(this.#lastKeyAt(), this.#drawnAt);
+    if (quietFor < QUIET_BEFORE_ANSWER_MS) {
+      this.#timer = setTimeout(() => this.#listenWhenQuiet(), QUIET_BEFORE_ANSWER_MS - quietFor);
+      return;
+    }
+    this.#listening = true;
+    if (this.#ignored > 0) {
+      const keys = this.#ignored === 1 ? '1 key' : `${this.#ignored} keys`;
+      this.#write(`  ${this.#styles.dim(`(${keys} typed before the question ignored)`)}\n`);
+    }
+    this.#drawChoices();
   }
 
   /** Handles one key; `cancelTurn` is called for Ctrl-C, which refuses and cancels the turn. */
@@ -85,7 +113,11 @@ export class ApprovalQuestion {
       cancelTurn();
       return;
     }
-    if (Date.now() - this.#openedAt < QUESTION_GUARD_MS) return;
+    if (!this.#listening) {
+      // Part of typing that began before the question: not an answer (and it keeps the question waiting).
+      this.#ignored += 1;
+      return;
+    }
     if (this.#mode === 'reason') {
       this.#reasonKey(key);
       return;
@@ -126,6 +158,7 @@ export class ApprovalQuestion {
   abandon(): void {
     if (this.#settled) return;
     this.#settled = true;
+    clearTimeout(this.#timer);
     this.#write(`${this.#styles.yellow('no answer — not run')}\n`);
     this.#resolve({ type: 'deny' });
   }
@@ -190,7 +223,8 @@ export class ApprovalQuestion {
         `  ${this.#styles.yellow(`lines ${start + 1}–${last} of ${total}`)} ${this.#styles.dim(keys)}\n`,
       );
     }
-    this.#drawChoices();
+    // Until the question listens, its choices are not shown: they appear when a key would answer.
+    if (this.#listening) this.#drawChoices();
   }
 
   #drawChoices(): void {
@@ -199,6 +233,7 @@ export class ApprovalQuestion {
 
   #finish(answer: ApprovalAnswer, label: string, suffix = ''): void {
     this.#settled = true;
+    clearTimeout(this.#timer);
     const text = `${label}${suffix}`;
     this.#write(`${answer.type === 'deny' ? this.#styles.red(text) : this.#styles.green(text)}\n`);
     this.#resolve(answer);

@@ -330,6 +330,7 @@ class Chat {
         color: this.#color,
         write: (text) => this.#write(text),
         flushInput: () => this.#terminal.flushInput(),
+        lastKeyAt: () => this.#terminal.lastKeyAt,
         resolve: (answer) => {
           if (this.#approval === question) this.#approval = undefined;
           signal.removeEventListener('abort', onAbort);

@@ -62,6 +62,7 @@ export class Terminal {
   /** Newest first, as readline keeps it. */
   #history: string[];
   #keyListener: ((text: string | undefined, key: Key | undefined) => void) | undefined;
+  #lastKeyAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: { input: NodeJS.ReadStream; output: NodeJS.WriteStream; history: readonly string[] }) {
     this.input = options.input;
@@ -123,10 +124,16 @@ export class Terminal {
     });
   }
 
+  /** When the last raw key came in (`performance.now()`); -Infinity before the first. */
+  get lastKeyAt(): number {
+    return this.#lastKeyAt;
+  }
+
   /** Reads raw keys until `stopKeys`; Ctrl-C arrives as a key, not as a signal. */
   startKeys(listener: (key: Key) => void): void {
     this.stopKeys();
     const onKeypress = (_text: string | undefined, key: Key | undefined): void => {
+      this.#lastKeyAt = performance.now();
       if (key !== undefined) listener(key);
     };
     this.#keyListener = onKeypress;

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -12,7 +13,9 @@ import {
   toolCallReply,
   toolResult,
 } from '../../../test-support/cli-wire.js';
-import { send, useTmuxHarness } from './support/harness.js';
+import type { WireReply } from '../../../test-support/wire-server.js';
+import { BIN } from './support/build.js';
+import { PROMPT_BACK, send, useTmuxHarness } from './support/harness.js';
 import type { TmuxSession } from './support/tmux.js';
 
 const harness = useTmuxHarness();
@@ -28,15 +31,57 @@ async function startChat(config?: unknown): Promise<TmuxSession> {
   return harness.startChat();
 }
 
-/** Waits for the question (and its choices): the next key typed answers it. */
+/** Waits for the question showing `expected`, and for its choices after it: the next key typed answers it. */
 async function question(session: TmuxSession, expected: string | RegExp = CHOICES): Promise<string> {
+  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const source = typeof expected === 'string' ? literal(expected) : expected.source;
   const screen = await session.waitFor(expected);
-  await session.waitFor(CHOICES);
+  if (expected !== CHOICES) await session.waitFor(new RegExp(`${source}[\\s\\S]*${literal(CHOICES)}`));
   return screen;
 }
 
 function shellCall(id: string, command: string) {
   return toolCallReply({ id, name: 'shell', arguments: { command } });
+}
+
+/** Bytes typed on the terminal of process `pid` that nobody has read yet (FIONREAD on its stdin). */
+function unreadInput(pid: number): number {
+  const script = [
+    'import array, fcntl, os, sys, termios',
+    'fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)',
+    "count = array.array('i', [0])",
+    'fcntl.ioctl(fd, termios.FIONREAD, count, True)',
+    'print(count[0])',
+  ].join('\n');
+  return Number.parseInt(execFileSync('python3', ['-c', script, `/proc/${pid}/fd/0`]).toString(), 10);
+}
+
+/** The youyou process in the pane: the pane's process, or the one of its descendants that runs the binary. */
+function youyouPid(panePid: number): number {
+  const pending = [panePid];
+  while (pending.length > 0) {
+    const pid = pending.shift() ?? 0;
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (argv[0] === process.execPath && argv[1] === BIN) return pid;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    if (children !== '') pending.push(...children.split(' ').map(Number));
+  }
+  throw new Error(`no youyou process under pane process ${panePid}`);
+}
+
+/** Whether process `pid` is stopped (SIGSTOP): the state letter of /proc/PID/stat. */
+function isStopped(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
+}
+
+/** Polls `check` until it holds, at most 10 s. */
+async function until(what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within 10 s`);
+    await delay(20);
+  }
 }
 
 /** The screen's rows with the question's gutter taken off, joined: what the user can read of the call. */
@@ -165,6 +210,78 @@ describe('the approval question in a terminal', () => {
     await chat.type('y');
     await chat.waitFor('Answered.');
     expect(await readFile(path.join(harness.sandbox.workspace, 'note.txt'), 'utf8')).toBe('x');
+  });
+
+  test('keys typed before the question never answer it: not while youyou was stopped, not a burst going on when it opens', async () => {
+    const held: (() => void)[] = [];
+    /** A reply the server sends only once `release` is called; resolves when it has been written. */
+    const heldReply = (reply: WireReply) => {
+      let release: () => void = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      held.push(() => release());
+      return async (): Promise<WireReply> => {
+        await released;
+        return reply;
+      };
+    };
+    harness.server.reply(
+      heldReply(shellCall('call_1', 'touch first')),
+      heldReply(shellCall('call_2', 'touch second')),
+      textReply('Answered.'),
+    );
+    // Under a shell: tmux continues a stopped process of its own at once, not a grandchild.
+    const chat = await harness.startInTmux([
+      '/bin/sh',
+      '-c',
+      '"$0" "$@"; exit $?',
+      process.execPath,
+      BIN,
+      '--base-url',
+      harness.server.baseURL,
+    ]);
+    await chat.waitFor(PROMPT_BACK);
+    const pid = youyouPid(await chat.panePid());
+    const exists = (name: string) => existsSync(path.join(harness.sandbox.workspace, name));
+
+    await send(chat, 'make files');
+    // youyou sent its request and waits for the model; it is held, as on a loaded machine, and keys arrive.
+    await until('the model request', () => harness.server.turnRequests().length === 1);
+    process.kill(pid, 'SIGSTOP');
+    await until('youyou stopped', () => isStopped(pid));
+    const typed = 'and also yes please';
+    await chat.type(typed);
+    await until('the keys in the terminal', () => unreadInput(pid) >= typed.length);
+    // The model's tool call reaches youyou while it is stopped too; then it goes on.
+    held[0]?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    process.kill(pid, 'SIGCONT');
+
+    await question(chat, '│ touch first');
+    expect(exists('first')).toBe(false);
+    expect(await chat.screen()).not.toContain('always allow');
+    await chat.type('y');
+    await until('the second model request', () => harness.server.turnRequests().length === 2);
+    expect(exists('first')).toBe(true);
+
+    // Typing that goes on while the next question opens, and after: its `y` is not an answer.
+    held[1]?.();
+    let afterQuestion = '';
+    for (let index = 0; afterQuestion.length < typed.length; index += 1) {
+      const key = typed[index % typed.length] ?? ' ';
+      if (afterQuestion !== '' || (await chat.screen()).includes('│ touch second')) afterQuestion += key;
+      await chat.type(key);
+    }
+    expect(afterQuestion).toContain('y');
+    await chat.waitFor(/typed before the question ignored\)\n.*y = yes/);
+    expect(exists('second')).toBe(false);
+    expect((await chat.screen()).split('│ touch second')[1]).not.toMatch(/›\s*yes/);
+    await chat.type('n');
+
+    await chat.waitFor('Answered.');
+    expect(exists('second')).toBe(false);
+    expect(toolResult(harness.server.turnRequests()[2]!, 'call_2')).toContain('the user denied');
   });
 
   test('"always" takes a second, deliberate key, and keeps a prefix rule that compound commands never match', async () => {
