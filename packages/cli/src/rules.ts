@@ -22,6 +22,11 @@ import { baseName, parseShell } from './shell-parse.js';
  * (`python3 -c …`, `bash build.sh`) is not looked into: deny the interpreter itself to stop those.
  */
 
+/** The words of a space-separated list (tables of names stay short). */
+function names(text: string): string[] {
+  return text.split(' ');
+}
+
 /** The tool whose `command` argument is matched by word prefix rather than by glob. */
 export const SHELL_TOOL = 'shell';
 
@@ -239,133 +244,21 @@ export function judgeByRules(
  * a prefix rule would allow any code (`shell(python3)` lets `python3 -c …` run), so the question offers only
  * the exact command.
  */
-const RUNNERS = new Set([
-  'sh',
-  'bash',
-  'dash',
-  'zsh',
-  'ksh',
-  'ash',
-  'mksh',
-  'yash',
-  'fish',
-  'csh',
-  'tcsh',
-  'node',
-  'nodejs',
-  'deno',
-  'bun',
-  'bunx',
-  'npx',
-  'pnpx',
-  'ruby',
-  'irb',
-  'perl',
-  'php',
-  'lua',
-  'luajit',
-  'tclsh',
-  'wish',
-  'Rscript',
-  'julia',
-  'pwsh',
-  'powershell',
-  'osascript',
-  'awk',
-  'gawk',
-  'mawk',
-  'nawk',
-  'sed',
-  'env',
-  'xargs',
-  'find',
-  'nice',
-  'nohup',
-  'timeout',
-  'time',
-  'sudo',
-  'doas',
-  'su',
-  'runuser',
-  'pkexec',
-  'watch',
-  'parallel',
-  'command',
-  'builtin',
-  'exec',
-  'eval',
-  'source',
-  '.',
-  'trap',
-  'coproc',
-  'stdbuf',
-  'setsid',
-  'ionice',
-  'chrt',
-  'taskset',
-  'flock',
-  'busybox',
-  'toybox',
-  'make',
-  'gmake',
-  'cmake',
-  'ninja',
-  'ssh',
-  'script',
-  'strace',
-  'ltrace',
-  'gdb',
-  'valgrind',
-  'nsenter',
-  'unshare',
-  'chroot',
-  'firejail',
-  'bwrap',
-  'expect',
-  'unbuffer',
-  'systemd-run',
-]);
+const RUNNERS = new Set(
+  names(
+    'sh bash dash zsh ksh ash mksh yash fish csh tcsh node nodejs deno bun bunx npx pnpx ruby irb perl php lua luajit tclsh wish Rscript julia pwsh powershell osascript awk gawk mawk nawk sed env xargs find nice nohup timeout time sudo doas su runuser pkexec watch parallel command builtin exec eval source . trap coproc stdbuf setsid ionice chrt taskset flock busybox toybox make gmake cmake ninja ssh script strace ltrace gdb valgrind nsenter unshare chroot firejail bwrap expect unbuffer systemd-run',
+  ),
+);
 const INTERPRETER = /^(python|pypy|ruby|perl|php|lua|node)[0-9.]*$/;
 /** Subcommands of package managers that run a package's program. */
 const RUNNING_SUBCOMMANDS = new Set(['exec', 'x', 'dlx', 'run-script']);
 const PACKAGE_MANAGERS = new Set(['npm', 'pnpm', 'yarn']);
 /** git's own subcommands: any other word may be an alias, which can run any program. */
-const GIT_SUBCOMMANDS = new Set([
-  'status',
-  'diff',
-  'log',
-  'show',
-  'add',
-  'commit',
-  'branch',
-  'checkout',
-  'switch',
-  'restore',
-  'fetch',
-  'pull',
-  'push',
-  'merge',
-  'rebase',
-  'stash',
-  'tag',
-  'rm',
-  'mv',
-  'reset',
-  'init',
-  'clone',
-  'remote',
-  'grep',
-  'blame',
-  'describe',
-  'rev-parse',
-  'ls-files',
-  'cherry-pick',
-  'revert',
-  'bisect',
-  'worktree',
-  'shortlog',
-  'reflog',
-]);
+const GIT_SUBCOMMANDS = new Set(
+  names(
+    'status diff log show add commit branch checkout switch restore fetch pull push merge rebase stash tag rm mv reset init clone remote grep blame describe rev-parse ls-files cherry-pick revert bisect worktree shortlog reflog',
+  ),
+);
 
 /**
  * The shell pattern the question offers for a command: its program and, when the second word is a subcommand

@@ -86,98 +86,110 @@ const OPERATORS = [
   '>|',
 ];
 
+/** A here-document opened on the current line: its body starts after the line break. */
+interface Heredoc {
+  delimiter: string;
+  strip: boolean;
+  quoted: boolean;
+}
+
+/** The word being read, and the tokens read so far. */
+class Tokens {
+  readonly list: Token[] = [];
+  text = '';
+  expanded = false;
+  inWord = false;
+  /** An unquoted `*`, `?`, `[` or `{` was seen: whether it expands is decided when the word ends. */
+  globby = false;
+
+  add(text: string, expanded = false): void {
+    this.text += text;
+    this.expanded ||= expanded;
+    this.inWord = true;
+  }
+
+  /** Ends the word: a glob (`*`, `?`, `[…]`) or a brace expansion (`{a,b}`, `{1..3}`) makes it expanded. */
+  end(): void {
+    if (this.inWord) {
+      const glob = this.globby && /[*?]|\[.*\]|\{[^}]*(,|\.\.)[^}]*\}/.test(this.text);
+      this.list.push({ type: 'word', word: { text: this.text, expanded: this.expanded || glob } });
+    }
+    this.text = '';
+    this.expanded = false;
+    this.inWord = false;
+    this.globby = false;
+  }
+}
+
 /** Splits the text into words and operators; substitutions inside are parsed into `result` as they are met. */
 function tokenize(command: string, result: ShellParse, depth: number): Token[] {
-  const tokens: Token[] = [];
-  let text = '';
-  let expanded = false;
-  let inWord = false;
-  const heredocs: { delimiter: string; strip: boolean; quoted: boolean }[] = [];
-  const push = (): void => {
-    if (inWord) tokens.push({ type: 'word', word: { text, expanded } });
-    text = '';
-    expanded = false;
-    inWord = false;
-  };
+  const tokens = new Tokens();
+  const heredocs: Heredoc[] = [];
   let index = 0;
   while (index < command.length) {
     const character = command[index] ?? '';
     if (character === '\\') {
       const next = command[index + 1];
       index += 2;
-      if (next === '\n' || next === undefined) continue;
-      text += next;
-      inWord = true;
-      continue;
-    }
-    if (character === "'") {
+      if (next !== '\n' && next !== undefined) tokens.add(next);
+    } else if (character === "'") {
       const end = command.indexOf("'", index + 1);
-      if (end < 0) {
-        markUncertain(result, 'an unbalanced quote');
-        return tokens;
-      }
-      text += command.slice(index + 1, end);
-      inWord = true;
+      if (end < 0) break;
+      tokens.add(command.slice(index + 1, end));
       index = end + 1;
-      continue;
-    }
-    if (character === '"') {
-      const end = doubleQuoted(command, index + 1, result, depth);
-      if (end === undefined) {
-        markUncertain(result, 'an unbalanced quote');
-        return tokens;
-      }
-      text += end.text;
-      expanded ||= end.expanded;
-      inWord = true;
-      index = end.next;
-      continue;
-    }
-    if (character === '$' || character === '`') {
+    } else if (character === '"') {
+      const quoted = doubleQuoted(command, index + 1, result, depth);
+      if (quoted === undefined) break;
+      tokens.add(quoted.text, quoted.expanded);
+      index = quoted.next;
+    } else if (character === '$' || character === '`') {
       const next = expansion(command, index, result, depth);
-      expanded = true;
-      inWord = true;
-      text += command.slice(index, next);
+      tokens.add(command.slice(index, next), true);
       index = next;
-      continue;
-    }
-    if (character === '#' && !inWord) {
+    } else if (character === '#' && !tokens.inWord) {
       const end = command.indexOf('\n', index);
       index = end < 0 ? command.length : end;
-      continue;
-    }
-    if (character === ' ' || character === '\t' || character === '\r') {
-      push();
+    } else if (character === ' ' || character === '\t' || character === '\r') {
+      tokens.end();
       index += 1;
-      continue;
+    } else if (OPERATOR_START.has(character)) {
+      index = operator(command, index, tokens, heredocs, result);
+    } else {
+      if ('*?[{'.includes(character)) tokens.globby = true;
+      tokens.add(character);
+      index += 1;
     }
-    if (OPERATOR_START.has(character)) {
-      // A word of digits right before a redirection is its file descriptor (`2>&1`), not an argument.
-      if (/^[0-9]+$/.test(text) && !expanded && (character === '<' || character === '>')) {
-        text = '';
-        inWord = false;
-      }
-      push();
-      const operator = OPERATORS.find((candidate) => command.startsWith(candidate, index)) ?? character;
-      tokens.push({ type: 'operator', text: operator });
-      index += operator.length;
-      if (operator === '<<' || operator === '<<-') {
-        const delimiter = heredocDelimiter(command, index);
-        if (delimiter !== undefined) heredocs.push({ ...delimiter.value, strip: operator === '<<-' });
-      }
-      if (operator === '\n' && heredocs.length > 0) {
-        index = skipHeredocs(command, index, heredocs.splice(0), result);
-      }
-      continue;
-    }
-    if ('*?[{'.includes(character)) expanded = true;
-    text += character;
-    inWord = true;
-    index += 1;
   }
-  push();
+  if (index < command.length) markUncertain(result, 'an unbalanced quote');
+  tokens.end();
   if (heredocs.length > 0) markUncertain(result, 'a here-document without its body');
-  return tokens;
+  return tokens.list;
+}
+
+/** Reads the operator at `index` (and the here-document bodies after a line break); returns where to go on. */
+function operator(
+  command: string,
+  index: number,
+  tokens: Tokens,
+  heredocs: Heredoc[],
+  result: ShellParse,
+): number {
+  const character = command[index] ?? '';
+  // A word of digits right before a redirection is its file descriptor (`2>&1`), not an argument.
+  if (/^[0-9]+$/.test(tokens.text) && !tokens.expanded && (character === '<' || character === '>')) {
+    tokens.text = '';
+    tokens.inWord = false;
+  }
+  tokens.end();
+  const text = OPERATORS.find((candidate) => command.startsWith(candidate, index)) ?? character;
+  tokens.list.push({ type: 'operator', text });
+  const next = index + text.length;
+  if (text === '<<' || text === '<<-') {
+    const delimiter = heredocDelimiter(command, next);
+    if (delimiter !== undefined) heredocs.push({ ...delimiter.value, strip: text === '<<-' });
+  }
+  if (text === '\n' && heredocs.length > 0) return skipHeredocs(command, next, heredocs.splice(0), result);
+  return next;
 }
 
 /** A double-quoted part from `start` (after the quote): its text and where it ends, or undefined if unclosed. */
@@ -289,12 +301,7 @@ function heredocDelimiter(
 }
 
 /** Skips the bodies of the here-documents opened on the line that just ended; returns where commands go on. */
-function skipHeredocs(
-  command: string,
-  index: number,
-  heredocs: { delimiter: string; strip: boolean; quoted: boolean }[],
-  result: ShellParse,
-): number {
+function skipHeredocs(command: string, index: number, heredocs: Heredoc[], result: ShellParse): number {
   let position = index;
   for (const heredoc of heredocs) {
     for (;;) {

@@ -4,6 +4,11 @@
  * not known here could take the next word as its value, so it makes the parse uncertain rather than guessed.
  */
 
+/** The words of a space-separated list (tables of names stay short). */
+function names(text: string): string[] {
+  return text.split(' ');
+}
+
 /** One word after quote removal; `expanded` when the shell would change it (`$…`, a glob, `{a,b}`). */
 export interface Word {
   text: string;
@@ -99,7 +104,7 @@ function parseString(word: Word | undefined, context: WrapperContext, what: stri
   else context.parse(word.text);
 }
 
-const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'ash', 'mksh', 'yash', 'fish']);
+const SHELLS = new Set(names('sh bash dash zsh ksh ash mksh yash fish'));
 
 /** `sh -c 'text'` runs the text; `sh file` a script; `sh` or `sh -s` what comes on standard input. */
 function shell(name: string) {
@@ -111,18 +116,7 @@ function shell(name: string) {
       {
         flags: 'abcefhiklmnprstuvxBCEHPT',
         values: 'oO',
-        long: [
-          'login',
-          'norc',
-          'noprofile',
-          'posix',
-          'restricted',
-          'verbose',
-          'noediting',
-          'debugger',
-          'version',
-          'help',
-        ],
+        long: names('login norc noprofile posix restricted verbose noediting debugger version help'),
         longValues: ['rcfile', 'init-file'],
       },
       context,
@@ -186,19 +180,7 @@ function watch(words: readonly Word[], context: WrapperContext): void {
     {
       flags: 'bcCdegprtwx',
       values: 'nq',
-      long: [
-        'beep',
-        'color',
-        'no-color',
-        'differences',
-        'errexit',
-        'chgexit',
-        'precise',
-        'no-rerun',
-        'no-title',
-        'no-wrap',
-        'exec',
-      ],
+      long: names('beep color no-color differences errexit chgexit precise no-rerun no-title no-wrap exec'),
       longValues: ['interval', 'equexit'],
     },
     context,
@@ -220,8 +202,8 @@ function evaluate(words: readonly Word[], context: WrapperContext): void {
 const NPX: Options = {
   flags: 'yq',
   values: 'pc',
-  long: ['yes', 'no', 'quiet', 'ignore-existing', 'prefer-online', 'prefer-offline'],
-  longValues: ['package', 'call', 'node-options', 'cache', 'registry', 'workspace', 'shell'],
+  long: names('yes no quiet ignore-existing prefer-online prefer-offline'),
+  longValues: names('package call node-options cache registry workspace shell'),
 };
 
 /** `npx`, `npm exec` and the like: `-c TEXT` runs a command line, else the first operand is the program. */
@@ -245,21 +227,9 @@ const RUNNING_SUBCOMMANDS: Record<string, readonly string[]> = {
 
 /** git's options before its subcommand that take a value as the next word (or after `=`). */
 const GIT_VALUES = ['-C', '--git-dir', '--work-tree', '--namespace', '--super-prefix', '--attr-source'];
-const GIT_FLAGS = [
-  '-p',
-  '-P',
-  '--paginate',
-  '--no-pager',
-  '--bare',
-  '--no-replace-objects',
-  '--literal-pathspecs',
-  '--glob-pathspecs',
-  '--noglob-pathspecs',
-  '--icase-pathspecs',
-  '--no-optional-locks',
-  '--no-advice',
-  '--no-lazy-fetch',
-];
+const GIT_FLAGS = names(
+  '-p -P --paginate --no-pager --bare --no-replace-objects --literal-pathspecs --glob-pathspecs --noglob-pathspecs --icase-pathspecs --no-optional-locks --no-advice --no-lazy-fetch',
+);
 /** Configuration keys that can make git run a program (or another subcommand) of their choosing. */
 const GIT_RUNNING_KEY =
   /^alias\.|pager|editor|command|program|helper|hook|fsmonitor|askpass|driver|filter\.|external|proxy|exec|textconv|sshcommand|tool/i;
@@ -335,36 +305,12 @@ const WRAPPERS: Record<string, Wrapper> = {
       {
         flags: 'AbBeEHiKklnNPSsVv',
         values: 'CDghpRrTtUu',
-        long: [
-          'askpass',
-          'background',
-          'bell',
-          'edit',
-          'preserve-env',
-          'set-home',
-          'login',
-          'remove-timestamp',
-          'reset-timestamp',
-          'list',
-          'non-interactive',
-          'preserve-groups',
-          'stdin',
-          'shell',
-          'validate',
-        ],
-        longValues: [
-          'close-from',
-          'chdir',
-          'group',
-          'host',
-          'prompt',
-          'chroot',
-          'role',
-          'type',
-          'command-timeout',
-          'other-user',
-          'user',
-        ],
+        long: names(
+          'askpass background bell edit preserve-env set-home login remove-timestamp reset-timestamp list non-interactive preserve-groups stdin shell validate',
+        ),
+        longValues: names(
+          'close-from chdir group host prompt chroot role type command-timeout other-user user',
+        ),
       },
       context,
     );
@@ -385,18 +331,10 @@ const WRAPPERS: Record<string, Wrapper> = {
   xargs: runAfter('xargs', {
     flags: '0rtpxo',
     values: 'adEILnPsiel',
-    long: ['null', 'no-run-if-empty', 'verbose', 'interactive', 'exit', 'open-tty', 'show-limits'],
-    longValues: [
-      'arg-file',
-      'delimiter',
-      'eof',
-      'replace',
-      'max-lines',
-      'max-args',
-      'max-procs',
-      'max-chars',
-      'process-slot-var',
-    ],
+    long: names('null no-run-if-empty verbose interactive exit open-tty show-limits'),
+    longValues: names(
+      'arg-file delimiter eof replace max-lines max-args max-procs max-chars process-slot-var',
+    ),
   }),
   busybox: (words, context) => context.run(words),
   toybox: (words, context) => context.run(words),
@@ -411,29 +349,11 @@ const WRAPPERS: Record<string, Wrapper> = {
 };
 
 /** Programs that run others in ways this file does not follow: their command is never known for certain. */
-const OPAQUE = new Set([
-  'alias',
-  'parallel',
-  'chrt',
-  'taskset',
-  'flock',
-  'script',
-  'strace',
-  'ltrace',
-  'gdb',
-  'valgrind',
-  'nsenter',
-  'unshare',
-  'chroot',
-  'firejail',
-  'bwrap',
-  'runuser',
-  'pkexec',
-  'sg',
-  'expect',
-  'unbuffer',
-  'systemd-run',
-]);
+const OPAQUE = new Set(
+  names(
+    'alias parallel chrt taskset flock script strace ltrace gdb valgrind nsenter unshare chroot firejail bwrap runuser pkexec sg expect unbuffer systemd-run',
+  ),
+);
 
 /** Looks through program `name` (already recorded) to the programs it runs. */
 export function lookThrough(name: string, rest: readonly Word[], context: WrapperContext): void {

@@ -231,7 +231,13 @@ describe('approval rules', () => {
       'ls # rm x',
       "echo 'a; rm x'",
       'cat <<EOF\nrm x\nEOF',
+      "cat <<'EOF'\nrm x $(rm y)\nEOF",
       'git rm x',
+      '[ -f x ] && echo hi',
+      '{ echo hi; }',
+      'for f in *.ts; do echo $f; done',
+      'cd $DIR && make',
+      'ls *.ts {a,b}.txt',
     ]) {
       expect(verdict({ allow: ['shell'], deny, args: { command } }), command).toBe('allow');
     }
@@ -244,6 +250,7 @@ describe('approval rules', () => {
       "$'rm' x",
       'r* x',
       '{rm,x}',
+      '[ -f x ] && rm y',
       'eval "$X"',
       'echo rm x | sh',
       'curl x | bash -s',
