@@ -122,11 +122,21 @@ function shell(name: string) {
       context,
     );
     if (skipped === undefined) return;
-    if (skipped.seen.includes('c')) parseString(words[skipped.index], context, `the command of ${name} -c`);
-    else if (skipped.seen.includes('s') || skipped.index >= words.length) {
+    const operand = words[skipped.index];
+    if (skipped.seen.includes('c')) {
+      if (operand === undefined) context.uncertain(`the command of ${name} -c comes from elsewhere`);
+      else parseString(operand, context, `the command of ${name} -c`);
+    } else if (skipped.seen.includes('s') || operand === undefined) {
       context.uncertain(`${name} reads its commands from standard input`);
-    }
+    } else scriptFile(name, operand, context);
   };
+}
+
+/** A script a shell or `source` runs: a file is not looked into, but one made on the fly is not known. */
+function scriptFile(name: string, operand: Word | undefined, context: WrapperContext): void {
+  if (operand === undefined || operand.expanded || /^\/(dev|proc)\//.test(operand.text)) {
+    context.uncertain(`${name} runs commands that are not in the command line`);
+  }
 }
 
 /** `find … -exec PROGRAM … ;` (and -execdir, -ok, -okdir). */
@@ -136,9 +146,65 @@ function find(words: readonly Word[], context: WrapperContext): void {
     const start = index + 1;
     let end = start;
     while (end < words.length && words[end]?.text !== ';' && words[end]?.text !== '+') end += 1;
-    context.run(words.slice(start, end));
+    // `-exec {} ;` runs the files found.
+    if (words[start]?.text.includes('{}') === true) context.uncertain('find runs the files it finds');
+    else context.run(words.slice(start, end));
     index = end;
   }
+}
+
+/**
+ * `xargs [options] PROGRAM ARGS…`: its input becomes more arguments, so a program that runs what its arguments
+ * say (a shell, `env`, `sudo`, …), or `-I` putting input anywhere in the command, runs commands not in the text.
+ */
+function xargs(words: readonly Word[], context: WrapperContext): void {
+  const skipped = skipOptions(
+    'xargs',
+    words,
+    {
+      flags: '0rtpxoel',
+      values: 'adEILnPsi',
+      long: names('null no-run-if-empty verbose interactive exit open-tty show-limits'),
+      longValues: names(
+        'arg-file delimiter eof replace max-lines max-args max-procs max-chars process-slot-var',
+      ),
+    },
+    context,
+  );
+  if (skipped === undefined) return;
+  const rest = words.slice(skipped.index);
+  const program = baseName(rest[0]?.text ?? '');
+  if (skipped.seen.includes('I') || skipped.seen.includes('i') || skipped.values.has('replace')) {
+    context.uncertain('xargs -I puts its input into the command');
+  } else if (rest[0] !== undefined && runsOthers(program) && !gitSubcommand(program, rest)) {
+    context.uncertain(`xargs hands its input to ${program}, which runs what its arguments say`);
+  } else context.run(rest);
+}
+
+/** `git SUBCOMMAND …`: what comes after the subcommand are its arguments, not git's options. */
+function gitSubcommand(program: string, words: readonly Word[]): boolean {
+  const second = words[1];
+  return program === 'git' && second !== undefined && !second.expanded && /^[a-z]/.test(second.text);
+}
+
+/** `ssh [options] HOST COMMAND…`: the words after the host are a command line for a shell (maybe this one). */
+function ssh(words: readonly Word[], context: WrapperContext): void {
+  const skipped = skipOptions(
+    'ssh',
+    words,
+    { flags: '46AaCfGgKkMNnqsTtVvXxYy', values: 'BbcDEeFIiJLlmOoPpQRSWw' },
+    context,
+  );
+  if (skipped === undefined) return;
+  const rest = words.slice(skipped.index + 1);
+  if (rest.length === 0) return;
+  if (rest.some((word) => word.expanded)) context.uncertain('the command of ssh is expanded by the shell');
+  else context.parse(rest.map((word) => word.text).join(' '));
+}
+
+/** The program's own name: `/usr/bin/rm` is `rm`. */
+function baseName(program: string): string {
+  return program.slice(program.lastIndexOf('/') + 1);
 }
 
 /** `env [options] [NAME=value…] PROGRAM`. */
@@ -328,18 +394,14 @@ const WRAPPERS: Record<string, Wrapper> = {
     long: ['ignore'],
     longValues: ['class', 'classdata'],
   }),
-  xargs: runAfter('xargs', {
-    flags: '0rtpxo',
-    values: 'adEILnPsiel',
-    long: names('null no-run-if-empty verbose interactive exit open-tty show-limits'),
-    longValues: names(
-      'arg-file delimiter eof replace max-lines max-args max-procs max-chars process-slot-var',
-    ),
-  }),
+  xargs,
   busybox: (words, context) => context.run(words),
   toybox: (words, context) => context.run(words),
   find,
   watch,
+  ssh,
+  source: (words, context) => scriptFile('source', words[0], context),
+  '.': (words, context) => scriptFile('.', words[0], context),
   eval: evaluate,
   trap: (words, context) => parseString(words[0], context, 'the command of trap'),
   npx: packageRunner('npx'),
@@ -354,6 +416,16 @@ const OPAQUE = new Set(
     'alias parallel chrt taskset flock script strace ltrace gdb valgrind nsenter unshare chroot firejail bwrap runuser pkexec sg expect unbuffer systemd-run',
   ),
 );
+
+/** Whether program `name` runs other programs named in its arguments. */
+function runsOthers(name: string): boolean {
+  return (
+    SHELLS.has(name) ||
+    OPAQUE.has(name) ||
+    Object.hasOwn(WRAPPERS, name) ||
+    Object.hasOwn(RUNNING_SUBCOMMANDS, name)
+  );
+}
 
 /** Looks through program `name` (already recorded) to the programs it runs. */
 export function lookThrough(name: string, rest: readonly Word[], context: WrapperContext): void {
