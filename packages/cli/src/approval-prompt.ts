@@ -20,8 +20,9 @@ type Mode = 'choose' | 'always' | 'reason';
 
 /**
  * One approval question on the terminal: the whole call (paged when it is longer than the screen), then a
- * single-key choice. `y` runs it once, `n`/Esc refuses, `r` refuses with a typed reason, and `a` only opens
- * a second step that names the rule to keep (`1`/Enter/`y` or `2`), so one stray key can never allow a tool for good.
+ * single-key choice, offered once the keyboard was quiet (QUIET_BEFORE_ANSWER_MS). `y` runs it once, `n`/Esc
+ * refuses, `r` refuses with a typed reason, and `a` only opens a second step that names the rule to keep
+ * (`1`/Enter/`y` or `2`), so one stray key can never allow a tool for good.
  */
 export class ApprovalQuestion {
   readonly #request: ApprovalRequest;
@@ -74,7 +75,7 @@ export class ApprovalQuestion {
     this.#lastKeyAt = options.lastKeyAt;
   }
 
-  /** Draws the question: its heading, the first page of the call and the choices. */
+  /** Draws the question (its heading and the first page of the call); the choices follow once it listens. */
   open(): void {
     const name = neutralizeLine(this.#request.toolName);
     const file = (this.#request.arguments as { path?: unknown } | null)?.path;

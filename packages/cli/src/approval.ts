@@ -14,7 +14,7 @@ export interface ApprovalRequest {
   arguments: unknown;
 }
 
-/** How the plugin decides: allow every call, deny every call, or ask. */
+/** How the gate decides calls no rule decides: allow every call, deny every call, or ask. */
 export type ApprovalPolicy =
   | { type: 'allow_all' }
   /** Non-interactive without --yes: the model is told why and how the user can allow it. */

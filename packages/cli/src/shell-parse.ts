@@ -370,7 +370,10 @@ function invocation(words: readonly Word[], result: ShellParse, depth: number): 
     return;
   }
   if (first.expanded || first.text === '') {
-    markUncertain(result, `the program to run is not known before the shell expands it (${first.text})`);
+    markUncertain(
+      result,
+      `the program to run is not known before the shell expands it (${first.text.slice(0, 40)})`,
+    );
     return;
   }
   const name = baseName(first.text);

@@ -53,7 +53,7 @@ function skipOptions(
   const values = new Map<string, string>();
   let index = 0;
   const fail = (text: string) => {
-    context.uncertain(`${name} with an option youyou does not know (${text})`);
+    context.uncertain(`${name} with an option youyou does not know (${text.slice(0, 40)})`);
     return undefined;
   };
   for (; index < words.length; index += 1) {
@@ -177,7 +177,7 @@ function xargs(words: readonly Word[], context: WrapperContext): void {
   if (skipped.seen.includes('I') || skipped.seen.includes('i') || skipped.values.has('replace')) {
     context.uncertain('xargs -I puts its input into the command');
   } else if (rest[0] !== undefined && runsOthers(program) && !gitSubcommand(program, rest)) {
-    context.uncertain(`xargs hands its input to ${program}, which runs what its arguments say`);
+    context.uncertain(`xargs hands its input to ${program.slice(0, 40)}, which runs what its arguments say`);
   } else context.run(rest);
 }
 
@@ -309,7 +309,7 @@ function git(words: readonly Word[], context: WrapperContext): void {
     const [key = '', attached] = word.text.split(/=(.*)/s);
     if (!word.text.startsWith('-')) break;
     if (word.expanded) {
-      context.uncertain(`git with an option the shell expands (${word.text})`);
+      context.uncertain(`git with an option the shell expands (${word.text.slice(0, 40)})`);
       return;
     }
     if (GIT_FLAGS.includes(word.text)) continue;
@@ -331,7 +331,9 @@ function git(words: readonly Word[], context: WrapperContext): void {
       if (word.text === '-c' || attached === undefined) index += 1;
       continue;
     }
-    context.uncertain(`git with an option youyou does not know before its subcommand (${word.text})`);
+    context.uncertain(
+      `git with an option youyou does not know before its subcommand (${word.text.slice(0, 40)})`,
+    );
     return;
   }
   if (index > 0 && index < words.length)
