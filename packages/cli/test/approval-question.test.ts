@@ -361,7 +361,7 @@ describe('the approval question in a terminal', () => {
     expect(result).toContain('we use pnpm here');
   });
 
-  test('a question nobody answers is reported to the model as unanswered, not as denied', async () => {
+  test('a question nobody answers is reported to the model as unanswered, not as refused', async () => {
     harness.server.reply(shellCall('call_1', 'touch later.txt'), textReply('I will wait.'));
     const chat = await startChat({ toolTimeoutMs: 1000 });
 
