@@ -31,12 +31,15 @@ export class ApprovalQuestion {
   readonly #resolve: (answer: ApprovalAnswer) => void;
   readonly #lines: string[];
   readonly #pageSize: number;
-  readonly #flushInput: () => boolean;
+  readonly #flushInput: () => number | undefined;
   readonly #lastKeyAt: () => number;
   /** Set once the keyboard was quiet after the question was drawn: from then on keys answer it. */
   #listening = false;
-  /** When the question was drawn, as a key time (`performance.now()`) when the input could not be flushed. */
-  #drawnAt = 0;
+  /**
+   * A key time (`performance.now()`) of keys the question never saw as keys: the drawing itself when the input
+   * could not be flushed, and unread input thrown away when the question was about to listen.
+   */
+  #unseenKeyAt = 0;
   #ignored = 0;
   #timer: NodeJS.Timeout | undefined;
   /** The rules `a` offers, in the order of their keys (`1`, `2`). */
@@ -54,8 +57,8 @@ export class ApprovalQuestion {
     color: boolean;
     write: (text: string) => void;
     resolve: (answer: ApprovalAnswer) => void;
-    /** Throws away unread input; false when it cannot (then the draw counts as a key, see QUIET_BEFORE_ANSWER_MS). */
-    flushInput: () => boolean;
+    /** Throws away unread input: how many bytes, or undefined when it cannot (then the draw counts as a key). */
+    flushInput: () => number | undefined;
     /** When the last key came in (`performance.now()`), whoever it went to. */
     lastKeyAt: () => number;
   }) {
@@ -85,17 +88,30 @@ export class ApprovalQuestion {
     this.#drawPage();
     // Keys still unread were typed before the question could be read: thrown away. Keys Node has read already
     // are handed out before the next turn of the event loop, so the question listens no sooner than that.
-    this.#drawnAt = this.#flushInput() ? 0 : performance.now();
+    this.#unseenKeyAt = this.#flushInput() === undefined ? performance.now() : 0;
     setImmediate(() => this.#listenWhenQuiet());
   }
 
-  /** Starts listening once no key has come for QUIET_BEFORE_ANSWER_MS; until then checks again when it might. */
+  /**
+   * Starts listening once no key has come for QUIET_BEFORE_ANSWER_MS; until then checks again when it might.
+   * Runs after the event loop's poll for input (a timer hops to `setImmediate` first), and throws away what is
+   * still unread, counting it as a key: a youyou that was stopped or starved while typing went on sees that
+   * typing before it listens, not after.
+   */
   #listenWhenQuiet(): void {
     this.#timer = undefined;
     if (this.#settled || this.#listening) return;
-    const quietFor = performance.now() - Math.max(this.#lastKeyAt(), this.#drawnAt);
+    const unread = this.#flushInput() ?? 0;
+    if (unread > 0) {
+      this.#ignored += unread;
+      this.#unseenKeyAt = performance.now();
+    }
+    const quietFor = performance.now() - Math.max(this.#lastKeyAt(), this.#unseenKeyAt);
     if (quietFor < QUIET_BEFORE_ANSWER_MS) {
-      this.#timer = setTimeout(() => this.#listenWhenQuiet(), QUIET_BEFORE_ANSWER_MS - quietFor);
+      this.#timer = setTimeout(
+        () => setImmediate(() => this.#listenWhenQuiet()),
+        QUIET_BEFORE_ANSWER_MS - quietFor,
+      );
       return;
     }
     this.#listening = true;

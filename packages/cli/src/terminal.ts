@@ -154,12 +154,13 @@ export class Terminal {
 
   /**
    * Throws away what was typed but not read yet, so that keys pressed before a question was drawn cannot
-   * answer it. The terminal's input is opened a second time without blocking (Linux's /proc/self/fd) and
-   * read until it is empty; the stream's own descriptor is left as it is. False where that cannot be done.
+   * answer it: how many bytes, or undefined where that cannot be done. The terminal's input is opened a second
+   * time without blocking (Linux's /proc/self/fd) and read until it is empty; the stream's own descriptor is
+   * left as it is.
    */
-  flushInput(): boolean {
+  flushInput(): number | undefined {
     const fd = (this.input as { fd?: unknown }).fd;
-    if (this.input.isTTY !== true || typeof fd !== 'number' || process.platform !== 'linux') return false;
+    if (this.input.isTTY !== true || typeof fd !== 'number' || process.platform !== 'linux') return undefined;
     let reader: number;
     try {
       reader = openSync(
@@ -167,18 +168,22 @@ export class Terminal {
         constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY,
       );
     } catch {
-      return false;
+      return undefined;
     }
+    let count = 0;
     try {
       const buffer = Buffer.alloc(4096);
       // EAGAIN (nothing left) ends the loop by throwing.
-      while (readSync(reader, buffer, 0, buffer.length, null) > 0);
+      for (let read = readSync(reader, buffer, 0, buffer.length, null); read > 0; ) {
+        count += read;
+        read = readSync(reader, buffer, 0, buffer.length, null);
+      }
     } catch {
       // Empty.
     } finally {
       closeSync(reader);
     }
-    return true;
+    return count;
   }
 
   /** Gives the terminal back as it was: cooked mode and a visible cursor. */
