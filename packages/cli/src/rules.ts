@@ -277,6 +277,16 @@ export function offeredShellPattern(command: string): string | undefined {
     return exact;
   if (first === 'git' && (second === undefined || !GIT_SUBCOMMANDS.has(second))) return exact;
   if (PACKAGE_MANAGERS.has(first) && second !== undefined && RUNNING_SUBCOMMANDS.has(second)) return exact;
+  // `npm run build` names one script of the project: the rule keeps its name, not every script.
+  const script = words[2];
+  if (
+    PACKAGE_MANAGERS.has(first) &&
+    second === 'run' &&
+    script !== undefined &&
+    /^[a-z][a-z0-9:_-]*$/i.test(script)
+  ) {
+    return `${first} run ${script}`;
+  }
   return second !== undefined && /^[a-z][a-z0-9:_-]*$/i.test(second) ? `${first} ${second}` : first;
 }
 

@@ -87,6 +87,7 @@ describe('approval rules', () => {
   test('the question offers the program and its subcommand, and nothing for a compound command', () => {
     expect(offeredShellPattern('git status --short')).toBe('git status');
     expect(offeredShellPattern('npm test')).toBe('npm test');
+    expect(offeredShellPattern('npm run build -- --watch')).toBe('npm run build');
     expect(offeredShellPattern('ls -la')).toBe('ls');
     expect(offeredShellPattern('git status; rm -rf x')).toBeUndefined();
     expect(offeredShellPattern('FOO=1 make')).toBe('=FOO=1 make');
