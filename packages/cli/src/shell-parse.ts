@@ -351,7 +351,9 @@ function commandOf(words: readonly Word[], result: ShellParse, depth: number): v
   while (start < words.length) {
     const word = words[start];
     if (word === undefined) break;
-    if (!word.expanded && RESERVED.has(word.text)) start += 1;
+    // `function NAME { …` : the body's first word is the program.
+    if (!word.expanded && word.text === 'function') start += 2;
+    else if (!word.expanded && RESERVED.has(word.text)) start += 1;
     else if (ASSIGNMENT.test(word.text)) start += 1;
     else break;
   }
@@ -380,7 +382,8 @@ function invocation(words: readonly Word[], result: ShellParse, depth: number): 
   const rest = words.slice(1);
   result.invocations.push([name, ...rest.map((word) => word.text)]);
   lookThrough(name, rest, {
-    run: (inner) => invocation(inner, result, depth + 1),
+    // What a wrapper runs is read like a command of its own: `sudo FOO=1 rm`, `time { rm x; }`.
+    run: (inner) => commandOf(inner, result, depth + 1),
     parse: (text) => parseInto(text, result, depth + 1),
     record: (normalized) => result.invocations.push(normalized),
     uncertain: (why) => markUncertain(result, why),

@@ -346,7 +346,6 @@ const WRAPPERS: Record<string, Wrapper> = {
   command: runAfter('command', { flags: 'pvV' }),
   builtin: runAfter('builtin', {}),
   exec: runAfter('exec', { flags: 'cl', values: 'a' }),
-  coproc: runAfter('coproc', {}),
   nohup: runAfter('nohup', {}),
   nice: runAfter('nice', { values: 'n', numeric: true, longValues: ['adjustment'] }),
   time: runAfter('time', {
@@ -415,7 +414,7 @@ const WRAPPERS: Record<string, Wrapper> = {
 /** Programs that run others in ways this file does not follow: their command is never known for certain. */
 const OPAQUE = new Set(
   names(
-    'alias parallel chrt taskset flock script strace ltrace gdb valgrind nsenter unshare chroot firejail bwrap runuser pkexec sg expect unbuffer systemd-run',
+    'alias coproc parallel chrt taskset flock script strace ltrace gdb valgrind nsenter unshare chroot firejail bwrap runuser pkexec sg expect unbuffer systemd-run',
   ),
 );
 
