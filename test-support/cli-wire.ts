@@ -14,8 +14,8 @@ import {
 } from './openai-wire.js';
 import { startWireServer, type WireReply, type WireRequest, type WireServer } from './wire-server.js';
 
-/** A reply, or a function of the request that builds one (to check what the model was sent). */
-export type ChatScript = WireReply | ((request: WireRequest) => WireReply);
+/** A reply, or a function of the request that builds one (to check what the model was sent, or to hold it). */
+export type ChatScript = WireReply | ((request: WireRequest) => WireReply | Promise<WireReply>);
 
 /** One Chat Completions message of a request body. */
 export interface ChatMessage {
@@ -122,7 +122,7 @@ export async function startChatServer(
 ): Promise<ChatServer> {
   const wire = await startWireServer();
   const queue: ChatScript[] = [];
-  const dispatch = (request: WireRequest): WireReply => {
+  const dispatch = (request: WireRequest): WireReply | Promise<WireReply> => {
     if (isMemoryRequest(request)) return options.memoryReply?.(request) ?? textReply('{"memories": []}');
     const script = queue.shift();
     if (script === undefined) {

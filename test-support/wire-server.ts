@@ -28,8 +28,8 @@ export type WireReply =
     }
   | { type: 'json'; status: number; body: unknown; headers?: Record<string, string> };
 
-/** A reply, or a function that builds one from the request. */
-export type WireScript = WireReply | ((request: WireRequest) => WireReply);
+/** A reply, or a function that builds one from the request (a promise of one: the reply waits for it). */
+export type WireScript = WireReply | ((request: WireRequest) => WireReply | Promise<WireReply>);
 
 /** A scripted HTTP server on 127.0.0.1 that speaks a model API's wire format, one reply per request. */
 export interface WireServer {
@@ -120,7 +120,9 @@ export async function startWireServer(): Promise<WireServer> {
         );
         return;
       }
-      answer(typeof script === 'function' ? script(received) : script, response);
+      const reply = typeof script === 'function' ? script(received) : script;
+      if (reply instanceof Promise) void reply.then((ready) => answer(ready, response));
+      else answer(reply, response);
     });
   });
   server.on('connection', (socket) => {

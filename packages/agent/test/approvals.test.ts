@@ -259,6 +259,28 @@ describe('an in-process approver', () => {
     await agent.shutdown();
   });
 
+  test('a turn a follow-up starts by itself keeps the approver of the turn its caller started', async () => {
+    const { agent, runs } = await approvalAgent({
+      responses: [[{ type: 'text', text: 'First.' }], DEPLOY_CALL, DONE],
+    });
+    const session = await agent.newSession();
+    const asked: string[] = [];
+    const first = await session.sendMessage('one', {
+      approve: (request) => {
+        asked.push(request.toolName);
+        return { type: 'approve' };
+      },
+    });
+    const next = session.followUp('two');
+    await collect(first);
+    const events = await collect(await next);
+    expect(types(events)).not.toContain('turn_suspended');
+    expect(asked).toEqual(['deploy']);
+    expect(runs.deploy).toHaveLength(1);
+    await session.close();
+    await agent.shutdown();
+  });
+
   test('when the window passes the call is denied, never approved, and the approver is told by its signal', async () => {
     const { agent, runs, provider } = await approvalAgent({ responses: [DEPLOY_CALL, DONE] });
     const session = await agent.newSession();

@@ -1,15 +1,17 @@
 import type { ApprovalAnswer, ApprovalRequest } from './approval.js';
 import { createStyles, type Styles } from './format.js';
 import { callLines } from './question.js';
-import { type ApprovalRule, offeredShellPrefix, parseRule, SHELL_TOOL } from './rules.js';
+import { type ApprovalRule, offeredShellPattern, parseRule, SHELL_TOOL } from './rules.js';
 import { isInterrupt, type Key } from './terminal.js';
 import { neutralizeLine } from './terminal-text.js';
 
 /**
- * Where the terminal's unread input cannot be flushed (not Linux), keys that reach the question sooner than
- * this after it was drawn count as typed before it (type-ahead) and are dropped, never taken as an answer.
+ * How long the keyboard must have been quiet before the question takes an answer. Typing that was going on
+ * when the question was drawn (a message being typed, keys that piled up while youyou was busy) is not an
+ * answer, even the part of it that arrives after the question: only once nothing has been typed for this long
+ * does the question show its choices and listen.
  */
-export const QUESTION_GUARD_MS = 150;
+export const QUIET_BEFORE_ANSWER_MS = 800;
 
 /** The longest reason the user can type. */
 const MAX_REASON_LENGTH = 500;
@@ -18,8 +20,9 @@ type Mode = 'choose' | 'always' | 'reason';
 
 /**
  * One approval question on the terminal: the whole call (paged when it is longer than the screen), then a
- * single-key choice. `y` runs it once, `n`/Esc refuses, `r` refuses with a typed reason, and `a` only opens
- * a second step that names the rule to keep (`1`/Enter/`y` or `2`), so one stray key can never allow a tool for good.
+ * single-key choice, offered once the keyboard was quiet (QUIET_BEFORE_ANSWER_MS). `y` runs it once, `n`/Esc
+ * refuses, `r` refuses with a typed reason, and `a` only opens a second step that names the rule to keep
+ * (`1`/Enter/`y` or `2`), so one stray key can never allow a tool for good.
  */
 export class ApprovalQuestion {
   readonly #request: ApprovalRequest;
@@ -28,9 +31,17 @@ export class ApprovalQuestion {
   readonly #resolve: (answer: ApprovalAnswer) => void;
   readonly #lines: string[];
   readonly #pageSize: number;
-  /** When the question was drawn; 0 once the unread input was flushed, so that no key is dropped. */
-  #openedAt = Date.now();
-  readonly #flushInput: () => boolean;
+  readonly #flushInput: () => number | undefined;
+  readonly #lastKeyAt: () => number;
+  /** Set once the keyboard was quiet after the question was drawn: from then on keys answer it. */
+  #listening = false;
+  /**
+   * A key time (`performance.now()`) of keys the question never saw as keys: the drawing itself when the input
+   * could not be flushed, and unread input thrown away when the question was about to listen.
+   */
+  #unseenKeyAt = 0;
+  #ignored = 0;
+  #timer: NodeJS.Timeout | undefined;
   /** The rules `a` offers, in the order of their keys (`1`, `2`). */
   readonly #offers: ApprovalRule[];
   #page = 0;
@@ -46,8 +57,10 @@ export class ApprovalQuestion {
     color: boolean;
     write: (text: string) => void;
     resolve: (answer: ApprovalAnswer) => void;
-    /** Throws away unread input; false when it cannot (then a short guard drops early keys instead). */
-    flushInput: () => boolean;
+    /** Throws away unread input: how many bytes, or undefined when it cannot (then the draw counts as a key). */
+    flushInput: () => number | undefined;
+    /** When the last key came in (`performance.now()`), whoever it went to. */
+    lastKeyAt: () => number;
   }) {
     this.#request = options.request;
     this.#write = options.write;
@@ -62,9 +75,10 @@ export class ApprovalQuestion {
     this.#pageSize = Math.max(5, options.rows - 6);
     this.#offers = offeredRules(options.request);
     this.#flushInput = options.flushInput;
+    this.#lastKeyAt = options.lastKeyAt;
   }
 
-  /** Draws the question: its heading, the first page of the call and the choices. */
+  /** Draws the question (its heading and the first page of the call); the choices follow once it listens. */
   open(): void {
     const name = neutralizeLine(this.#request.toolName);
     const file = (this.#request.arguments as { path?: unknown } | null)?.path;
@@ -72,9 +86,40 @@ export class ApprovalQuestion {
     const what = typeof file === 'string' ? ` ${neutralizeLine(file)}` : ' to run this';
     this.#write(`${this.#styles.yellow('?')} Allow ${this.#styles.bold(name)}${what}?\n`);
     this.#drawPage();
-    // Keys typed up to now were typed before the question could be read: flushed, or dropped for a moment.
-    this.#openedAt = Date.now();
-    if (this.#flushInput()) this.#openedAt = 0;
+    // Keys still unread were typed before the question could be read: thrown away. Keys Node has read already
+    // are handed out before the next turn of the event loop, so the question listens no sooner than that.
+    this.#unseenKeyAt = this.#flushInput() === undefined ? performance.now() : 0;
+    setImmediate(() => this.#listenWhenQuiet());
+  }
+
+  /**
+   * Starts listening once no key has come for QUIET_BEFORE_ANSWER_MS; until then checks again when it might.
+   * Runs after the event loop's poll for input (a timer hops to `setImmediate` first), and throws away what is
+   * still unread, counting it as a key: a youyou that was stopped or starved while typing went on sees that
+   * typing before it listens, not after.
+   */
+  #listenWhenQuiet(): void {
+    this.#timer = undefined;
+    if (this.#settled || this.#listening) return;
+    const unread = this.#flushInput() ?? 0;
+    if (unread > 0) {
+      this.#ignored += unread;
+      this.#unseenKeyAt = performance.now();
+    }
+    const quietFor = performance.now() - Math.max(this.#lastKeyAt(), this.#unseenKeyAt);
+    if (quietFor < QUIET_BEFORE_ANSWER_MS) {
+      this.#timer = setTimeout(
+        () => setImmediate(() => this.#listenWhenQuiet()),
+        QUIET_BEFORE_ANSWER_MS - quietFor,
+      );
+      return;
+    }
+    this.#listening = true;
+    if (this.#ignored > 0) {
+      const keys = this.#ignored === 1 ? '1 key' : `${this.#ignored} keys`;
+      this.#write(`  ${this.#styles.dim(`(${keys} typed before the question ignored)`)}\n`);
+    }
+    this.#drawChoices();
   }
 
   /** Handles one key; `cancelTurn` is called for Ctrl-C, which refuses and cancels the turn. */
@@ -85,7 +130,11 @@ export class ApprovalQuestion {
       cancelTurn();
       return;
     }
-    if (Date.now() - this.#openedAt < QUESTION_GUARD_MS) return;
+    if (!this.#listening) {
+      // Part of typing that began before the question: not an answer (and it keeps the question waiting).
+      this.#ignored += 1;
+      return;
+    }
     if (this.#mode === 'reason') {
       this.#reasonKey(key);
       return;
@@ -126,12 +175,14 @@ export class ApprovalQuestion {
   abandon(): void {
     if (this.#settled) return;
     this.#settled = true;
+    clearTimeout(this.#timer);
     this.#write(`${this.#styles.yellow('no answer — not run')}\n`);
     this.#resolve({ type: 'deny' });
   }
 
   #describeRule(rule: ApprovalRule): string {
     if (rule.pattern === undefined) return `every ${neutralizeLine(rule.tool)} call`;
+    if (rule.exact === true) return `exactly \`${neutralizeLine(rule.pattern)}\` again`;
     return `${neutralizeLine(rule.tool)} commands starting with \`${neutralizeLine(rule.pattern)}\``;
   }
 
@@ -189,7 +240,8 @@ export class ApprovalQuestion {
         `  ${this.#styles.yellow(`lines ${start + 1}–${last} of ${total}`)} ${this.#styles.dim(keys)}\n`,
       );
     }
-    this.#drawChoices();
+    // Until the question listens, its choices are not shown: they appear when a key would answer.
+    if (this.#listening) this.#drawChoices();
   }
 
   #drawChoices(): void {
@@ -198,6 +250,7 @@ export class ApprovalQuestion {
 
   #finish(answer: ApprovalAnswer, label: string, suffix = ''): void {
     this.#settled = true;
+    clearTimeout(this.#timer);
     const text = `${label}${suffix}`;
     this.#write(`${answer.type === 'deny' ? this.#styles.red(text) : this.#styles.green(text)}\n`);
     this.#resolve(answer);
@@ -209,8 +262,8 @@ function offeredRules(request: ApprovalRequest): ApprovalRule[] {
   const offers: ApprovalRule[] = [];
   if (request.toolName === SHELL_TOOL) {
     const command = (request.arguments as { command?: unknown } | null)?.command;
-    const prefix = typeof command === 'string' ? offeredShellPrefix(command) : undefined;
-    const rule = prefix === undefined ? undefined : parseRule(`${SHELL_TOOL}(${prefix})`);
+    const pattern = typeof command === 'string' ? offeredShellPattern(command) : undefined;
+    const rule = pattern === undefined ? undefined : parseRule(`${SHELL_TOOL}(${pattern})`);
     if (rule !== undefined && typeof rule !== 'string') offers.push(rule);
   }
   const whole = parseRule(request.toolName);

@@ -1,5 +1,5 @@
-import type { HookPayload, HookResult, Plugin, ToolHandler } from '@youyou/agent';
-import { type ApprovalRule, type ApprovalRules, judgeByRules, NO_RULES } from './rules.js';
+import type { ApprovalDecision, Approver, HookPayload, HookResult, Plugin, ToolHandler } from '@youyou/agent';
+import { type ApprovalRule, type ApprovalRules, judgeByRules, NO_RULES, type RulesVerdict } from './rules.js';
 
 /** The user's answer to "may this tool run?": this once, always (by a rule kept for the run), or no (maybe why). */
 export type ApprovalAnswer =
@@ -14,7 +14,7 @@ export interface ApprovalRequest {
   arguments: unknown;
 }
 
-/** How the plugin decides: allow every call, deny every call, or ask. */
+/** How the gate decides calls no rule decides: allow every call, deny every call, or ask. */
 export type ApprovalPolicy =
   | { type: 'allow_all' }
   /** Non-interactive without --yes: the model is told why and how the user can allow it. */
@@ -49,62 +49,94 @@ export function nonInteractiveDenial(toolName: string): string {
   return `the user did not approve running ${toolName}; in non-interactive mode pass --yes`;
 }
 
-function readRequest(data: unknown): ApprovalRequest | undefined {
-  if (typeof data !== 'object' || data === null) return undefined;
-  const record = data as { callId?: unknown; toolName?: unknown; arguments?: unknown };
-  if (typeof record.toolName !== 'string') return undefined;
-  return {
-    callId: typeof record.callId === 'string' ? record.callId : '',
-    toolName: record.toolName,
-    arguments: record.arguments,
-  };
+/** The abort reason of a call a deny rule refuses because youyou cannot tell what the command runs. */
+export function uncertainDenial(toolName: string, rule: ApprovalRule, why: string): string {
+  return `the user's configuration has deny rules (${rule.text}), and youyou cannot tell for certain which programs this ${toolName} call runs (${why}), so it is refused: write the command plainly, without that`;
 }
 
 /**
- * A plugin whose BeforeToolUse handler refuses calls a deny rule matches, lets read-only tools and calls an
- * allow rule matches through, and asks before every other mutating one. The handler is tapped with
- * `onTimeout: 'abort'`, so a question still open at the hook's bound (`toolTimeoutMs`) refuses the call; the
- * question itself gives up a little before that bound (`answerWithinMs`) so the model is told nobody answered.
+ * The path a call will really act on, symlinks resolved, relative to the workspace (undefined for calls without
+ * a path), for the session the call runs in: rules are matched on it as well as on the path the call names.
  */
-export function createApprovalPlugin(options: {
+export type TouchedPath = (
+  request: { toolName: string; arguments: unknown },
+  sessionId: string,
+) => Promise<string | undefined>;
+
+/** What the rules say of a call, judged on the path it names and the path it will really touch. */
+async function judgeCall(options: {
+  rules: ApprovalRules;
+  toolName: string;
+  args: unknown;
+  sessionId: string;
+  touchedPath: TouchedPath | undefined;
+}): Promise<RulesVerdict | undefined> {
+  const { rules, toolName, args } = options;
+  let touched: string | undefined;
+  try {
+    touched = await options.touchedPath?.({ toolName, arguments: args }, options.sessionId);
+  } catch {
+    // A path that cannot be resolved is never let through by an allow rule: the user is asked.
+    const verdict = judgeByRules(rules, toolName, args);
+    return verdict?.verdict === 'allow' ? undefined : verdict;
+  }
+  return judgeByRules(rules, toolName, args, touched);
+}
+
+/** Why a verdict refuses a call, or undefined when it does not. */
+function refusalOf(toolName: string, judged: RulesVerdict | undefined): string | undefined {
+  if (judged?.verdict !== 'deny') return undefined;
+  return judged.uncertain === undefined
+    ? ruleDenial(toolName, judged.rule)
+    : uncertainDenial(toolName, judged.rule, judged.uncertain);
+}
+
+/**
+ * The CLI's approvals, through the runtime's own: `needsApproval` says which calls go to the approver (those a
+ * deny rule refuses, and mutating calls no allow rule or --yes lets through), and `approve` decides them: a
+ * deny rule refuses, an allow rule (or one the user chose with "always" meanwhile) approves, otherwise the
+ * policy asks. A refused call never runs; its tool_call_end says `denied: true`, and the model is told it was
+ * denied and why. The question gives up at `answerWithinMs`, a little before the runtime's window, so the
+ * model is told nobody answered.
+ */
+export interface ApprovalGate {
+  /** Whether this call must be put to `approve`. */
+  needsApproval(toolName: string, args: unknown): Promise<boolean>;
+  /** The approver of every turn (`sendMessage(text, { approve })`). */
+  approve: Approver;
+}
+
+/** Makes the gate; `rules` are those of the config file, and the user's "always" answers add to them. */
+export function createApprovalGate(options: {
   mutating: ReadonlySet<string>;
   policy: ApprovalPolicy;
   answerWithinMs: number;
   rules?: ApprovalRules;
-  /**
-   * The path a call will really act on, symlinks resolved, relative to the workspace (undefined for calls
-   * without a path): rules are matched on it as well as on the path the call names.
-   */
-  touchedPath?: (request: ApprovalRequest, sessionId: string) => Promise<string | undefined>;
-}): Plugin {
+  /** The path each call will really touch (the CLI's modes have one workspace: the session is not needed). */
+  touchedPath?: TouchedPath;
+}): ApprovalGate {
   const { mutating, policy } = options;
   const rules = options.rules ?? NO_RULES;
   /** The rules the user chose with "always" during this run. */
   const sessionAllow: ApprovalRule[] = [];
-  const decide = async (payload: HookPayload): Promise<HookResult> => {
-    const request = readRequest(payload.data);
-    if (request === undefined) return { type: 'continue' };
-    let touched: string | undefined;
-    let unresolved = false;
-    try {
-      touched = await options.touchedPath?.(request, payload.sessionId);
-    } catch {
-      unresolved = true;
-    }
-    const verdict = judgeByRules(
-      { allow: [...rules.allow, ...sessionAllow], deny: rules.deny },
-      request.toolName,
-      request.arguments,
-      touched,
-    );
-    // A path that could not be resolved is never let through by an allow rule: the user is asked.
-    const judged = unresolved && verdict?.verdict === 'allow' ? undefined : verdict;
-    if (judged?.verdict === 'deny')
-      return { type: 'abort', reason: ruleDenial(request.toolName, judged.rule) };
-    if (!mutating.has(request.toolName)) return { type: 'continue' };
-    if (policy.type === 'allow_all' || judged?.verdict === 'allow') return { type: 'continue' };
-    if (policy.type === 'deny_all') return { type: 'abort', reason: nonInteractiveDenial(request.toolName) };
+  const current = (): ApprovalRules => ({ allow: [...rules.allow, ...sessionAllow], deny: rules.deny });
+  const judge = (toolName: string, args: unknown, sessionId: string, withAlways: boolean) =>
+    judgeCall({
+      rules: withAlways ? current() : rules,
+      toolName,
+      args,
+      sessionId,
+      touchedPath: options.touchedPath,
+    });
+  const runsUnasked = async (toolName: string, args: unknown, sessionId: string): Promise<boolean> =>
+    !mutating.has(toolName) ||
+    policy.type === 'allow_all' ||
+    (await judge(toolName, args, sessionId, true))?.verdict === 'allow';
+  const ask = async (request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalDecision> => {
+    if (policy.type !== 'ask') return { type: 'deny', reason: nonInteractiveDenial(request.toolName) };
     const controller = new AbortController();
+    const onAbort = (): void => controller.abort(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
     const timeout = new Promise<'timeout'>((resolve) => {
@@ -118,29 +150,75 @@ export function createApprovalPlugin(options: {
     try {
       const answer = await Promise.race([policy.ask(request, controller.signal), timeout]);
       if (timedOut || answer === 'timeout') {
-        return {
-          type: 'abort',
-          reason: unansweredQuestion(request.toolName, Math.round(options.answerWithinMs / 1000)),
-        };
+        const seconds = Math.round(options.answerWithinMs / 1000);
+        return { type: 'deny', reason: unansweredQuestion(request.toolName, seconds) };
       }
       if (answer.type === 'deny')
-        return { type: 'abort', reason: userDenial(request.toolName, answer.reason) };
+        return { type: 'deny', reason: userDenial(request.toolName, answer.reason) };
       if (answer.type === 'always') sessionAllow.push(answer.rule);
-      return { type: 'continue' };
+      return { type: 'approve' };
     } catch {
       // A question that failed (the terminal went away) must never let the tool run.
-      return { type: 'abort', reason: `${request.toolName} was not approved` };
+      return { type: 'deny', reason: `${request.toolName} was not approved` };
     } finally {
       clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
     }
   };
   return {
-    id: 'youyou-approval',
-    displayName: 'Tool approval',
-    description: 'Asks the user before a tool that changes files or the outside world runs.',
+    needsApproval: async (toolName, args) =>
+      refusalOf(toolName, await judge(toolName, args, '', false)) !== undefined ||
+      !(await runsUnasked(toolName, args, '')),
+    approve: async (request, signal) => {
+      const { toolName, arguments: args, sessionId } = request;
+      const refusal = refusalOf(toolName, await judge(toolName, args, sessionId, false));
+      if (refusal !== undefined) return { type: 'deny', reason: refusal };
+      // An "always" answered for an earlier call of the batch may cover this one by now.
+      if (await runsUnasked(toolName, args, sessionId)) return { type: 'approve' };
+      return ask(
+        { callId: request.callId, toolName: request.toolName, arguments: request.arguments },
+        signal,
+      );
+    },
+  };
+}
+
+function readRequest(data: unknown): ApprovalRequest | undefined {
+  if (typeof data !== 'object' || data === null) return undefined;
+  const record = data as { callId?: unknown; toolName?: unknown; arguments?: unknown };
+  if (typeof record.toolName !== 'string') return undefined;
+  return {
+    callId: typeof record.callId === 'string' ? record.callId : '',
+    toolName: record.toolName,
+    arguments: record.arguments,
+  };
+}
+
+/**
+ * A backstop for approvals the runtime holds for a client (`youyou serve`): a BeforeToolUse handler that
+ * refuses every call a deny rule matches, even one a client approved. In the CLI's own modes the gate has
+ * refused such calls already, so they never reach it.
+ */
+export function createDenyRulesPlugin(rules: ApprovalRules, touchedPath?: TouchedPath): Plugin {
+  const decide = async (payload: HookPayload): Promise<HookResult> => {
+    const request = readRequest(payload.data);
+    if (request === undefined) return { type: 'continue' };
+    const judged = await judgeCall({
+      rules,
+      toolName: request.toolName,
+      args: request.arguments,
+      sessionId: payload.sessionId,
+      touchedPath,
+    });
+    const refusal = refusalOf(request.toolName, judged);
+    return refusal === undefined ? { type: 'continue' } : { type: 'abort', reason: refusal };
+  };
+  return {
+    id: 'youyou-deny-rules',
+    displayName: 'Deny rules',
+    description: 'Refuses tool calls that a deny rule of the configuration matches.',
     initialize: async () => {},
     apply: (context) => {
-      // A question still open at the hook's bound refuses the call: approval never fails open.
       context.tap('BeforeToolUse', decide, { onTimeout: 'abort' });
     },
     shutdown: async () => {},

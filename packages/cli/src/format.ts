@@ -132,18 +132,20 @@ function lineCount(text: string): number {
   return lines.at(-1) === '' ? lines.length - 1 : lines.length;
 }
 
-/** What the runtime puts before the reason of a call a BeforeToolUse hook stopped. */
+/** What the runtime puts before the reason of a call a BeforeToolUse hook stopped (the deny-rules backstop). */
 const HOOK_ABORT_PREFIX = 'Tool aborted by hook: ';
+/** What the runtime puts before the reason of a call refused approval: the line says `denied: REASON`. */
+const DENIED_PREFIX = /^Tool '[^']*' was denied: /;
 
 /** What a tool call came to, in a few words: its error's first line, or the size of its output. */
 export function describeOutput(output: ToolOutput): string {
   const content = output.content.trim();
   if (output.isError) {
     const first = content.split('\n')[0] ?? '';
-    return neutralizeLine(
-      oneLine(first.startsWith(HOOK_ABORT_PREFIX) ? first.slice(HOOK_ABORT_PREFIX.length) : first) ||
-        'failed',
-    );
+    const reason = first.startsWith(HOOK_ABORT_PREFIX)
+      ? first.slice(HOOK_ABORT_PREFIX.length)
+      : first.replace(DENIED_PREFIX, 'denied: ');
+    return neutralizeLine(oneLine(reason) || 'failed');
   }
   if (content === '') return 'no output';
   const count = lineCount(content);

@@ -4,8 +4,10 @@
  */
 export {
   type ApprovalAnswer,
+  type ApprovalGate,
   type ApprovalPolicy,
-  createApprovalPlugin,
+  createApprovalGate,
+  createDenyRulesPlugin,
   mutatingToolNames,
 } from './approval.js';
 export { type CliSettings, type FileConfig, resolveSettings, validateFileConfig } from './config.js';

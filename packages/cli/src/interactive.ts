@@ -199,7 +199,7 @@ class Chat {
     let markdown = await this.#markdownStream();
     try {
       this.#session ??= await newWorkspaceSession(this.#runtime, this.#settings.cwd);
-      turn = await this.#session.sendMessage(text);
+      turn = await this.#session.sendMessage(text, this.#runtime.turnOptions);
     } catch (error) {
       this.#write(
         this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`),
@@ -299,7 +299,7 @@ class Chat {
     if (neutralizeLine(text) === text) this.#typed += text;
   }
 
-  /** The approval question for a mutating tool; called from the approval plugin during a turn. */
+  /** The approval question for a mutating tool; called from the turn's approver. */
   async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
     // Calls of one batch may ask at once: one question at a time, in order, each with the keys to itself.
     const earlier = this.#questions;
@@ -330,6 +330,7 @@ class Chat {
         color: this.#color,
         write: (text) => this.#write(text),
         flushInput: () => this.#terminal.flushInput(),
+        lastKeyAt: () => this.#terminal.lastKeyAt,
         resolve: (answer) => {
           if (this.#approval === question) this.#approval = undefined;
           signal.removeEventListener('abort', onAbort);

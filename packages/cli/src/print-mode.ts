@@ -95,7 +95,7 @@ export async function runPrintMode(options: {
       latest: options.latest,
       workspace: settings.cwd,
     });
-    const turn = await session.sendMessage(options.prompt);
+    const turn = await session.sendMessage(options.prompt, runtime.turnOptions);
     cancel = () => turn.cancel();
     if (interrupted > 0) turn.cancel();
     const baseURL = runtime.provider.baseURL;

@@ -1,11 +1,31 @@
 import path from 'node:path';
+import { baseName, parseShell } from './shell-parse.js';
 
 /**
- * Approval rules: `write_file` (every call of a tool), `write_file(src/**)` (calls whose path matches a glob)
- * and `shell(git status)` (shell commands that start with these words). A shell prefix rule allows only a
- * simple command: anything a shell would run as more than that one program (`;`, `&&`, `|`, `$(…)`, backticks,
- * redirections, a line break) never matches an allow rule, so `git status; rm -rf x` is asked about.
+ * Approval rules: `write_file` (every call of a tool), `write_file(src/**)` (calls whose path matches a glob),
+ * `shell(git status)` (shell commands that start with these words) and `shell(=python3 build.py)` (exactly
+ * this command, arguments and all).
+ *
+ * Allow rules are read narrowly. A shell allow rule matches only a simple command: anything a shell would run
+ * as more than that one program (`;`, `&&`, `|`, `$(…)`, `$VAR`, backticks, backslashes, redirections, a line
+ * break) never matches, so `git status; rm -rf x` is asked about; and the words are compared as written, so
+ * `FOO=1 git status`, `/usr/bin/git status` or `git -C x status` do not match `shell(git status)` either.
+ *
+ * Deny rules are read broadly (shell-parse.ts): the command is parsed as a shell would, and a deny rule
+ * matches when any program it runs starts with the rule's words: in any part of a list or pipeline, in
+ * `(…)` and `$(…)`, after `FOO=1`, spelled `/bin/rm`, `\rm` or `'rm'`, behind `command`, `env`, `nice`,
+ * `nohup`, `timeout`, `time`, `sudo`, `doas`, `su -c`, `xargs`, `find -exec`, `watch`, `sh -c`, `eval`, `npx`
+ * and the other wrappers shell-wrappers.ts knows, and `git push` behind git's global options (`git -C . push`).
+ * A command whose programs cannot be known from its text (a program named by a variable, backticks, `eval $x`,
+ * a shell reading from a pipe, an option of a wrapper that is not known) is refused as soon as any shell deny
+ * rule exists: deny rules win when youyou cannot be sure. What scripts and other languages' code do
+ * (`python3 -c …`, `bash build.sh`) is not looked into: deny the interpreter itself to stop those.
  */
+
+/** The words of a space-separated list (tables of names stay short). */
+function names(text: string): string[] {
+  return text.split(' ');
+}
 
 /** The tool whose `command` argument is matched by word prefix rather than by glob. */
 export const SHELL_TOOL = 'shell';
@@ -16,6 +36,8 @@ export interface ApprovalRule {
   readonly tool: string;
   /** A shell command prefix (for `shell`) or a glob of the call's main argument; undefined: every call. */
   readonly pattern?: string;
+  /** A shell rule written `shell(=…)`: the command must be exactly these words, not only start with them. */
+  readonly exact?: boolean;
   /** The rule as written, for messages. */
   readonly text: string;
 }
@@ -39,8 +61,16 @@ export function parseRule(text: string): ApprovalRule | string {
   const pattern = match[2]?.trim();
   if (pattern === undefined) return { tool, text: tool };
   if (pattern === '') return `"${text}" has an empty pattern; write ${tool} alone to match every call`;
-  if (tool === SHELL_TOOL && splitSimpleCommand(pattern) === undefined) {
-    return `"${text}": a shell rule is a plain command prefix such as shell(npm test), without ; | & $ < > or a line break`;
+  if (tool === SHELL_TOOL) {
+    const exact = pattern.startsWith('=');
+    const command = exact ? pattern.slice(1).trim() : pattern;
+    const words = splitSimpleCommand(command);
+    if (words === undefined || words.length === 0) {
+      return `"${text}": a shell rule is a plain command prefix such as shell(npm test), or shell(=COMMAND) for exactly one command, without ; | & $ \\ < > or a line break`;
+    }
+    return exact
+      ? { tool, pattern: command, exact, text: `${tool}(=${command})` }
+      : { tool, pattern: command, text: `${tool}(${command})` };
   }
   return { tool, pattern, text: `${tool}(${pattern})` };
 }
@@ -91,23 +121,6 @@ export function splitSimpleCommand(command: string): string[] | undefined {
   return words;
 }
 
-/**
- * The command split at every operator into the word lists of its parts, loosely: enough to find a denied
- * program anywhere in `a && b`, `a | b`, `$(b)`. Quotes are kept inside words.
- */
-function looseSegments(command: string): string[][] {
-  return command
-    .split(/[;&|<>()`\n\r]|\$\(|\$\{/)
-    .map((part) =>
-      part
-        .trim()
-        .split(/[ \t]+/)
-        .filter((word) => word !== '')
-        .map((word) => word.replace(/^["']+|["']+$/g, '')),
-    )
-    .filter((words) => words.length > 0);
-}
-
 function startsWith(words: readonly string[], prefix: readonly string[]): boolean {
   return prefix.length > 0 && prefix.every((word, index) => words[index] === word);
 }
@@ -147,6 +160,13 @@ function commandOf(args: unknown): string | undefined {
   return typeof command === 'string' ? command : undefined;
 }
 
+/** Whether the words are the rule's: all of them for `shell(=…)`, else the rule's words first. */
+function shellWordsMatch(rule: ApprovalRule, words: readonly string[], prefix: readonly string[]): boolean {
+  return rule.exact === true
+    ? words.length === prefix.length && startsWith(words, prefix)
+    : startsWith(words, prefix);
+}
+
 /**
  * Whether an allow rule lets this call run: every word of a shell prefix, or the glob on the main argument.
  * `touchedPath` is the path a file tool will really act on (symlinks resolved, relative to the workspace):
@@ -165,7 +185,7 @@ export function allowRuleMatches(
     const command = commandOf(args);
     const words = command === undefined ? undefined : splitSimpleCommand(command);
     const prefix = splitSimpleCommand(rule.pattern);
-    return words !== undefined && prefix !== undefined && startsWith(words, prefix);
+    return words !== undefined && prefix !== undefined && shellWordsMatch(rule, words, prefix);
   }
   const value = mainArgument(args);
   if (value === undefined || !globMatchesPath(rule.pattern, value)) return false;
@@ -180,8 +200,8 @@ function globMatchesPath(pattern: string, value: string): boolean {
 }
 
 /**
- * Whether a deny rule refuses this call: a shell prefix found at the start of any part of the command, or the
- * glob matching the path as written or the path the tool will really touch (`touchedPath`).
+ * Whether a deny rule refuses this call: its words start any program the shell command runs (see above), or
+ * the glob matches the path as written or the path the tool will really touch (`touchedPath`).
  */
 export function denyRuleMatches(
   rule: ApprovalRule,
@@ -193,14 +213,25 @@ export function denyRuleMatches(
   if (rule.pattern === undefined) return true;
   if (toolName === SHELL_TOOL) {
     const command = commandOf(args);
-    const prefix = splitSimpleCommand(rule.pattern) ?? [];
     if (command === undefined) return false;
-    const exact = splitSimpleCommand(command);
-    if (exact !== undefined) return startsWith(exact, prefix);
-    return looseSegments(command).some((words) => startsWith(words, prefix));
+    return parseShell(command).invocations.some((words) => shellWordsMatch(rule, words, denyPrefix(rule)));
   }
   if (allowRuleMatches(rule, toolName, args)) return true;
   return touchedPath !== undefined && globMatchesPath(rule.pattern, touchedPath);
+}
+
+/** A deny rule's words with its program by its base name, as the parse names programs (`/bin/rm` is `rm`). */
+function denyPrefix(rule: ApprovalRule): string[] {
+  const [program, ...rest] = splitSimpleCommand(rule.pattern ?? '') ?? [];
+  return program === undefined ? [] : [baseName(program), ...rest];
+}
+
+/** What the rules say of one call, and, when a deny rule wins because the command is unclear, why it is. */
+export interface RulesVerdict {
+  verdict: 'deny' | 'allow';
+  rule: ApprovalRule;
+  /** Set when no deny rule matched for certain but the command's programs cannot be known from its text. */
+  uncertain?: string;
 }
 
 /**
@@ -212,7 +243,22 @@ export function judgeByRules(
   toolName: string,
   args: unknown,
   touchedPath?: string,
-): { verdict: 'deny' | 'allow'; rule: ApprovalRule } | undefined {
+): RulesVerdict | undefined {
+  if (toolName === SHELL_TOOL) {
+    const command = commandOf(args);
+    const parsed = command === undefined ? undefined : parseShell(command);
+    const shellDeny = rules.deny.filter((rule) => rule.tool === SHELL_TOOL);
+    const denied = shellDeny.find(
+      (rule) =>
+        rule.pattern === undefined ||
+        parsed?.invocations.some((words) => shellWordsMatch(rule, words, denyPrefix(rule))) === true,
+    );
+    if (denied !== undefined) return { verdict: 'deny', rule: denied };
+    const first = shellDeny[0];
+    if (first !== undefined && parsed?.uncertain !== undefined) {
+      return { verdict: 'deny', rule: first, uncertain: parsed.uncertain };
+    }
+  }
   const denied = rules.deny.find((rule) => denyRuleMatches(rule, toolName, args, touchedPath));
   if (denied !== undefined) return { verdict: 'deny', rule: denied };
   const allowed = rules.allow.find((rule) => allowRuleMatches(rule, toolName, args, touchedPath));
@@ -221,13 +267,59 @@ export function judgeByRules(
 }
 
 /**
- * The prefix rule the question offers for a shell command: its program and, when the second word is a
- * subcommand (`git status`, `npm test`), that word too. Undefined when the command is not a simple command.
+ * Programs that run whatever their arguments say (interpreters, shells, command runners, build tools): for them
+ * a prefix rule would allow any code (`shell(python3)` lets `python3 -c …` run), so the question offers only
+ * the exact command.
  */
-export function offeredShellPrefix(command: string): string | undefined {
+const RUNNERS = new Set(
+  names(
+    'sh bash dash zsh ksh ash mksh yash fish csh tcsh node nodejs deno bun bunx npx pnpx ruby irb perl php lua luajit tclsh wish Rscript julia pwsh powershell osascript awk gawk mawk nawk sed env xargs find nice nohup timeout time sudo doas su runuser pkexec watch parallel command builtin exec eval source . trap coproc stdbuf setsid ionice chrt taskset flock busybox toybox make gmake cmake ninja ssh script strace ltrace gdb valgrind nsenter unshare chroot firejail bwrap expect unbuffer systemd-run',
+  ),
+);
+const INTERPRETER = /^(python|pypy|ruby|perl|php|lua|node)[0-9.]*$/;
+/** Subcommands of package managers that run a package's program. */
+const RUNNING_SUBCOMMANDS = new Set(['exec', 'x', 'dlx', 'run-script']);
+const PACKAGE_MANAGERS = new Set(['npm', 'pnpm', 'yarn']);
+/** git's own subcommands: any other word may be an alias, which can run any program. */
+const GIT_SUBCOMMANDS = new Set(
+  names(
+    'status diff log show add commit branch checkout switch restore fetch pull push merge rebase stash tag rm mv reset init clone remote grep blame describe rev-parse ls-files cherry-pick revert bisect worktree shortlog reflog',
+  ),
+);
+
+/**
+ * The shell pattern the question offers for a command: its program and, when the second word is a subcommand
+ * (`git status`, `npm test`), that word too; `=COMMAND` (exactly this command) for programs that run
+ * whatever their arguments say (see RUNNERS), scripts named by a path, `git` with options before its
+ * subcommand or an alias, and commands that set variables. Undefined when the command is not a simple command.
+ */
+export function offeredShellPattern(command: string): string | undefined {
   const words = splitSimpleCommand(command);
   const first = words?.[0];
-  if (words === undefined || first === undefined || first.includes('=')) return undefined;
+  if (words === undefined || first === undefined) return undefined;
   const second = words[1];
+  const quoted = words.map(quoteWord);
+  const exact = quoted.includes(undefined) ? undefined : `=${quoted.join(' ')}`;
+  if (first.includes('=') || first.includes('/') || RUNNERS.has(first) || INTERPRETER.test(first))
+    return exact;
+  if (first === 'git' && (second === undefined || !GIT_SUBCOMMANDS.has(second))) return exact;
+  if (PACKAGE_MANAGERS.has(first) && second !== undefined && RUNNING_SUBCOMMANDS.has(second)) return exact;
+  // `npm run build` names one script of the project: the rule keeps its name, not every script.
+  const script = words[2];
+  if (
+    PACKAGE_MANAGERS.has(first) &&
+    second === 'run' &&
+    script !== undefined &&
+    /^[a-z][a-z0-9:_-]*$/i.test(script)
+  ) {
+    return `${first} run ${script}`;
+  }
   return second !== undefined && /^[a-z][a-z0-9:_-]*$/i.test(second) ? `${first} ${second}` : first;
+}
+
+/** A word as a rule writes it, quoted when it must be; undefined when a rule cannot hold it. */
+function quoteWord(word: string): string | undefined {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
+  if (!word.includes("'")) return `'${word}'`;
+  return /["$`\\]/.test(word) ? undefined : `"${word}"`;
 }

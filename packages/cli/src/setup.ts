@@ -9,15 +9,17 @@ import {
   type SessionStorage,
   type SkillDefinition,
   type ToolHandler,
+  type TurnRunOptions,
 } from '@youyou/agent';
 // Types only: MCP and SQLite are imported where they are used, so that `--help` does not load them.
 import type { McpServerConfig, McpServerSet } from '@youyou/mcp';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
 import {
   type ApprovalPolicy,
-  type ApprovalRequest,
-  createApprovalPlugin,
+  createApprovalGate,
+  createDenyRulesPlugin,
   mutatingToolNames,
+  type TouchedPath,
 } from './approval.js';
 import { type CliSettings, ConfigError, type McpServerSetting } from './config.js';
 import { refusedNames, toolEnvironment } from './env.js';
@@ -43,10 +45,7 @@ import { createWorkspaceTools, touchedPathResolver } from './tools/index.js';
  * What the approval rules match a call's path on: the path resolved in the workspace the call will run in —
  * the cwd, or with `routing` its session's own folder (a session without one is never matched by an allow rule).
  */
-function touchedPathOf(
-  cwd: string,
-  routing: WorkspaceRouting | undefined,
-): (request: ApprovalRequest, sessionId: string) => Promise<string | undefined> {
+function touchedPathOf(cwd: string, routing: WorkspaceRouting | undefined): TouchedPath {
   if (routing === undefined) return touchedPathResolver(cwd);
   return async (request, sessionId) => {
     const folder = await routing.workspaceOf(sessionId);
@@ -97,6 +96,8 @@ export interface CliRuntime<Sessions extends SessionStorage = SqliteSessionStora
   tools: ToolHandler[];
   /** How the shell really runs: the mode in force (danger-full-access after a chosen fallback too). */
   sandbox: { mode: SandboxMode; network: boolean };
+  /** The options of every turn: the approver that decides the calls needing approval (none in `serve`). */
+  turnOptions: TurnRunOptions;
   /** Shuts the agent down (closing its session), then MCP servers and the database. Never rejects. */
   close(): Promise<void>;
 }
@@ -287,8 +288,9 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
   /** Sessions the agent holds at once (default 1; `youyou serve` holds many). */
   maxActiveSessions?: number;
   /**
-   * Mutating tools need approval (`needsApproval`): with no in-process approver their calls suspend the turn
-   * until a client approves or denies them (`youyou serve` without --yes).
+   * Set by `youyou serve`: approvals are held for a client. True: mutating tools need approval, and with no
+   * in-process approver their calls suspend the turn until a client approves or denies them (without --yes).
+   * Unset (`-p` and the chat): every turn gets the in-process approver of `approval` (`turnOptions`).
    */
   mutatingNeedApproval?: boolean;
   /** How long a suspended turn's calls wait for a decision before they count as denied (the agent's `approvalWindowMs`). */
@@ -335,11 +337,26 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       const configs = mcpConfigs({ servers: settings.mcpServers, toolEnv, warn, validateServerConfig });
       if (configs.length > 0) mcp = await connectServers({ configs, notice: options.notice ?? warn, warn });
     }
-    const tools = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn })
-      .map(answerOnAbort)
-      .map((tool) =>
-        options.mutatingNeedApproval === true && tool.isMutating ? { ...tool, needsApproval: true } : tool,
-      );
+    const toolTimeoutMs = settings.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+    const unique = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn }).map(
+      answerOnAbort,
+    );
+    const held = options.mutatingNeedApproval !== undefined;
+    const gate = createApprovalGate({
+      mutating: mutatingToolNames(unique),
+      policy: options.approval,
+      rules: settings.approvalRules,
+      touchedPath: touchedPathOf(settings.cwd, options.workspaces),
+      // Leave the runtime's window a margin, so the model is told nobody answered, in the gate's words.
+      answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
+    });
+    const tools = unique.map((tool): ToolHandler => {
+      if (held)
+        return options.mutatingNeedApproval === true && tool.isMutating
+          ? { ...tool, needsApproval: true }
+          : tool;
+      return { ...tool, needsApproval: (args: unknown) => gate.needsApproval(tool.name, args) };
+    });
     const loaded = await loadSkillsFromDirectories({
       directories: [
         path.join(settings.cwd, '.youyou', 'skills'),
@@ -356,7 +373,6 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       warn,
     });
 
-    const toolTimeoutMs = settings.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
     const builder = new AgentBuilder({
       defaultModel: provider.modelId,
       systemInstructions: [
@@ -381,14 +397,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       .registerSessionStorage(storage.sessions)
       .registerMemoryStorage(storage.memories)
       .registerPlugin(
-        createApprovalPlugin({
-          mutating: mutatingToolNames(tools),
-          policy: options.approval,
-          rules: settings.approvalRules,
-          touchedPath: touchedPathOf(settings.cwd, options.workspaces),
-          // Leave the runtime's hook bound a margin, so a slow answer is a denial and never a silent approval.
-          answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
-        }),
+        createDenyRulesPlugin(settings.approvalRules, touchedPathOf(settings.cwd, options.workspaces)),
       );
     if (telemetry !== undefined) builder.registerPlugin(telemetry.plugin);
     for (const tool of tools) builder.registerTool(tool);
@@ -410,6 +419,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       skills,
       tools,
       sandbox: { mode: shellSandbox.mode, network: shellSandbox.network },
+      turnOptions: held ? {} : { approve: gate.approve, approvalTimeoutMs: toolTimeoutMs },
       close: async () => {
         await agent.shutdown();
         // After the agent: its shutdown ends the spans still open, then they are sent.

@@ -62,6 +62,7 @@ export class Terminal {
   /** Newest first, as readline keeps it. */
   #history: string[];
   #keyListener: ((text: string | undefined, key: Key | undefined) => void) | undefined;
+  #lastKeyAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: { input: NodeJS.ReadStream; output: NodeJS.WriteStream; history: readonly string[] }) {
     this.input = options.input;
@@ -123,10 +124,16 @@ export class Terminal {
     });
   }
 
+  /** When the last raw key came in (`performance.now()`); -Infinity before the first. */
+  get lastKeyAt(): number {
+    return this.#lastKeyAt;
+  }
+
   /** Reads raw keys until `stopKeys`; Ctrl-C arrives as a key, not as a signal. */
   startKeys(listener: (key: Key) => void): void {
     this.stopKeys();
     const onKeypress = (_text: string | undefined, key: Key | undefined): void => {
+      this.#lastKeyAt = performance.now();
       if (key !== undefined) listener(key);
     };
     this.#keyListener = onKeypress;
@@ -147,12 +154,13 @@ export class Terminal {
 
   /**
    * Throws away what was typed but not read yet, so that keys pressed before a question was drawn cannot
-   * answer it. The terminal's input is opened a second time without blocking (Linux's /proc/self/fd) and
-   * read until it is empty; the stream's own descriptor is left as it is. False where that cannot be done.
+   * answer it: how many bytes, or undefined where that cannot be done. The terminal's input is opened a second
+   * time without blocking (Linux's /proc/self/fd) and read until it is empty; the stream's own descriptor is
+   * left as it is.
    */
-  flushInput(): boolean {
+  flushInput(): number | undefined {
     const fd = (this.input as { fd?: unknown }).fd;
-    if (this.input.isTTY !== true || typeof fd !== 'number' || process.platform !== 'linux') return false;
+    if (this.input.isTTY !== true || typeof fd !== 'number' || process.platform !== 'linux') return undefined;
     let reader: number;
     try {
       reader = openSync(
@@ -160,18 +168,22 @@ export class Terminal {
         constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY,
       );
     } catch {
-      return false;
+      return undefined;
     }
+    let count = 0;
     try {
       const buffer = Buffer.alloc(4096);
       // EAGAIN (nothing left) ends the loop by throwing.
-      while (readSync(reader, buffer, 0, buffer.length, null) > 0);
+      for (let read = readSync(reader, buffer, 0, buffer.length, null); read > 0; ) {
+        count += read;
+        read = readSync(reader, buffer, 0, buffer.length, null);
+      }
     } catch {
       // Empty.
     } finally {
       closeSync(reader);
     }
-    return true;
+    return count;
   }
 
   /** Gives the terminal back as it was: cooked mode and a visible cursor. */

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -12,7 +13,9 @@ import {
   toolCallReply,
   toolResult,
 } from '../../../test-support/cli-wire.js';
-import { send, useTmuxHarness } from './support/harness.js';
+import type { WireReply } from '../../../test-support/wire-server.js';
+import { BIN } from './support/build.js';
+import { PROMPT_BACK, send, useTmuxHarness } from './support/harness.js';
 import type { TmuxSession } from './support/tmux.js';
 
 const harness = useTmuxHarness();
@@ -28,15 +31,57 @@ async function startChat(config?: unknown): Promise<TmuxSession> {
   return harness.startChat();
 }
 
-/** Waits for the question (and its choices): the next key typed answers it. */
+/** Waits for the question showing `expected`, and for its choices after it: the next key typed answers it. */
 async function question(session: TmuxSession, expected: string | RegExp = CHOICES): Promise<string> {
+  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const source = typeof expected === 'string' ? literal(expected) : expected.source;
   const screen = await session.waitFor(expected);
-  await session.waitFor(CHOICES);
+  if (expected !== CHOICES) await session.waitFor(new RegExp(`${source}[\\s\\S]*${literal(CHOICES)}`));
   return screen;
 }
 
 function shellCall(id: string, command: string) {
   return toolCallReply({ id, name: 'shell', arguments: { command } });
+}
+
+/** Bytes typed on the terminal of process `pid` that nobody has read yet (FIONREAD on its stdin). */
+function unreadInput(pid: number): number {
+  const script = [
+    'import array, fcntl, os, sys, termios',
+    'fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)',
+    "count = array.array('i', [0])",
+    'fcntl.ioctl(fd, termios.FIONREAD, count, True)',
+    'print(count[0])',
+  ].join('\n');
+  return Number.parseInt(execFileSync('python3', ['-c', script, `/proc/${pid}/fd/0`]).toString(), 10);
+}
+
+/** The youyou process in the pane: the pane's process, or the one of its descendants that runs the binary. */
+function youyouPid(panePid: number): number {
+  const pending = [panePid];
+  while (pending.length > 0) {
+    const pid = pending.shift() ?? 0;
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (argv[0] === process.execPath && argv[1] === BIN) return pid;
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
+    if (children !== '') pending.push(...children.split(' ').map(Number));
+  }
+  throw new Error(`no youyou process under pane process ${panePid}`);
+}
+
+/** Whether process `pid` is stopped (SIGSTOP): the state letter of /proc/PID/stat. */
+function isStopped(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
+}
+
+/** Polls `check` until it holds, at most 10 s. */
+async function until(what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within 10 s`);
+    await delay(20);
+  }
 }
 
 /** The screen's rows with the question's gutter taken off, joined: what the user can read of the call. */
@@ -167,6 +212,80 @@ describe('the approval question in a terminal', () => {
     expect(await readFile(path.join(harness.sandbox.workspace, 'note.txt'), 'utf8')).toBe('x');
   });
 
+  test('keys typed before the question never answer it: not while youyou was stopped, not a burst going on when it opens', async () => {
+    const held: (() => void)[] = [];
+    /** A reply the server sends only once `release` is called; resolves when it has been written. */
+    const heldReply = (reply: WireReply) => {
+      let release: () => void = () => {};
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      held.push(() => release());
+      return async (): Promise<WireReply> => {
+        await released;
+        return reply;
+      };
+    };
+    harness.server.reply(
+      heldReply(shellCall('call_1', 'touch first')),
+      heldReply(shellCall('call_2', 'touch second')),
+      textReply('Answered.'),
+    );
+    // Under a shell: tmux continues a stopped process of its own at once, not a grandchild.
+    const chat = await harness.startInTmux([
+      '/bin/sh',
+      '-c',
+      '"$0" "$@"; exit $?',
+      process.execPath,
+      BIN,
+      '--base-url',
+      harness.server.baseURL,
+    ]);
+    await chat.waitFor(PROMPT_BACK);
+    const pid = youyouPid(await chat.panePid());
+    const exists = (name: string) => existsSync(path.join(harness.sandbox.workspace, name));
+
+    await send(chat, 'make files');
+    // youyou sent its request and waits for the model; it is held, as on a loaded machine, and keys arrive.
+    await until('the model request', () => harness.server.turnRequests().length === 1);
+    process.kill(pid, 'SIGSTOP');
+    await until('youyou stopped', () => isStopped(pid));
+    const typed = 'and also yes please';
+    await chat.type(typed);
+    await until('the keys in the terminal', () => unreadInput(pid) >= typed.length);
+    // The model's tool call reaches youyou while it is stopped too; then it goes on.
+    held[0]?.();
+    await new Promise((resolve) => setImmediate(resolve));
+    process.kill(pid, 'SIGCONT');
+
+    await question(chat, '│ touch first');
+    expect(exists('first')).toBe(false);
+    expect(await chat.screen()).not.toContain('always allow');
+    await chat.type('y');
+    await until('the second model request', () => harness.server.turnRequests().length === 2);
+    expect(exists('first')).toBe(true);
+
+    // Typing that goes on while the next question opens, and after it (youyou held again as it opens): its
+    // `y` is not an answer.
+    held[1]?.();
+    for (let index = 0; !(await chat.screen()).includes('│ touch second'); index += 1) {
+      await chat.type(typed[index % typed.length] ?? ' ');
+    }
+    process.kill(pid, 'SIGSTOP');
+    await until('youyou stopped', () => isStopped(pid));
+    await chat.type('yes please');
+    await until('the keys in the terminal', () => unreadInput(pid) >= 'yes please'.length);
+    process.kill(pid, 'SIGCONT');
+    await chat.waitFor(/typed before the question ignored\)\n.*y = yes/);
+    expect(exists('second')).toBe(false);
+    expect((await chat.screen()).split('│ touch second')[1]).not.toMatch(/›\s*yes/);
+    await chat.type('n');
+
+    await chat.waitFor('Answered.');
+    expect(exists('second')).toBe(false);
+    expect(toolResult(harness.server.turnRequests()[2]!, 'call_2')).toContain('the user denied');
+  });
+
   test('"always" takes a second, deliberate key, and keeps a prefix rule that compound commands never match', async () => {
     harness.server.reply(
       shellCall('call_1', 'echo hello one'),
@@ -196,6 +315,37 @@ describe('the approval question in a terminal', () => {
     expect(existsSync(path.join(harness.sandbox.workspace, 'pwned'))).toBe(false);
   });
 
+  test('"always" for an interpreter keeps only that exact command: other code for it is asked about', async () => {
+    await writeFile(
+      path.join(harness.sandbox.workspace, 'build.py'),
+      "with open('built.txt', 'a') as f:\n    f.write('built\\n')\n",
+    );
+    harness.server.reply(
+      shellCall('call_1', 'python3 build.py'),
+      shellCall('call_2', `python3 -c "open('pwned', 'w')"`),
+      shellCall('call_3', 'python3 build.py'),
+      textReply('Built twice.'),
+    );
+    const chat = await startChat();
+
+    await send(chat, 'build it');
+    await question(chat);
+    await chat.type('a');
+    const offer = await chat.waitFor('always allow, for this session');
+    expect(offer).toContain('1 (or Enter) = exactly `python3 build.py` again');
+    expect(offer).not.toContain('commands starting with `python3`');
+    await chat.type('1');
+
+    // Other Python code is not covered by that answer: it is asked about, and refused here.
+    await chat.waitFor(/│ python3 -c "open\('pwned', 'w'\)"[\s\S]*y = yes/);
+    await chat.type('n');
+    await chat.waitFor(/Built twice\.\n› *\n*$/);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'pwned'))).toBe(false);
+    // The exact command ran again without a question.
+    expect(await readFile(path.join(harness.sandbox.workspace, 'built.txt'), 'utf8')).toBe('built\nbuilt\n');
+    expect((await chat.screen()).match(/Allow shell/g)).toHaveLength(2);
+  });
+
   test('r denies with a reason, and the model is told the reason', async () => {
     harness.server.reply(shellCall('call_1', 'npm install left-pad'), textReply('Understood.'));
     const chat = await startChat();
@@ -213,7 +363,7 @@ describe('the approval question in a terminal', () => {
     expect(result).toContain('we use pnpm here');
   });
 
-  test('a question nobody answers is reported to the model as unanswered, not as denied', async () => {
+  test('a question nobody answers is reported to the model as unanswered, not as refused', async () => {
     harness.server.reply(shellCall('call_1', 'touch later.txt'), textReply('I will wait.'));
     const chat = await startChat({ toolTimeoutMs: 1000 });
 
@@ -224,7 +374,7 @@ describe('the approval question in a terminal', () => {
 
     const result = toolResult(harness.server.turnRequests()[1]!, 'call_1');
     expect(result).toContain('did not answer');
-    expect(result).not.toContain('denied');
+    expect(result).toContain('it was not refused');
     expect(existsSync(path.join(harness.sandbox.workspace, 'later.txt'))).toBe(false);
   });
 

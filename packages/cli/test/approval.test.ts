@@ -5,7 +5,7 @@ import {
   type ApprovalAnswer,
   type ApprovalPolicy,
   type ApprovalRequest,
-  createApprovalPlugin,
+  createApprovalGate,
   mutatingToolNames,
   nonInteractiveDenial,
   unansweredQuestion,
@@ -42,26 +42,23 @@ async function turnWith(options: {
       [{ type: 'text' as const, text: 'done' }],
     ],
   });
-  const builder = new AgentBuilder({ defaultModel: 'scripted-model' })
-    .registerModelProvider(provider)
-    .registerPlugin(
-      createApprovalPlugin({
-        mutating: mutatingToolNames(tools),
-        policy: options.policy,
-        answerWithinMs: options.answerWithinMs ?? 5_000,
-        ...(options.rules === undefined ? {} : { rules: options.rules }),
-      }),
-    );
-  for (const handler of tools) builder.registerTool(handler);
+  const gate = createApprovalGate({
+    mutating: mutatingToolNames(tools),
+    policy: options.policy,
+    answerWithinMs: options.answerWithinMs ?? 5_000,
+    ...(options.rules === undefined ? {} : { rules: options.rules }),
+  });
+  const builder = new AgentBuilder({ defaultModel: 'scripted-model' }).registerModelProvider(provider);
+  for (const handler of tools) {
+    builder.registerTool({ ...handler, needsApproval: (args) => gate.needsApproval(handler.name, args) });
+  }
   const agent = await builder.build();
   const session = await agent.newSession();
   const events: AgentEvent[] = [];
-  for await (const event of await session.sendMessage('go')) events.push(event);
+  for await (const event of await session.sendMessage('go', { approve: gate.approve })) events.push(event);
   await agent.shutdown();
-  const results = events.flatMap((event) =>
-    event.payload.type === 'tool_call_end' ? [event.payload.output] : [],
-  );
-  return { runs, results };
+  const ends = events.flatMap((event) => (event.payload.type === 'tool_call_end' ? [event.payload] : []));
+  return { runs, results: ends.map((end) => end.output), denied: ends.map((end) => end.denied === true) };
 }
 
 function asking(answers: ApprovalAnswer[], asked: ApprovalRequest[]): ApprovalPolicy {
@@ -74,7 +71,7 @@ function asking(answers: ApprovalAnswer[], asked: ApprovalRequest[]): ApprovalPo
   };
 }
 
-describe('the approval plugin', () => {
+describe('the approval gate', () => {
   test('read-only tools run without a question', async () => {
     const asked: ApprovalRequest[] = [];
     const { runs } = await turnWith({ policy: asking([], asked), calls: ['read_thing'] });
@@ -106,21 +103,25 @@ describe('the approval plugin', () => {
   });
 
   test('a denial stops the tool and tells the model', async () => {
-    const { runs, results } = await turnWith({
+    const { runs, results, denied } = await turnWith({
       policy: asking([{ type: 'deny' }], []),
       calls: ['write_thing'],
     });
     expect(runs).toEqual([]);
     expect(results[0]).toEqual({
       isError: true,
-      content: 'Tool aborted by hook: the user denied running write_thing',
+      content: "Tool 'write_thing' was denied: the user denied running write_thing",
     });
+    expect(denied).toEqual([true]);
   });
 
   test('deny_all tells the model how the user can allow it; allow_all runs everything', async () => {
     const denied = await turnWith({ policy: { type: 'deny_all' }, calls: ['write_thing'] });
     expect(denied.runs).toEqual([]);
-    expect(denied.results[0]?.content).toBe(`Tool aborted by hook: ${nonInteractiveDenial('write_thing')}`);
+    expect(denied.results[0]?.content).toBe(
+      `Tool 'write_thing' was denied: ${nonInteractiveDenial('write_thing')}`,
+    );
+    expect(denied.denied).toEqual([true]);
     expect(nonInteractiveDenial('write_thing')).toBe(
       'the user did not approve running write_thing; in non-interactive mode pass --yes',
     );
@@ -128,7 +129,7 @@ describe('the approval plugin', () => {
     expect(allowed.runs).toEqual(['write_thing', 'read_thing']);
   });
 
-  test('no answer in time stops the tool and is reported as unanswered, not as a denial', async () => {
+  test('no answer in time stops the tool and is reported as unanswered, not as a refusal', async () => {
     let signalled = false;
     const policy: ApprovalPolicy = {
       type: 'ask',
@@ -143,8 +144,10 @@ describe('the approval plugin', () => {
     };
     const { runs, results } = await turnWith({ policy, calls: ['write_thing'], answerWithinMs: 50 });
     expect(runs).toEqual([]);
-    expect(results[0]?.content).toBe(`Tool aborted by hook: ${unansweredQuestion('write_thing', 0)}`);
-    expect(results[0]?.content).not.toContain('denied');
+    expect(results[0]?.content).toBe(
+      `Tool 'write_thing' was denied: ${unansweredQuestion('write_thing', 0)}`,
+    );
+    expect(results[0]?.content).toContain('it was not refused');
     expect(signalled).toBe(true);
   });
 

@@ -73,7 +73,7 @@ describe('youyou in a terminal', () => {
     const chat = await startChat();
 
     await send(chat, 'write a note');
-    await chat.waitFor('Allow write_file note.txt');
+    await chat.waitFor(/Allow write_file note\.txt[\s\S]*y = yes/);
     expect(existsSync(path.join(harness.sandbox.workspace, 'note.txt'))).toBe(false);
     await chat.type('y');
 
@@ -93,7 +93,7 @@ describe('youyou in a terminal', () => {
     const chat = await startChat();
 
     await send(chat, 'write a');
-    await chat.waitFor('Allow write_file a.txt');
+    await chat.waitFor(/Allow write_file a\.txt[\s\S]*y = yes/);
     await chat.type('n');
     await chat.waitFor(/Not written\.\n› *\n*$/);
     expect(toolResult(harness.server.turnRequests()[1]!, 'call_1')).toContain(
@@ -102,7 +102,7 @@ describe('youyou in a terminal', () => {
     expect(existsSync(path.join(harness.sandbox.workspace, 'a.txt'))).toBe(false);
 
     await send(chat, 'write b and c');
-    await chat.waitFor('Allow write_file b.txt');
+    await chat.waitFor(/Allow write_file b\.txt[\s\S]*y = yes/);
     await chat.type('a');
     await chat.waitFor('1 (or Enter) = every write_file call');
     await chat.keys('Enter');

@@ -201,6 +201,9 @@ describe('formatting', () => {
     expect(describeOutput({ content: 'Tool aborted by hook: the user denied it\n', isError: true })).toBe(
       'the user denied it',
     );
+    expect(
+      describeOutput({ content: "Tool 'shell' was denied: the user denied running shell", isError: true }),
+    ).toBe('denied: the user denied running shell');
     expect(describeOutput({ content: 'one line', isError: false })).toBe('1 line');
     expect(describeOutput({ content: '', isError: false })).toBe('no output');
   });

@@ -63,6 +63,8 @@ export class SessionController {
   private activeTurn: ActiveTurn | undefined;
   private readonly followUps: FollowUp[] = [];
   private closing: Promise<void> | undefined;
+  /** The approver of the last turn a caller started: turns that steering or follow-ups start keep it. */
+  private lastRun: TurnRunOptions | undefined;
   private released = false;
   private abandoned = false;
 
@@ -97,6 +99,7 @@ export class SessionController {
     this.checkIdle();
     checkNotSuspended(this.state, 'sending a message');
     const content = normaliseUserInput(input, this.state.model.info);
+    this.lastRun = run;
     return this.begin({ content, output: planStructuredOutput(options), run });
   }
 
@@ -273,7 +276,7 @@ export class SessionController {
       signal: controller.signal,
       emit,
       steering: inbox,
-      approval: options.run ?? {},
+      approval: options.run ?? this.lastRun ?? {},
       recordUsage,
       usageTotals,
       ...(resume === undefined ? {} : { resume }),

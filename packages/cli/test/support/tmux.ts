@@ -12,6 +12,8 @@ export interface TmuxSession {
   type(text: string): Promise<void>;
   /** The visible screen as text. */
   screen(): Promise<string>;
+  /** The process id of the program running in the pane. */
+  panePid(): Promise<number>;
   /** The pane's title: what an OSC 0/2 sequence written by the program would have set. */
   paneTitle(): Promise<string>;
   /** The visible screen with its colours and attributes as SGR sequences (as tmux redraws them). */
@@ -95,6 +97,8 @@ export async function startTmux(options: {
       await tmux('send-keys', '-t', 'main', '-l', text);
     },
     screen,
+    panePid: async () =>
+      Number.parseInt((await tmux('display-message', '-p', '-t', 'main', '#{pane_pid}')).stdout, 10),
     paneTitle: async () => (await tmux('display-message', '-p', '-t', 'main', '#{pane_title}')).stdout.trim(),
     styledScreen: async () => (await tmux('capture-pane', '-p', '-e', '-t', 'main')).stdout,
     waitFor: async (expected, timeoutMs = 10_000) => {
