@@ -33,6 +33,7 @@ export class ApprovalQuestion {
   readonly #pageSize: number;
   readonly #flushInput: () => number | undefined;
   readonly #lastKeyAt: () => number;
+  readonly #quietMs: number;
   /** Set once the keyboard was quiet after the question was drawn: from then on keys answer it. */
   #listening = false;
   /**
@@ -61,7 +62,10 @@ export class ApprovalQuestion {
     flushInput: () => number | undefined;
     /** When the last key came in (`performance.now()`), whoever it went to. */
     lastKeyAt: () => number;
+    /** How long no key must come before the question takes one (default QUIET_BEFORE_ANSWER_MS). */
+    quietMs?: number | undefined;
   }) {
+    this.#quietMs = options.quietMs ?? QUIET_BEFORE_ANSWER_MS;
     this.#request = options.request;
     this.#write = options.write;
     this.#styles = createStyles(options.color);
@@ -93,7 +97,7 @@ export class ApprovalQuestion {
   }
 
   /**
-   * Starts listening once no key has come for QUIET_BEFORE_ANSWER_MS; until then checks again when it might.
+   * Starts listening once no key has come for the quiet time; until then checks again when it might.
    * Runs after the event loop's poll for input (a timer hops to `setImmediate` first), and throws away what is
    * still unread, counting it as a key: a youyou that was stopped or starved while typing went on sees that
    * typing before it listens, not after.
@@ -107,11 +111,8 @@ export class ApprovalQuestion {
       this.#unseenKeyAt = performance.now();
     }
     const quietFor = performance.now() - Math.max(this.#lastKeyAt(), this.#unseenKeyAt);
-    if (quietFor < QUIET_BEFORE_ANSWER_MS) {
-      this.#timer = setTimeout(
-        () => setImmediate(() => this.#listenWhenQuiet()),
-        QUIET_BEFORE_ANSWER_MS - quietFor,
-      );
+    if (quietFor < this.#quietMs) {
+      this.#timer = setTimeout(() => setImmediate(() => this.#listenWhenQuiet()), this.#quietMs - quietFor);
       return;
     }
     this.#listening = true;

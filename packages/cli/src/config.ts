@@ -59,6 +59,8 @@ export interface FileConfig {
   /** Names of variables of this process passed to the shell and stdio MCP servers besides the allowlist. */
   passEnv?: string[];
   approval?: ApprovalRules;
+  /** The config's "approval.quietMs". */
+  approvalQuietMs?: number;
   server?: ServerFileConfig;
 }
 
@@ -82,6 +84,8 @@ export interface CliSettings {
   mcpServers: Record<string, McpServerSetting>;
   /** The allow and deny rules of the config file's "approval". */
   approvalRules: ApprovalRules;
+  /** How long the keyboard must be quiet before an approval question takes a key (ms); undefined: 800. */
+  approvalQuietMs: number | undefined;
   /** The workspace root, absolute. */
   cwd: string;
   yes: boolean;
@@ -170,11 +174,26 @@ function parseApproval(file: string, value: unknown): ApprovalRules {
   if (!isRecord(value))
     throw new ConfigError(`${file}: "approval" must be an object with "allow" and "deny" lists`);
   for (const key of Object.keys(value)) {
-    if (key !== 'allow' && key !== 'deny') {
-      throw new ConfigError(`${file}: "approval.${key}" is not a setting; use "allow" and "deny"`);
+    if (key !== 'allow' && key !== 'deny' && key !== 'quietMs') {
+      throw new ConfigError(`${file}: "approval.${key}" is not a setting; use "allow", "deny" and "quietMs"`);
     }
   }
   return { allow: parseRuleList(file, value.allow, 'allow'), deny: parseRuleList(file, value.deny, 'deny') };
+}
+
+/** The longest quiet time a question may wait for before it takes keys: more would feel broken. */
+const MAX_QUIET_MS = 10_000;
+
+/** The config's "approval.quietMs": how long the keyboard must be quiet before a question takes a key. */
+function parseQuietMs(file: string, value: unknown): number | undefined {
+  if (!isRecord(value) || value.quietMs === undefined) return undefined;
+  const quiet = value.quietMs;
+  if (typeof quiet !== 'number' || !Number.isInteger(quiet) || quiet < 0 || quiet > MAX_QUIET_MS) {
+    throw new ConfigError(
+      `${file}: "approval.quietMs" must be a whole number of milliseconds from 0 to ${MAX_QUIET_MS}`,
+    );
+  }
+  return quiet;
 }
 
 function optionalInteger(file: string, data: Json, key: string, min: number): number | undefined {
@@ -249,7 +268,11 @@ export function validateFileConfig(options: {
     }
     config.passEnv = passEnv as string[];
   }
-  if (data.approval !== undefined) config.approval = parseApproval(file, data.approval);
+  if (data.approval !== undefined) {
+    config.approval = parseApproval(file, data.approval);
+    const quietMs = parseQuietMs(file, data.approval);
+    if (quietMs !== undefined) config.approvalQuietMs = quietMs;
+  }
   if (data.server !== undefined) config.server = parseServerConfig(file, data.server);
   return config;
 }
@@ -380,6 +403,7 @@ export function resolveSettings(options: {
     toolTimeoutMs: file.toolTimeoutMs,
     mcpServers: file.mcpServers ?? {},
     approvalRules: file.approval ?? NO_RULES,
+    approvalQuietMs: file.approvalQuietMs,
     cwd: workspaceRoot(flags.cwd),
     yes: flags.yes,
     sandbox: resolveSandbox({

@@ -331,6 +331,7 @@ class Chat {
         write: (text) => this.#write(text),
         flushInput: () => this.#terminal.flushInput(),
         lastKeyAt: () => this.#terminal.lastKeyAt,
+        quietMs: this.#settings.approvalQuietMs,
         resolve: (answer) => {
           if (this.#approval === question) this.#approval = undefined;
           signal.removeEventListener('abort', onAbort);

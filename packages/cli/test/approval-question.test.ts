@@ -231,6 +231,13 @@ describe('the approval question in a terminal', () => {
       heldReply(shellCall('call_2', 'touch second')),
       textReply('Answered.'),
     );
+    // The quiet time is long enough that no pause between the test's own keystrokes, however loaded the
+    // machine, reaches it: typing that goes on is typing, and the question must not take it as an answer.
+    await mkdir(harness.sandbox.home, { recursive: true });
+    await writeFile(
+      path.join(harness.sandbox.home, 'config.json'),
+      JSON.stringify({ approval: { quietMs: 3000 } }),
+    );
     // Under a shell: tmux continues a stopped process of its own at once, not a grandchild.
     const chat = await harness.startInTmux([
       '/bin/sh',

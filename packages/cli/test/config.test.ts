@@ -152,5 +152,9 @@ describe('validateFileConfig', () => {
     expect(() => check({ approval: { allow: 'shell' } })).toThrow(ConfigError);
     expect(() => check({ approval: { allow: ['shell(a && b)'] } })).toThrow(/approval\.allow/);
     expect(() => check({ approval: { permit: [] } })).toThrow(/approval\.permit/);
+    expect(check({ approval: { quietMs: 2500 } }).approvalQuietMs).toBe(2500);
+    for (const quietMs of [-1, 1.5, '800', 10_001]) {
+      expect(() => check({ approval: { quietMs } })).toThrow(/approval\.quietMs/);
+    }
   });
 });
