@@ -150,7 +150,13 @@ describe('the packed packages, installed in a project outside the repository', (
   });
 
   test('one copy of each package is installed, from its tarball', async () => {
+    const lock = JSON.parse(await readFile(path.join(app, 'package-lock.json'), 'utf8')) as {
+      packages: Record<string, { resolved?: string }>;
+    };
     for (const entry of PUBLIC_PACKAGES) {
+      expect(lock.packages[`node_modules/${entry.name}`]?.resolved, entry.name).toMatch(
+        /^file:\.\.\/tarballs\//,
+      );
       const installed = JSON.parse(
         await readFile(path.join(app, 'node_modules', entry.name, 'package.json'), 'utf8'),
       ) as { name: string };
