@@ -3,21 +3,18 @@
  * Builds the workspaces whose dist is older than their sources, in dependency order, and nothing else:
  * `npm run youyou` and the CLI's end-to-end tests both use it, so an unchanged tree starts at once.
  * A package counts as stale when any file of its src/, its package.json, its tsconfig files or the shared
- * tsconfig.base.json is newer than the stamp its last successful build left in dist/; a package rebuilt
- * makes the later ones stale too (their types come from its dist).
+ * tsconfig.base.json is newer than the stamp its last successful build left in dist/ (scripts/build-package.mjs
+ * leaves it, for this script and for every package's `npm run build`), or when a workspace package it depends
+ * on was built after it (its types come from that package's dist).
  *
  * Usage: node scripts/build-stale.mjs [PACKAGE...]   (default: what the youyou binary imports)
  */
-import { execFile } from 'node:child_process';
-import { readdir, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { buildPackage, REPOSITORY, STAMP } from './build-package.mjs';
 
-const run = promisify(execFile);
-
-/** The repository root. */
-export const REPOSITORY = fileURLToPath(new URL('../', import.meta.url));
+export { REPOSITORY };
 
 /** The workspaces the youyou binary imports, in build order. */
 export const CLI_PACKAGES = [
@@ -31,9 +28,6 @@ export const CLI_PACKAGES = [
   'server',
   'cli',
 ];
-
-/** The file a successful build leaves in dist/; its time is when the package was last built. */
-const STAMP = '.build-stamp';
 
 async function mtimeOf(file) {
   try {
@@ -61,6 +55,24 @@ async function newestInput(packageFolder) {
   return newest;
 }
 
+/** The folders (under packages/) of the workspace packages that `packageFolder` depends on. */
+async function workspaceDependencies(packageFolder) {
+  const manifest = JSON.parse(await readFile(path.join(packageFolder, 'package.json'), 'utf8'));
+  return Object.keys(manifest.dependencies ?? {})
+    .filter((name) => name.startsWith('@youyou/'))
+    .map((name) => path.join(REPOSITORY, 'packages', name.slice('@youyou/'.length)));
+}
+
+/** Whether the package needs a build: an input is newer than its stamp, or a dependency was built after it. */
+async function isStale(packageFolder) {
+  const built = await mtimeOf(path.join(packageFolder, 'dist', STAMP));
+  if (built < (await newestInput(packageFolder))) return true;
+  for (const dependency of await workspaceDependencies(packageFolder)) {
+    if ((await mtimeOf(path.join(dependency, 'dist', STAMP))) > built) return true;
+  }
+  return false;
+}
+
 /**
  * Builds the stale packages of `packages` (names under packages/, in build order) with the workspace's
  * TypeScript; resolves with the names it built. `log` hears one line per package built.
@@ -68,20 +80,12 @@ async function newestInput(packageFolder) {
 export async function buildStale(options = {}) {
   const packages = options.packages ?? CLI_PACKAGES;
   const log = options.log ?? (() => undefined);
-  const tsc = path.join(REPOSITORY, 'node_modules', 'typescript', 'bin', 'tsc');
   const built = [];
   for (const name of packages) {
     const packageFolder = path.join(REPOSITORY, 'packages', name);
-    const stamp = path.join(packageFolder, 'dist', STAMP);
-    const stale = built.length > 0 || (await mtimeOf(stamp)) < (await newestInput(packageFolder));
-    if (!stale) continue;
+    if (!(await isStale(packageFolder))) continue;
     log(`building packages/${name}…`);
-    try {
-      await run(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: packageFolder });
-    } catch (error) {
-      throw new Error(`building packages/${name} failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
-    }
-    await writeFile(stamp, `${new Date().toISOString()}\n`);
+    await buildPackage(packageFolder);
     built.push(name);
   }
   return built;
