@@ -21,6 +21,8 @@ export {
 export type { AgentEvent, AgentEventPayload, AgentEventType } from './kernel/event.js';
 export * as templates from './kernel/templates.js';
 export type {
+  Budget,
+  BudgetConfig,
   ContentBlock,
   JsonSchema,
   Message,
@@ -55,7 +57,9 @@ export type {
   HookTapOptions,
   Memory,
   MemoryStorage,
+  ModelCallAnswerData,
   ModelCallOutcome,
+  ModelCallRequestData,
   ModelCapabilities,
   ModelInfo,
   ModelPricing,

@@ -1,7 +1,9 @@
 import {
   AGENT_CONFIG_FIELDS,
   checkAutoCompact,
+  checkBudgetConfig,
   checkEnvironmentContext,
+  checkModelIds,
   checkPersonality,
   checkSystemInstructions,
   checkToolResultShare,
@@ -9,6 +11,7 @@ import {
   rejectUnknownFields,
 } from './config-validation.js';
 import type { AgentError } from './error.js';
+import type { BudgetConfig } from './types.js';
 import { describeKind, isPlainObject } from './value-kind.js';
 
 /** Facts about where the agent runs, rendered into the dynamic part of the system prompt. */
@@ -69,6 +72,13 @@ export interface AgentConfig {
   maxActiveSessions?: number;
   /** How deep sub-agents may nest: 1 = a session's sub-agents call none; default 2. */
   maxSubagentDepth?: number;
+  /** The default budget of every turn and of every session (a session's own config replaces each part). */
+  budget?: BudgetConfig;
+  /**
+   * Registered model ids (any provider) a model call moves to, in order, when its model fails with a retryable
+   * error (429, 529, 5xx, a timeout, a refused connection) after its provider's own retries.
+   */
+  fallbackModels?: string[];
 }
 
 /** A skill: a prompt injected when the user writes `/name`, or that the model activates itself. */
@@ -102,6 +112,8 @@ export interface ResolvedConfig {
   onBackgroundError: (error: AgentError) => void;
   maxActiveSessions: number;
   maxSubagentDepth: number;
+  budget: BudgetConfig;
+  fallbackModels: readonly string[];
 }
 
 /** The largest delay setTimeout accepts. */
@@ -196,5 +208,7 @@ export function resolveConfig(config: AgentConfig): ResolvedConfig {
     onBackgroundError: guardBackgroundHandler(config.onBackgroundError ?? defaultBackgroundErrorHandler),
     maxActiveSessions: integerInRange('maxActiveSessions', config.maxActiveSessions, 1, 1, 100_000),
     maxSubagentDepth: integerInRange('maxSubagentDepth', config.maxSubagentDepth, 2, 1, 100),
+    budget: checkBudgetConfig('budget', config.budget, 'INVALID_CONFIG') ?? {},
+    fallbackModels: checkModelIds('fallbackModels', config.fallbackModels, 'INVALID_CONFIG') ?? [],
   };
 }

@@ -6,9 +6,9 @@
 import type { ResolvedConfig } from '../kernel/config.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import { settleWithin } from '../kernel/settle.js';
-import { observedProvider } from '../model/observed-provider.js';
 import type { ModelPricing } from '../ports/model.js';
 import type { SessionClaim } from '../ports/storage.js';
+import { gatedProvider, sessionBudgetGate } from '../turn/model-gate.js';
 import type { AgentRuntime, SessionState } from '../turn/session-state.js';
 
 /** The pricing of a model id, as the controller looks it up in the registered providers' catalogues. */
@@ -86,9 +86,16 @@ async function extractAtClose(options: {
   const settled = await settleWithin(
     memory.extract({
       messages,
-      provider: observedProvider(runtime.observers.enabledNow(), route.provider, {
-        sessionId: state.id,
-      }),
+      provider: gatedProvider(
+        {
+          runtime,
+          session: state,
+          observers: runtime.observers.enabledNow(),
+          budgetGate: sessionBudgetGate({ runtime, session: state, inTurn: false }),
+          reportError: config.onBackgroundError,
+        },
+        route.provider,
+      ),
       modelId: route.info.id,
       sessionId: state.id,
       signal: controller.signal,

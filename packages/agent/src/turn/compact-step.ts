@@ -11,8 +11,9 @@ import { AgentError, describeError, isAgentError, toAgentError } from '../kernel
 import type { AgentEventPayload } from '../kernel/event.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import type { Observers } from '../model/observation.js';
-import { observedProvider } from '../model/observed-provider.js';
 import type { UsageSink } from '../model/usage-sink.js';
+import type { BudgetGate } from '../usage/budget.js';
+import { gatedProvider, turnStopper } from './model-gate.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { usageSink } from './turn-usage.js';
 
@@ -27,6 +28,8 @@ export interface CompactStepOptions {
   observers?: Observers | undefined;
   /** The turn's usage sink; absent (Session.compact), the compaction's usage goes to the session's totals. */
   recordUsage?: UsageSink | undefined;
+  /** The limits of the turn (or, on demand, of the session) the compaction's model call must pass. */
+  budgetGate?: BudgetGate | undefined;
 }
 
 /** Why and how a compaction runs. */
@@ -92,7 +95,17 @@ export async function compactContext(
   const result = await summariseHistory({
     context,
     contextWindow,
-    provider: observedProvider(options.observers, route.provider, { sessionId: session.id, turnId }),
+    provider: gatedProvider(
+      {
+        runtime,
+        session,
+        turnId,
+        observers: options.observers,
+        budgetGate: options.budgetGate,
+        reportError: (error) => emit({ type: 'error', error }),
+      },
+      route.provider,
+    ),
     model: route.info,
     prompt: runtime.config.compactPrompt,
     instructions: request.instructions,
@@ -127,6 +140,9 @@ export async function compact(
   } catch (error) {
     if (options.signal.aborted) return 'cancelled';
     if (isAgentError(error) && error.code === 'STORAGE_ERROR') throw error;
+    // A refused or blocked summary request ends the turn: the turn's own call would be refused or blocked too.
+    const stopper = turnStopper(error);
+    if (stopper !== undefined) throw stopper;
     options.emit({ type: 'error', error: toAgentError(error, 'COMPACT_ERROR') });
     return 'skipped';
   }

@@ -3,8 +3,8 @@
 import { type AgentError, toAgentError } from '../kernel/error.js';
 import type { ContentBlock, TokenUsage } from '../kernel/types.js';
 import { readChatStream } from '../model/model-call.js';
-import { observedProvider } from '../model/observed-provider.js';
 import type { ChatRequest } from '../ports/model.js';
+import { gatedProvider } from './model-gate.js';
 import type { TurnOptions } from './turn-options.js';
 import { usageSink } from './turn-usage.js';
 
@@ -48,10 +48,17 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
   };
   try {
     await readChatStream({
-      provider: observedProvider(options.observers, session.model.provider, {
-        sessionId: session.id,
-        turnId,
-      }),
+      provider: gatedProvider(
+        {
+          runtime: options.runtime,
+          session,
+          turnId,
+          observers: options.observers,
+          budgetGate: options.budgetGate,
+          reportError: (error) => emit({ type: 'error', error }),
+        },
+        session.model.provider,
+      ),
       request,
       signal,
       onEvent: (event) => {

@@ -1,0 +1,151 @@
+/**
+ * What stands between a step and its model: the model-call hooks (guardrails), the budget check, then the
+ * observers, in that order, so that a budget weighs the request as the hooks left it, a refused or blocked call
+ * is never seen as made, and the observers see the request as sent and the answer as the model gave it.
+ */
+
+import { messageChars } from '../context/context.js';
+import { hookedProvider } from '../hooks/model-call-hooks.js';
+import { AgentError, isAgentError } from '../kernel/error.js';
+import type { Budget, BudgetConfig, TokenUsage } from '../kernel/types.js';
+import type { Observers } from '../model/observation.js';
+import { observedProvider } from '../model/observed-provider.js';
+import { ChatEventChecker } from '../model/provider-events.js';
+import type { ChatEvent, ChatRequest, ModelProvider } from '../ports/model.js';
+import { type AdmittedCall, BudgetGate, type BudgetScope } from '../usage/budget.js';
+import type { AgentRuntime, SessionState } from './session-state.js';
+
+/** The output a call is counted for when neither its request nor its model says how long an answer may be. */
+export const DEFAULT_OUTPUT_LIMIT = 8192;
+
+/** Where one model call is made from. */
+export interface ModelGateScope {
+  runtime: AgentRuntime;
+  session: SessionState;
+  /** Unset for a call outside any turn (memory extraction at close, a compaction asked for by the host). */
+  turnId?: string | undefined;
+  observers?: Observers | undefined;
+  budgetGate?: BudgetGate | undefined;
+  /** Where a hook handler's failure goes: the turn's `error` events, or `onBackgroundError` outside a turn. */
+  reportError: (error: AgentError) => void;
+}
+
+/** The provider wrapped for one step's calls: hooks, then the budget, then the observers. */
+export function gatedProvider(scope: ModelGateScope, provider: ModelProvider): ModelProvider {
+  const { runtime, session, turnId, observers, budgetGate } = scope;
+  const observed = observedProvider(observers, provider, {
+    sessionId: session.id,
+    ...(turnId === undefined ? {} : { turnId }),
+  });
+  const budgeted = budgetGate === undefined ? observed : budgetedProvider(runtime, budgetGate, observed);
+  return hookedProvider(runtime.hooks, budgeted, {
+    sessionId: session.id,
+    ...(turnId === undefined ? {} : { turnId }),
+    timeoutMs: runtime.config.toolTimeoutMs,
+    reportError: scope.reportError,
+  });
+}
+
+/**
+ * The provider behind a budget: a call whose worst case does not fit is refused (BUDGET_EXCEEDED) and not made;
+ * an admitted call is settled with the usage its stream reports once the stream ends, however it ends.
+ */
+function budgetedProvider(runtime: AgentRuntime, gate: BudgetGate, provider: ModelProvider): ModelProvider {
+  return {
+    id: provider.id,
+    models: provider.models,
+    chat: async (request, signal) => {
+      const info =
+        runtime.models.find(request.modelId)?.info ??
+        provider.models.find((model) => model.id === request.modelId);
+      const admitted = gate.admit({
+        modelId: request.modelId,
+        promptTokens: promptTokensOf(request),
+        outputTokens: request.maxOutputTokens ?? info?.maxOutputTokens ?? DEFAULT_OUTPUT_LIMIT,
+        pricing: info?.pricing,
+      });
+      if (admitted instanceof AgentError) throw admitted;
+      let stream: AsyncIterable<ChatEvent>;
+      try {
+        stream = await provider.chat(request, signal);
+      } catch (error) {
+        admitted.settle('not_made');
+        throw error;
+      }
+      return settledStream(stream, admitted, provider.id);
+    },
+  };
+}
+
+/** The stream as it came; its call settled at its end with its last `usage`, its worst case without one. */
+async function* settledStream(
+  stream: AsyncIterable<ChatEvent>,
+  admitted: AdmittedCall,
+  providerId: string,
+): AsyncGenerator<ChatEvent> {
+  const checker = new ChatEventChecker(providerId);
+  let usage: TokenUsage | undefined;
+  let answered = false;
+  try {
+    for await (const raw of stream) {
+      const event = checker.check(raw);
+      answered = true;
+      if (event.type === 'usage') usage = event.usage;
+      yield event;
+    }
+  } finally {
+    admitted.settle(usage ?? (answered ? 'worst' : 'not_made'));
+  }
+}
+
+/** The request's prompt in tokens by the runtime's chars/4 estimate: system prompt, messages and tool specs. */
+function promptTokensOf(request: ChatRequest): number {
+  let chars = request.systemPrompt.length;
+  for (const message of request.messages) chars += messageChars(message);
+  if (request.tools.length > 0) chars += JSON.stringify(request.tools).length;
+  return Math.ceil(chars / 4);
+}
+
+/**
+ * The gate of a turn of a session the host opened: the turn's budget (the `sendMessage` option, else the
+ * session's, else the agent's) and the session's (the session's, else the agent's), counted from what the
+ * session spent so far (its log's usage records, on resume). Undefined when no limit applies.
+ */
+export function sessionBudgetGate(options: {
+  runtime: AgentRuntime;
+  session: SessionState;
+  /** The turn's own budget; leave out for a call outside a turn. */
+  turnBudget?: Budget | undefined;
+  /** False for a call outside any turn: only the session's limit applies. */
+  inTurn: boolean;
+}): BudgetGate | undefined {
+  const { runtime, session } = options;
+  const agentBudget: BudgetConfig = runtime.config.budget;
+  const sessionBudget: BudgetConfig = session.budget ?? {};
+  const scopes: BudgetScope[] = [];
+  const turnLimit = options.turnBudget ?? sessionBudget.turn ?? agentBudget.turn;
+  if (options.inTurn && turnLimit !== undefined) scopes.push({ label: 'turn', limit: turnLimit });
+  const sessionLimit = sessionBudget.session ?? agentBudget.session;
+  if (sessionLimit !== undefined) {
+    scopes.push({ label: 'session', limit: sessionLimit, spentBefore: session.usage.totals() });
+  }
+  return scopes.length === 0 ? undefined : new BudgetGate({ scopes });
+}
+
+/**
+ * The refusal inside a failure, when a budget refused a call or a guardrail stopped one: the turn ends then,
+ * also when the call was a compaction's or a memory extraction's (which wrap what they throw).
+ */
+export function turnStopper(error: unknown): AgentError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current !== undefined; depth += 1) {
+    if (
+      isAgentError(current) &&
+      (current.code === 'BUDGET_EXCEEDED' || current.code === 'MODEL_CALL_BLOCKED')
+    ) {
+      return current;
+    }
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return undefined;
+}
