@@ -87,8 +87,8 @@ describe('a turn budget', () => {
     const session = await agent.newSession();
     const turn = await collectTurn(await session.sendMessage('hi', { budget: { maxCostUsd: 100 } }));
     expect(provider.requests).toHaveLength(0);
-    const [error] = budgetErrors(turn.payloads);
-    expect(error?.type === 'error' && (error.error as { message: string }).message).toMatch(/no pricing/);
+    expect(turn.errors.map((error) => error.code)).toEqual(['BUDGET_EXCEEDED']);
+    expect(turn.errors[0]?.message).toMatch(/no pricing/);
   });
 
   test('maxTokens holds the prompt and the output limit: a prompt larger than what is left is not sent', async () => {
