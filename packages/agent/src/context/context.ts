@@ -212,6 +212,10 @@ function readSessionConfig(value: unknown): SessionConfig | undefined {
   if (typeof record.memoryNamespace === 'string') config.memoryNamespace = record.memoryNamespace;
   const budget = readBudgetConfig(record.budget);
   if (budget !== undefined) config.budget = budget;
+  const fallbacks = record.fallbackModels;
+  if (Array.isArray(fallbacks) && fallbacks.every((id) => typeof id === 'string' && id !== '')) {
+    config.fallbackModels = [...(fallbacks as string[])];
+  }
   return config;
 }
 

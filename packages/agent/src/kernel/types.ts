@@ -62,6 +62,8 @@ export interface SessionConfig {
   memoryNamespace?: string;
   /** Limits on what this session's model calls may spend (saved in the log, so a resumed session keeps them). */
   budget?: BudgetConfig;
+  /** Registered model ids a failing call moves to, in order; default `AgentConfig.fallbackModels`. */
+  fallbackModels?: string[];
 }
 
 /**

@@ -13,7 +13,7 @@ import { MetadataKey } from '../log/metadata-keys.js';
 import type { Observers } from '../model/observation.js';
 import type { UsageSink } from '../model/usage-sink.js';
 import type { BudgetGate } from '../usage/budget.js';
-import { gatedProvider, turnStopper } from './model-gate.js';
+import { gatedModel, turnStopper } from './model-gate.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { usageSink } from './turn-usage.js';
 
@@ -92,26 +92,28 @@ export async function compactContext(
   if (signal.aborted) return 'cancelled';
   const compactModel = runtime.config.compactModel;
   const route = compactModel === undefined ? session.model : runtime.models.resolve(compactModel);
+  const gated = gatedModel(
+    {
+      runtime,
+      session,
+      turnId,
+      observers: options.observers,
+      budgetGate: options.budgetGate,
+      reportError: (error) => emit({ type: 'error', error }),
+      onFallback: (move) => emit({ type: 'model_fallback', ...move }),
+    },
+    route.provider,
+  );
   const result = await summariseHistory({
     context,
     contextWindow,
-    provider: gatedProvider(
-      {
-        runtime,
-        session,
-        turnId,
-        observers: options.observers,
-        budgetGate: options.budgetGate,
-        reportError: (error) => emit({ type: 'error', error }),
-      },
-      route.provider,
-    ),
+    provider: gated.provider,
     model: route.info,
     prompt: runtime.config.compactPrompt,
     instructions: request.instructions,
     sessionId: session.id,
     signal,
-    onUsage: usageSink(options),
+    onUsage: gated.attribute(usageSink(options)),
   });
   context.applyCompaction(result);
   await session.log.append({

@@ -1,16 +1,19 @@
 /**
- * What stands between a step and its model: the model-call hooks (guardrails), the budget check, then the
- * observers, in that order, so that a budget weighs the request as the hooks left it, a refused or blocked call
- * is never seen as made, and the observers see the request as sent and the answer as the model gave it.
+ * What stands between a step and its model: the model-call hooks (guardrails), the fallback models, then for
+ * each model the budget check and the observers, in that order, so that a budget weighs the request as the hooks
+ * left it (and each fallback call at its own price), a refused or blocked call is never seen as made, and the
+ * observers see each request as sent and each answer as its model gave it.
  */
 
 import { messageChars } from '../context/context.js';
 import { hookedProvider } from '../hooks/model-call-hooks.js';
 import { AgentError, isAgentError } from '../kernel/error.js';
 import type { Budget, BudgetConfig, TokenUsage } from '../kernel/types.js';
+import { type FallbackMove, type FallbackRoute, fallbackProvider } from '../model/fallback.js';
 import type { Observers } from '../model/observation.js';
 import { observedProvider } from '../model/observed-provider.js';
 import { ChatEventChecker } from '../model/provider-events.js';
+import type { UsageSink } from '../model/usage-sink.js';
 import type { ChatEvent, ChatRequest, ModelProvider } from '../ports/model.js';
 import { type AdmittedCall, BudgetGate, type BudgetScope } from '../usage/budget.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
@@ -28,22 +31,77 @@ export interface ModelGateScope {
   budgetGate?: BudgetGate | undefined;
   /** Where a hook handler's failure goes: the turn's `error` events, or `onBackgroundError` outside a turn. */
   reportError: (error: AgentError) => void;
+  /** Told when a call moves to a fallback model (the turn emits `model_fallback`); unset outside a turn. */
+  onFallback?: ((move: FallbackMove) => void) | undefined;
 }
 
-/** The provider wrapped for one step's calls: hooks, then the budget, then the observers. */
-export function gatedProvider(scope: ModelGateScope, provider: ModelProvider): ModelProvider {
-  const { runtime, session, turnId, observers, budgetGate } = scope;
-  const observed = observedProvider(observers, provider, {
-    sessionId: session.id,
-    ...(turnId === undefined ? {} : { turnId }),
-  });
-  const budgeted = budgetGate === undefined ? observed : budgetedProvider(runtime, budgetGate, observed);
-  return hookedProvider(runtime.hooks, budgeted, {
-    sessionId: session.id,
-    ...(turnId === undefined ? {} : { turnId }),
-    timeoutMs: runtime.config.toolTimeoutMs,
-    reportError: scope.reportError,
-  });
+/** The provider a step calls, and how its calls' usage is attributed. */
+export interface GatedModel {
+  provider: ModelProvider;
+  /** The sink with each call's usage attributed to the model that answered it (a fallback model, maybe). */
+  attribute(sink: UsageSink): UsageSink;
+}
+
+/**
+ * The provider wrapped for one step's calls, which it makes one after another: the hooks, then the fallbacks,
+ * then for each model the budget and the observers.
+ */
+export function gatedModel(scope: ModelGateScope, provider: ModelProvider): GatedModel {
+  const { runtime, session, turnId } = scope;
+  const guarded = (inner: ModelProvider): ModelProvider => {
+    const observed = observedProvider(scope.observers, inner, {
+      sessionId: session.id,
+      ...(turnId === undefined ? {} : { turnId }),
+    });
+    const gate = scope.budgetGate;
+    return gate === undefined ? observed : budgetedProvider(runtime, gate, observed);
+  };
+  const fallbacks = session.fallbackModels ?? runtime.config.fallbackModels;
+  let answered: { providerId: string; modelId: string } | undefined;
+  const first = guarded(provider);
+  const chain =
+    fallbacks.length === 0
+      ? first
+      : fallbackProvider({
+          first,
+          routesAfter: (request) => fallbackRoutes(runtime, fallbacks, request.modelId, guarded),
+          onFallback: (move) => scope.onFallback?.(move),
+          onAnswered: (answer) => {
+            answered = answer;
+          },
+        });
+  const counted: ModelProvider = {
+    id: chain.id,
+    models: chain.models,
+    chat: (request, signal) => {
+      answered = undefined;
+      return chain.chat(request, signal);
+    },
+  };
+  return {
+    provider: hookedProvider(runtime.hooks, counted, {
+      sessionId: session.id,
+      ...(turnId === undefined ? {} : { turnId }),
+      timeoutMs: runtime.config.toolTimeoutMs,
+      reportError: scope.reportError,
+    }),
+    attribute: (sink) => (call) => sink(answered === undefined ? call : { ...call, ...answered }),
+  };
+}
+
+/** The registered models after `modelId` in the fallback list, each once, with their guarded providers. */
+function fallbackRoutes(
+  runtime: AgentRuntime,
+  fallbacks: readonly string[],
+  modelId: string,
+  guarded: (provider: ModelProvider) => ModelProvider,
+): FallbackRoute[] {
+  const routes: FallbackRoute[] = [];
+  for (const id of new Set(fallbacks)) {
+    const route = id === modelId ? undefined : runtime.models.find(id);
+    if (route !== undefined) routes.push({ modelId: id, provider: guarded(route.provider) });
+  }
+  return routes;
 }
 
 /**

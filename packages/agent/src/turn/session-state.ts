@@ -43,6 +43,8 @@ export class SessionState {
   readonly systemPromptOverride: string | undefined;
   /** The session's own budgets (its SessionConfig's); the agent's apply where it sets none. */
   readonly budget: BudgetConfig | undefined;
+  /** The session's own fallback models; the agent's apply when unset. */
+  readonly fallbackModels: readonly string[] | undefined;
   readonly context = new ContextManager();
   readonly log: SessionLog;
   /** The storage's claim on the session, released at close; undefined when the storage makes none. */
@@ -70,8 +72,10 @@ export class SessionState {
     /** The session's own memory namespace; default the agent's. */
     memoryNamespace?: string | undefined;
     budget?: BudgetConfig | undefined;
+    fallbackModels?: readonly string[] | undefined;
   }) {
     this.budget = options.budget;
+    this.fallbackModels = options.fallbackModels;
     this.id = options.sessionId;
     this.model = options.model;
     this.systemPromptOverride = options.systemPromptOverride;
