@@ -96,4 +96,4 @@ export { InMemoryMemoryStorage, InMemorySessionStorage } from './storage/in-memo
 export { TOOL_OUTPUT_LIMIT_BYTES } from './tools/tool-dispatch.js';
 export { RunningTurn, type TurnResult, type TurnStatus } from './turn/running-turn.js';
 export { type AgentToolOptions, agentTool } from './turn/subagent.js';
-export { usageCost } from './usage/usage.js';
+export { usageCost, usageTotalsOfLog } from './usage/usage.js';

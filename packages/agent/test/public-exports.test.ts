@@ -151,6 +151,7 @@ const MAIN_NAMES = [
   'templates.TOOL_LIMIT_NOTICE',
   'templates.fillTemplate',
   'usageCost',
+  'usageTotalsOfLog',
 ];
 const STORAGE_NAMES = [
   'EncodedValue',
@@ -207,6 +208,7 @@ const MAIN_VALUES = [
   'subagentParentOf',
   'templates',
   'usageCost',
+  'usageTotalsOfLog',
 ];
 const STORAGE_VALUES = [
   'checkMemory',

@@ -3,7 +3,7 @@
 import type { TurnRunOptions } from '../kernel/approval-types.js';
 import { AgentError, describeError } from '../kernel/error.js';
 import { isPlainObject, type SchemaCheck, SchemaCompiler } from '../kernel/json-schema.js';
-import type { Budget, ContentBlock, JsonSchema } from '../kernel/types.js';
+import type { ContentBlock, JsonSchema } from '../kernel/types.js';
 import type { ModelInfo, ResponseFormat } from '../ports/model.js';
 
 /** What a turn's final answer must be: one JSON value valid against `schema`. */
@@ -20,8 +20,6 @@ export interface OutputOptions {
 export interface SendMessageOptions extends TurnRunOptions {
   /** Makes the turn's final answer structured: see OutputOptions. */
   output?: OutputOptions;
-  /** This turn's budget, instead of the session's (or agent's) turn budget; the session's budget applies as well. */
-  budget?: Budget;
 }
 
 /** A checked and compiled output request, made once per `sendMessage`. */

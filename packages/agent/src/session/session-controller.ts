@@ -99,21 +99,18 @@ export class SessionController {
     this.checkIdle();
     checkNotSuspended(this.state, 'sending a message');
     const content = normaliseUserInput(input, this.state.model.info);
-    const budget = checkBudget(
-      'sendMessage options.budget',
-      (options as { budget?: unknown } | undefined)?.budget,
-      'INVALID_INPUT',
-    );
+    const budget = checkBudget('sendMessage options.budget', run.budget, 'INVALID_INPUT');
     return this.begin({ content, output: planStructuredOutput(options), run, budget });
   }
 
   /** Continues the suspended turn: its decided calls run (denied ones get an error result), then the turn goes on. */
   continueTurn(options?: TurnRunOptions): RunningTurn {
     const run = checkRunOptions(options);
+    const budget = checkBudget('continue options.budget', run.budget, 'INVALID_INPUT');
     this.checkIdle();
     const batch = checkContinuable(this.state, run);
     this.state.heldBatch = undefined;
-    return this.begin({ turnId: batch.turnId, content: [], run, resume: batch });
+    return this.begin({ turnId: batch.turnId, content: [], run, resume: batch, budget });
   }
 
   /** Records (in the log) a decision on a pending call of the suspended turn. */
