@@ -219,3 +219,69 @@ describe('AfterModelCall', () => {
     expect(saved.some((payload) => payload.type === 'metadata' && payload.key === 'usage')).toBe(true);
   });
 });
+
+describe('the model-call hooks keep the rules of every hook', () => {
+  test('a handler that never answers counts as continue (PLUGIN_ERROR), or stops the call when tapped with onTimeout abort', async () => {
+    const never = () => new Promise<undefined>(() => undefined);
+    const provider = new ScriptedModelProvider({ responses: [[{ type: 'text', text: 'sent anyway' }]] });
+    const { agent } = await buildAgent({
+      provider,
+      config: { toolTimeoutMs: 20 },
+      plugins: [hookPlugin({ id: 'slow', hooks: { BeforeModelCall: never } })],
+    });
+    const session = await agent.newSession();
+    const turn = await runTurn(session, 'hello');
+    expect(provider.requests).toHaveLength(1);
+    expect(turn.errors.map((error) => error.code)).toEqual(['PLUGIN_ERROR']);
+    expect(texts(turn.payloads)).toBe('sent anyway');
+
+    const gated = new ScriptedModelProvider({ responses: [[{ type: 'text', text: 'never sent' }]] });
+    const strict = await buildAgent({
+      provider: gated,
+      config: { toolTimeoutMs: 20 },
+      plugins: [
+        {
+          id: 'gate',
+          displayName: 'Gate',
+          description: 'A guardrail that fails closed.',
+          initialize: async () => undefined,
+          apply: (context) => {
+            context.tap('BeforeModelCall', never, { onTimeout: 'abort' });
+          },
+          shutdown: async () => undefined,
+        },
+      ],
+    });
+    const closed = await runTurn(await strict.agent.newSession(), 'hello');
+    expect(gated.requests).toHaveLength(0);
+    expect(closed.errors.map((error) => error.code)).toEqual(['PLUGIN_ERROR', 'MODEL_CALL_BLOCKED']);
+  });
+
+  test('handlers run in registration order, each seeing what the one before left', async () => {
+    const provider = new ScriptedModelProvider({ responses: [[{ type: 'text', text: 'raw' }]] });
+    const seen: string[] = [];
+    const { agent } = await buildAgent({
+      provider,
+      plugins: [
+        hookPlugin({
+          id: 'chain',
+          hooks: {
+            AfterModelCall: [
+              (payload) => {
+                seen.push((payload.data as ModelCallAnswerData).text);
+                return { type: 'continue_with', data: { text: 'first' } };
+              },
+              (payload) => {
+                seen.push((payload.data as ModelCallAnswerData).text);
+                return { type: 'continue_with', data: { text: 'second' } };
+              },
+            ],
+          },
+        }),
+      ],
+    });
+    const turn = await runTurn(await agent.newSession(), 'hello');
+    expect(seen).toEqual(['raw', 'first']);
+    expect(texts(turn.payloads)).toBe('second');
+  });
+});

@@ -119,7 +119,7 @@ function budgetedProvider(runtime: AgentRuntime, gate: BudgetGate, provider: Mod
       const admitted = gate.admit({
         modelId: request.modelId,
         promptTokens: promptTokensOf(request),
-        outputTokens: request.maxOutputTokens ?? info?.maxOutputTokens ?? DEFAULT_OUTPUT_LIMIT,
+        outputTokens: outputLimitOf(request.maxOutputTokens ?? info?.maxOutputTokens),
         pricing: info?.pricing,
       });
       if (admitted instanceof AgentError) throw admitted;
@@ -154,6 +154,11 @@ async function* settledStream(
   } finally {
     admitted.settle(usage ?? (answered ? 'worst' : 'not_made'));
   }
+}
+
+/** A usable output limit, or the default: a limit that is not a positive whole number must not open the gate. */
+function outputLimitOf(limit: number | undefined): number {
+  return limit !== undefined && Number.isSafeInteger(limit) && limit > 0 ? limit : DEFAULT_OUTPUT_LIMIT;
 }
 
 /** The request's prompt in tokens by the runtime's chars/4 estimate: system prompt, messages and tool specs. */
