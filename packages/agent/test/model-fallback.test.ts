@@ -142,6 +142,36 @@ describe('fallback models', () => {
     expect(backup.requests.map((request) => request.modelId)).toEqual(['last']);
   });
 
+  test('fallbackSticky: after a fallback the next calls go to the model that answered; when it fails, the session’s own model is tried last', async () => {
+    const primary = new ScriptedModelProvider({
+      id: 'vendor-a',
+      models: [PRIMARY],
+      responses: [[{ type: 'error', error: overloaded() }], [{ type: 'text', text: 'primary is back' }]],
+    });
+    const backup = new ScriptedModelProvider({
+      id: 'vendor-b',
+      models: [BACKUP, LAST],
+      responses: [
+        [{ type: 'text', text: 'backup one' }],
+        [{ type: 'text', text: 'backup two' }],
+        [{ type: 'error', error: overloaded() }],
+      ],
+    });
+    const agent = await agentWith(primary, backup, ['backup'], undefined, { fallbackSticky: true });
+    const session = await agent.newSession();
+    await runTurn(session, 'one');
+    const second = await runTurn(session, 'two');
+    expect(fallbacks(second.payloads)).toEqual([]);
+    expect(primary.requests).toHaveLength(1);
+    expect(backup.requests.map((request) => request.modelId)).toEqual(['backup', 'backup']);
+    const third = await runTurn(session, 'three');
+    expect(fallbacks(third.payloads).map(({ from, to }) => [from, to])).toEqual([['backup', 'primary']]);
+    expect(primary.requests).toHaveLength(2);
+    await expect(
+      buildAgent({ provider: new ScriptedModelProvider(), config: { fallbackSticky: 'yes' as never } }),
+    ).rejects.toMatchObject({ code: 'INVALID_CONFIG' });
+  });
+
   test('build() refuses fallbackModels that no provider offers', async () => {
     await expect(
       buildAgent({ provider: new ScriptedModelProvider(), config: { fallbackModels: ['ghost'] } }),

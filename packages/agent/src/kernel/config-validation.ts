@@ -31,6 +31,7 @@ export const AGENT_CONFIG_FIELDS: readonly string[] = [
   'maxSubagentDepth',
   'budget',
   'fallbackModels',
+  'fallbackSticky',
 ];
 
 const PERSONALITY_FIELDS: readonly string[] = ['name', 'description'];
@@ -251,4 +252,12 @@ export function checkModelIds(
     });
   }
   return [...(value as string[])];
+}
+
+/** A boolean field, false when left out; throws INVALID_CONFIG for anything else. */
+export function checkFlag(name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean')
+    throw invalidConfig(`${name} must be true or false, got ${describeKind(value)}`);
+  return value;
 }

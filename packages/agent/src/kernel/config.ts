@@ -3,6 +3,7 @@ import {
   checkAutoCompact,
   checkBudgetConfig,
   checkEnvironmentContext,
+  checkFlag,
   checkModelIds,
   checkPersonality,
   checkSystemInstructions,
@@ -79,6 +80,11 @@ export interface AgentConfig {
    * error (429, 529, 5xx, a timeout, a refused connection) after its provider's own retries.
    */
   fallbackModels?: string[];
+  /**
+   * True: after a call fell back, the session's next calls go first to the model that answered, until it fails
+   * in turn (the session's own model is then tried last). Default false: every call tries the session's model first.
+   */
+  fallbackSticky?: boolean;
 }
 
 /** A skill: a prompt injected when the user writes `/name`, or that the model activates itself. */
@@ -114,6 +120,7 @@ export interface ResolvedConfig {
   maxSubagentDepth: number;
   budget: BudgetConfig;
   fallbackModels: readonly string[];
+  fallbackSticky: boolean;
 }
 
 /** The largest delay setTimeout accepts. */
@@ -210,5 +217,6 @@ export function resolveConfig(config: AgentConfig): ResolvedConfig {
     maxSubagentDepth: integerInRange('maxSubagentDepth', config.maxSubagentDepth, 2, 1, 100),
     budget: checkBudgetConfig('budget', config.budget, 'INVALID_CONFIG') ?? {},
     fallbackModels: checkModelIds('fallbackModels', config.fallbackModels, 'INVALID_CONFIG') ?? [],
+    fallbackSticky: checkFlag('fallbackSticky', config.fallbackSticky),
   };
 }

@@ -57,25 +57,37 @@ export function gatedModel(scope: ModelGateScope, provider: ModelProvider): Gate
     return gate === undefined ? observed : budgetedProvider(runtime, gate, observed);
   };
   const fallbacks = session.fallbackModels ?? runtime.config.fallbackModels;
+  const sessionModel = session.model.info.id;
   let answered: { providerId: string; modelId: string } | undefined;
-  const first = guarded(provider);
-  const chain =
-    fallbacks.length === 0
-      ? first
-      : fallbackProvider({
-          first,
-          routesAfter: (request) => fallbackRoutes(runtime, fallbacks, request.modelId, guarded),
-          onFallback: (move) => scope.onFallback?.(move),
-          onAnswered: (answer) => {
-            answered = answer;
-          },
-        });
+  /** The chain of one call: its own model (or the session's sticky fallback), then the fallback models. */
+  const chainFor = (request: ChatRequest): { provider: ModelProvider; request: ChatRequest } => {
+    const preferred = request.modelId === sessionModel ? session.stickyModel : undefined;
+    const stickyRoute = preferred === undefined ? undefined : runtime.models.find(preferred);
+    const sent = stickyRoute === undefined ? request : { ...request, modelId: stickyRoute.info.id };
+    const first = guarded(stickyRoute?.provider ?? provider);
+    if (fallbacks.length === 0) return { provider: first, request: sent };
+    // After a sticky fallback the session's own model is tried again last.
+    const order = stickyRoute === undefined ? fallbacks : [...fallbacks, sessionModel];
+    const chain = fallbackProvider({
+      first,
+      routesAfter: (moved) => fallbackRoutes(runtime, order, moved.modelId, guarded),
+      onFallback: (move) => scope.onFallback?.(move),
+      onAnswered: (answer) => {
+        answered = answer;
+        if (runtime.config.fallbackSticky && request.modelId === sessionModel) {
+          session.stickyModel = answer.modelId === sessionModel ? undefined : answer.modelId;
+        }
+      },
+    });
+    return { provider: chain, request: sent };
+  };
   const counted: ModelProvider = {
-    id: chain.id,
-    models: chain.models,
+    id: provider.id,
+    models: provider.models,
     chat: (request, signal) => {
       answered = undefined;
-      return chain.chat(request, signal);
+      const chain = chainFor(request);
+      return chain.provider.chat(chain.request, signal);
     },
   };
   return {

@@ -45,6 +45,11 @@ export class SessionState {
   readonly budget: BudgetConfig | undefined;
   /** The session's own fallback models; the agent's apply when unset. */
   readonly fallbackModels: readonly string[] | undefined;
+  /**
+   * With `fallbackSticky`, the fallback model that answered the session's last call: its next calls go there
+   * first. Not saved: a resumed session starts on its own model.
+   */
+  stickyModel: string | undefined = undefined;
   readonly context = new ContextManager();
   readonly log: SessionLog;
   /** The storage's claim on the session, released at close; undefined when the storage makes none. */
