@@ -60,7 +60,7 @@ describe('fallback models', () => {
         type: 'model_fallback',
         from: 'primary',
         to: 'backup',
-        reason: expect.stringContaining('overloaded'),
+        reason: expect.objectContaining({ code: 'PROVIDER_ERROR', retryable: true }),
       },
     ]);
     expect(turn.types.indexOf('model_fallback')).toBeLessThan(turn.types.indexOf('text_delta'));

@@ -148,7 +148,7 @@ export class TurnView {
         this.#clearStatus();
         this.line(
           this.#styles.yellow(
-            `↪ ${neutralizeLine(payload.from)} failed (${plainMessage(payload.reason)}); asking ${neutralizeLine(payload.to)}`,
+            `↪ ${neutralizeLine(payload.from)} failed (${plainMessage(payload.reason.message)}); asking ${neutralizeLine(payload.to)}`,
           ),
         );
         return;

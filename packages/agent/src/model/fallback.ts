@@ -4,7 +4,7 @@
  * answer that has begun is never moved: part of it was already handed on.
  */
 
-import { isAgentError } from '../kernel/error.js';
+import { type AgentError, isAgentError } from '../kernel/error.js';
 import type { ChatEvent, ChatRequest, ModelProvider } from '../ports/model.js';
 
 /** One model a call may go to, with the provider (already wrapped for budget and observers) that serves it. */
@@ -17,7 +17,8 @@ export interface FallbackRoute {
 export interface FallbackMove {
   from: string;
   to: string;
-  reason: string;
+  /** The retryable PROVIDER_ERROR that moved the call. */
+  reason: AgentError;
 }
 
 /** What `fallbackProvider` takes. */
@@ -33,7 +34,7 @@ export interface FallbackOptions {
 }
 
 /** True for a failure another model may not have: rate limits, overload, server errors, timeouts, the network. */
-export function isRetryableFailure(error: unknown): boolean {
+export function isRetryableFailure(error: unknown): error is AgentError {
   return isAgentError(error) && error.code === 'PROVIDER_ERROR' && error.retryable;
 }
 
@@ -72,8 +73,7 @@ async function* fallbackStream(
     } catch (error) {
       const next = routes[index + 1];
       if (answered || signal.aborted || next === undefined || !isRetryableFailure(error)) throw error;
-      const reason = error instanceof Error ? error.message : String(error);
-      options.onFallback({ from: route.modelId, to: next.modelId, reason });
+      options.onFallback({ from: route.modelId, to: next.modelId, reason: error });
     }
   }
 }
