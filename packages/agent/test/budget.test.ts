@@ -205,6 +205,24 @@ describe('every kind of model call counts', () => {
     expect(budgetErrors(turn.payloads)).toHaveLength(1);
   });
 
+  test('session.compact() under a session budget that cannot fit the summary call rejects with BUDGET_EXCEEDED', async () => {
+    const provider = new ScriptedModelProvider({
+      models: [PRICED],
+      responses: [
+        [
+          { type: 'text', text: 'ok' },
+          { type: 'usage', usage: USAGE },
+        ],
+      ],
+      byPurpose: { compaction: [[{ type: 'text', text: 'SUMMARY' }]] },
+    });
+    const { agent } = await buildAgent({ provider });
+    const session = await agent.newSession({ budget: { session: { maxModelCalls: 1 } } });
+    await runTurn(session, 'one');
+    await expectCode(session.compact(), 'BUDGET_EXCEEDED');
+    expect(requestsOf(provider, 'compaction')).toHaveLength(0);
+  });
+
   test('a memory extraction at the checkpoint is refused when it does not fit, and reported', async () => {
     const provider = new ScriptedModelProvider({
       models: [PRICED],

@@ -164,6 +164,9 @@ export async function compactOnDemand(options: CompactStepOptions & { instructio
       instructions: options.instructions,
     });
   } catch (error) {
+    // A budget's refusal or a guardrail's stop is said as such, not as a failed compaction.
+    const stopper = turnStopper(error);
+    if (stopper !== undefined) throw stopper;
     if (isAgentError(error) && (error.code === 'STORAGE_ERROR' || error.code === 'COMPACT_ERROR'))
       throw error;
     throw new AgentError({
