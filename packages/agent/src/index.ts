@@ -21,6 +21,8 @@ export {
 export type { AgentEvent, AgentEventPayload, AgentEventType } from './kernel/event.js';
 export * as templates from './kernel/templates.js';
 export type {
+  Budget,
+  BudgetConfig,
   ContentBlock,
   JsonSchema,
   Message,
@@ -55,7 +57,9 @@ export type {
   HookTapOptions,
   Memory,
   MemoryStorage,
+  ModelCallAnswerData,
   ModelCallOutcome,
+  ModelCallRequestData,
   ModelCapabilities,
   ModelInfo,
   ModelPricing,
@@ -92,4 +96,4 @@ export { InMemoryMemoryStorage, InMemorySessionStorage } from './storage/in-memo
 export { TOOL_OUTPUT_LIMIT_BYTES } from './tools/tool-dispatch.js';
 export { RunningTurn, type TurnResult, type TurnStatus } from './turn/running-turn.js';
 export { type AgentToolOptions, agentTool } from './turn/subagent.js';
-export { usageCost } from './usage/usage.js';
+export { usageCost, usageTotalsOfLog } from './usage/usage.js';

@@ -59,6 +59,8 @@ const MAIN_NAMES = [
   'ApprovalDecision',
   'ApprovalRequest',
   'Approver',
+  'Budget',
+  'BudgetConfig',
   'ChatEvent',
   'ChatPurpose',
   'ChatRequest',
@@ -81,7 +83,9 @@ const MAIN_NAMES = [
   'MemoryStorage',
   'Message',
   'MessageStatus',
+  'ModelCallAnswerData',
   'ModelCallOutcome',
+  'ModelCallRequestData',
   'ModelCapabilities',
   'ModelInfo',
   'ModelPricing',
@@ -147,6 +151,7 @@ const MAIN_NAMES = [
   'templates.TOOL_LIMIT_NOTICE',
   'templates.fillTemplate',
   'usageCost',
+  'usageTotalsOfLog',
 ];
 const STORAGE_NAMES = [
   'EncodedValue',
@@ -203,6 +208,7 @@ const MAIN_VALUES = [
   'subagentParentOf',
   'templates',
   'usageCost',
+  'usageTotalsOfLog',
 ];
 const STORAGE_VALUES = [
   'checkMemory',

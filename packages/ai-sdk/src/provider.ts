@@ -1,10 +1,12 @@
 /** `aiSdkProvider`: any AI SDK language model as a YouYou ModelProvider. */
+
 import type {
   LanguageModelV2,
   LanguageModelV3,
   LanguageModelV3CallOptions,
   SharedV3ProviderOptions,
 } from '@ai-sdk/provider';
+import { APICallError } from '@ai-sdk/provider';
 import {
   AgentError,
   type ChatEvent,
@@ -37,7 +39,10 @@ export interface AiSdkProviderOptions {
   models: readonly AiSdkModelEntry[];
   /** Retries of a retryable failure (429, 5xx, overloaded, dropped connection) before any event; default 2. */
   maxRetries?: number;
-  /** The first retry's delay; each further retry doubles it. Default 1000 ms. */
+  /**
+   * The first retry's delay; each further retry doubles it. Default 1000 ms. A server that says when to come
+   * back (`retry-after-ms`, `retry-after` in seconds or as a date, up to a minute) is waited for instead.
+   */
   retryDelayMs?: number;
   /**
    * How system messages of the history are sent: `leading` (default) keeps those before the conversation as system messages and sends later ones as user messages; `in-place` as system messages where they stand;
@@ -148,7 +153,7 @@ async function* chat(options: {
       if (signal.aborted) return;
       const failure = toProviderError(error, context);
       if (emitted || !failure.retryable || attempt >= settings.maxRetries) throw failure;
-      await delay(settings.retryDelayMs * 2 ** attempt, signal);
+      await delay(retryAfterMs(error) ?? settings.retryDelayMs * 2 ** attempt, signal);
     }
   }
 }
@@ -269,6 +274,37 @@ async function untilAborted<T extends { stream: ReadableStream<unknown> }>(
   } finally {
     signal.removeEventListener('abort', onAbort);
   }
+}
+
+/** The longest `Retry-After` waited for; a server asking for longer gets the usual backoff, as the vendors' SDKs do. */
+const MAX_RETRY_AFTER_MS = 60_000;
+
+/**
+ * How long the server asked the client to wait before it tries again, from the failed response's headers
+ * (`retry-after-ms`, then `retry-after` as seconds or an HTTP date); undefined when it did not say, or said
+ * something unusable or longer than a minute.
+ */
+export function retryAfterMs(error: unknown, now: number = Date.now()): number | undefined {
+  if (!APICallError.isInstance(error)) return undefined;
+  const headers = error.responseHeaders;
+  if (headers === undefined) return undefined;
+  const header = (name: string): string | undefined => {
+    for (const [key, value] of Object.entries(headers)) if (key.toLowerCase() === name) return value;
+    return undefined;
+  };
+  let waitMs: number | undefined;
+  const milliseconds = header('retry-after-ms');
+  if (milliseconds !== undefined && /^\d+(\.\d+)?$/.test(milliseconds.trim())) {
+    waitMs = Number(milliseconds);
+  } else {
+    const retryAfter = header('retry-after')?.trim();
+    if (retryAfter !== undefined && /^\d+(\.\d+)?$/.test(retryAfter)) waitMs = Number(retryAfter) * 1000;
+    else if (retryAfter !== undefined && /^[A-Za-z]{3}, /.test(retryAfter)) {
+      const date = Date.parse(retryAfter);
+      if (!Number.isNaN(date)) waitMs = Math.max(0, date - now);
+    }
+  }
+  return waitMs !== undefined && waitMs >= 0 && waitMs <= MAX_RETRY_AFTER_MS ? waitMs : undefined;
 }
 
 /** The pause before a retry; ends early (without error) when the signal fires. */

@@ -30,6 +30,8 @@ export interface FlagSettings {
   sandbox?: SandboxMode | undefined;
   /** `--allow-network`: shell commands may use the network. */
   allowNetwork?: boolean | undefined;
+  /** `--max-cost USD`: what a session's model calls may cost in all, its resumes included. */
+  maxCostUsd?: number | undefined;
 }
 
 /** A parsed command line. */
@@ -54,6 +56,7 @@ const OPTIONS = {
   yes: { type: 'boolean', short: 'y' },
   sandbox: { type: 'string' },
   'allow-network': { type: 'boolean' },
+  'max-cost': { type: 'string' },
   search: { type: 'string' },
   limit: { type: 'string' },
   port: { type: 'string' },
@@ -116,6 +119,15 @@ function parseProvider(value: string | undefined): ProviderName | undefined {
   return value as ProviderName;
 }
 
+function parseMaxCost(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const dollars = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value.trim()) || !Number.isFinite(dollars)) {
+    throw new UsageError(`--max-cost must be an amount of US dollars such as 0.50, got '${value}'`);
+  }
+  return dollars;
+}
+
 function parseSandboxMode(value: string | undefined): SandboxMode | undefined {
   if (value === undefined) return undefined;
   if (!(SANDBOX_MODES as readonly string[]).includes(value)) {
@@ -141,6 +153,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     yes: values.yes === true,
     sandbox: parseSandboxMode(values.sandbox),
     allowNetwork: values['allow-network'],
+    maxCostUsd: parseMaxCost(values['max-cost']),
   };
   if (values.help === true) return { command: { type: 'help' }, flags };
   if (values.version === true) return { command: { type: 'version' }, flags };
@@ -237,6 +250,9 @@ Options:
                           and a private /tmp writable, no network, credential folders hidden), read-only,
                           or danger-full-access (no sandbox at all)
       --allow-network     let shell commands use the network inside the sandbox
+      --max-cost USD      what one session may spend on model calls, resumes included; a call that could
+                          pass it is not made (default: config.json "maxCostUsd", else no limit). Needs a
+                          model with known prices: a local model without them is refused
   -h, --help              show this help
   -v, --version           show the version
 

@@ -62,6 +62,8 @@ export interface FileConfig {
   /** The config's "approval.quietMs". */
   approvalQuietMs?: number;
   server?: ServerFileConfig;
+  /** What one session may spend on model calls, in US dollars. */
+  maxCostUsd?: number;
 }
 
 /** Everything the CLI runs with: flags over environment over config file over defaults. */
@@ -94,6 +96,8 @@ export interface CliSettings {
   passEnv: string[];
   /** The config file's "server", for `youyou serve`. */
   server?: ServerFileConfig;
+  /** `--max-cost`, else the config file's `maxCostUsd`: the budget of each session; undefined = none. */
+  maxCostUsd?: number;
 }
 
 const FILE_KEYS = new Set([
@@ -110,6 +114,7 @@ const FILE_KEYS = new Set([
   'mcpServers',
   'approval',
   'server',
+  'maxCostUsd',
 ]);
 
 function isStringRecord(value: unknown): value is Record<string, string> {
@@ -237,6 +242,13 @@ export function validateFileConfig(options: {
   if (contextWindow !== undefined) config.contextWindow = contextWindow;
   const toolTimeoutMs = optionalInteger(file, data, 'toolTimeoutMs', 1000);
   if (toolTimeoutMs !== undefined) config.toolTimeoutMs = toolTimeoutMs;
+  const maxCostUsd = data.maxCostUsd;
+  if (maxCostUsd !== undefined) {
+    if (typeof maxCostUsd !== 'number' || !Number.isFinite(maxCostUsd) || maxCostUsd < 0) {
+      throw new ConfigError(`${file}: "maxCostUsd" must be a number of US dollars, 0 or more`);
+    }
+    config.maxCostUsd = maxCostUsd;
+  }
   const openaiApi = data.openaiApi;
   if (openaiApi !== undefined) {
     if (openaiApi !== 'responses' && openaiApi !== 'chat') {
@@ -414,5 +426,8 @@ export function resolveSettings(options: {
     }),
     passEnv: file.passEnv ?? [],
     ...(file.server === undefined ? {} : { server: file.server }),
+    ...((flags.maxCostUsd ?? file.maxCostUsd) === undefined
+      ? {}
+      : { maxCostUsd: flags.maxCostUsd ?? file.maxCostUsd }),
   };
 }

@@ -144,6 +144,14 @@ export class TurnView {
       case 'context_compacted':
         this.line(this.#styles.dim('· the earlier conversation was summarised to fit the context window'));
         return;
+      case 'model_fallback':
+        this.#clearStatus();
+        this.line(
+          this.#styles.yellow(
+            `↪ ${neutralizeLine(payload.from)} failed (${plainMessage(payload.reason.message)}); asking ${neutralizeLine(payload.to)}`,
+          ),
+        );
+        return;
       case 'error': {
         const { error } = payload;
         const text =

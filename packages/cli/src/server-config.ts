@@ -23,6 +23,8 @@ export interface ServerFileConfig {
   workspaces?: 'tenant' | 'session' | 'shared';
   /** The folder of the tenants' workspace folders (default: `workspaces` in the youyou home). */
   workspaceRoot?: string;
+  /** What one tenant's model calls may cost per UTC day, in US dollars, counted from the session storage. */
+  tenantDailyCostUsd?: number;
 }
 
 /** The keys "server" takes. */
@@ -36,6 +38,7 @@ const SERVER_KEYS = [
   'approvalWindowMs',
   'workspaces',
   'workspaceRoot',
+  'tenantDailyCostUsd',
 ];
 
 /** A plain SQL identifier, as @youyou/postgres takes for a schema. */
@@ -119,6 +122,13 @@ export function parseServerConfig(file: string, value: unknown): ServerFileConfi
       );
     }
     config.databaseSchema = value.databaseSchema;
+  }
+  const daily = value.tenantDailyCostUsd;
+  if (daily !== undefined) {
+    if (typeof daily !== 'number' || !Number.isFinite(daily) || daily < 0) {
+      throw new ConfigError(`${file}: "server.tenantDailyCostUsd" must be a number of US dollars, 0 or more`);
+    }
+    config.tenantDailyCostUsd = daily;
   }
   const workspaces = value.workspaces;
   if (workspaces !== undefined) {

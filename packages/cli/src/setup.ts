@@ -386,6 +386,9 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
         shell,
       ),
       toolTimeoutMs,
+      ...(settings.maxCostUsd === undefined
+        ? {}
+        : { budget: { session: { maxCostUsd: settings.maxCostUsd } } }),
       ...(options.maxActiveSessions === undefined ? {} : { maxActiveSessions: options.maxActiveSessions }),
       ...(options.approvalWindowMs === undefined ? {} : { approvalWindowMs: options.approvalWindowMs }),
       onBackgroundError: (error) => {

@@ -5,10 +5,11 @@ import { cors } from 'hono/cors';
 import { authenticate, checkAuth, type ServerAuth, tokenResolver } from './auth.js';
 import { onlyKeys, optionalString, parseCursor, readJsonObject } from './body.js';
 import { errorResponse, HttpError } from './errors.js';
-import { SessionHub } from './hub.js';
+import { SessionHub, tenantIn } from './hub.js';
 import { type ListeningServer, listen } from './listen.js';
 import { eventLogOf, mountLogRoute } from './log-tail.js';
 import { isTerminal, streamJournal } from './sse.js';
+import { tenantTurnOptions } from './tenant-spend.js';
 import { mountUiChat } from './ui-chat.js';
 import { mountWebChat, type WebChatOptions } from './web-chat.js';
 
@@ -34,6 +35,12 @@ export interface ServerLimits {
    * every one of the agent's `maxActiveSessions` runs a turn.
    */
   busyRetryAfterSeconds?: number;
+  /**
+   * What one tenant's model calls may cost per UTC day, in US dollars, counted from `storage` (so every process
+   * sharing it sees the same total) at the start of each turn; the turn may spend what is left and no more
+   * (`error` BUDGET_EXCEEDED). Default: no limit.
+   */
+  tenantDailyCostUsd?: number;
 }
 
 /** CORS for browsers on other origins; without it no CORS header is sent. */
@@ -90,6 +97,11 @@ export function createServer(options: ServerOptions): YouyouServer {
     busyRetryAfterSeconds,
   });
   const eventLog = eventLogOf(options.storage);
+  const turnOptionsOf = tenantTurnOptions({
+    dailyCostUsd: options.limits?.tenantDailyCostUsd,
+    storage: options.storage,
+    tenantIn,
+  });
   const app = new Hono<{ Variables: { tenant: string } }>();
 
   app.onError((error, context) => errorResponse(context, error));
@@ -228,7 +240,10 @@ export function createServer(options: ServerOptions): YouyouServer {
     const body = await readJsonObject(context);
     onlyKeys(body, ['content']);
     const session = await hub.session(sessionId);
-    return streamTurn(context, sessionId, () => session.sendMessage(body.content as UserInput | string));
+    const turnOptions = await turnOptionsOf(context.get('tenant'));
+    return streamTurn(context, sessionId, () =>
+      session.sendMessage(body.content as UserInput | string, turnOptions),
+    );
   });
 
   app.get('/sessions/:id/events', async (context) => {
@@ -290,8 +305,9 @@ export function createServer(options: ServerOptions): YouyouServer {
     const callId = context.req.param('callId');
     if (body.approved) await session.approve(callId);
     else await session.deny(callId, reason);
+    const turnOptions = await turnOptionsOf(context.get('tenant'));
     try {
-      return await streamTurn(context, sessionId, () => session.continue());
+      return await streamTurn(context, sessionId, () => session.continue(turnOptions));
     } catch {
       // Other calls of the batch still wait for a decision: the turn continues after the last one.
       return context.json({ continued: false }, 202);
@@ -335,7 +351,7 @@ export function createServer(options: ServerOptions): YouyouServer {
     return context.json({ queued: true }, 202);
   });
 
-  mountUiChat({ app, hub, keepAliveMs });
+  mountUiChat({ app, hub, keepAliveMs, turnOptionsOf });
 
   const close = (): Promise<void> => hub.close();
   return Object.assign(app, {

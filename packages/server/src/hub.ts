@@ -27,7 +27,7 @@ export function tenantMemoryNamespace(tenant: string): string {
 const OWNER_SEARCH_EVENTS = 20;
 
 /** The tenant a session's events name (the first tenant metadata), if any. */
-function tenantIn(events: readonly SessionEvent[]): string | undefined {
+export function tenantIn(events: readonly SessionEvent[]): string | undefined {
   for (const { payload } of events) {
     if (
       payload.type === 'metadata' &&

@@ -1,10 +1,11 @@
-import type { ContentBlock, RunningTurn, Session } from '@youyou/agent';
+import type { ContentBlock, RunningTurn, Session, TurnRunOptions } from '@youyou/agent';
 import type { Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { onlyKeys, readJsonObject } from './body.js';
 import { HttpError } from './errors.js';
 import type { SessionHub } from './hub.js';
 import type { JournalEntry } from './journal.js';
+import type { TenantTurnOptions } from './tenant-spend.js';
 import { UI_MESSAGE_STREAM_HEADER, type UiMessageChunk, UiMessageStreamMapper } from './ui-message-stream.js';
 
 type App = Hono<{ Variables: { tenant: string } }>;
@@ -20,8 +21,14 @@ function invalid(message: string): HttpError {
  * with `api: '<server>/ui/chat'`) talks to the agent unchanged: `POST /ui/chat` runs a turn on the session
  * whose id is the chat id, `GET /ui/chat/:id/stream` (the transport's reconnect) replays the running turn.
  */
-export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: number }): void {
-  const { app, hub, keepAliveMs } = options;
+export function mountUiChat(options: {
+  app: App;
+  hub: SessionHub;
+  keepAliveMs: number;
+  /** The options of a tenant's turns (its day's spend limit). */
+  turnOptionsOf: TenantTurnOptions;
+}): void {
+  const { app, hub, keepAliveMs, turnOptionsOf } = options;
 
   const owned = async (context: Context<{ Variables: { tenant: string } }>, sessionId: unknown) => {
     if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) {
@@ -44,10 +51,11 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
     const session = await hub.session(sessionId);
     const journal = hub.journal(sessionId);
     const after = journal.lastSequence;
+    const turnOptions = await turnOptionsOf(context.get('tenant'));
     const turn =
       last.role === 'user'
-        ? await session.sendMessage({ content: userContent(last.parts) })
-        : await continueAfterApprovals({ session, parts: last.parts });
+        ? await session.sendMessage({ content: userContent(last.parts) }, turnOptions)
+        : await continueAfterApprovals({ session, parts: last.parts, turnOptions });
     hub.track(sessionId, turn);
     return streamUiTurn({
       context,
@@ -136,8 +144,12 @@ function userContent(parts: unknown[]): ContentBlock[] {
  * given to the session and the suspended turn continues. The decisions come only from parts in state
  * `approval-responded`; a call the session does not hold is refused by the session (INVALID_INPUT).
  */
-async function continueAfterApprovals(options: { session: Session; parts: unknown[] }): Promise<RunningTurn> {
-  const { session, parts } = options;
+async function continueAfterApprovals(options: {
+  session: Session;
+  parts: unknown[];
+  turnOptions: TurnRunOptions | undefined;
+}): Promise<RunningTurn> {
+  const { session, parts, turnOptions } = options;
   let answered = 0;
   for (const part of parts) {
     if (typeof part !== 'object' || part === null) continue;
@@ -158,7 +170,7 @@ async function continueAfterApprovals(options: { session: Session; parts: unknow
   if (answered === 0)
     throw invalid('the last message is an assistant message without an answer to a held call');
   // INVALID_INPUT (400) from the session while other calls of the batch still wait for an answer.
-  return await session.continue();
+  return await session.continue(turnOptions);
 }
 
 /** Streams one turn's journal entries after `after` as UI message chunks, then `[DONE]`. */

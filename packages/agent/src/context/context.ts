@@ -1,5 +1,6 @@
+import { checkBudgetConfig } from '../kernel/config-validation.js';
 import { COMPACT_SUMMARY_PREFIX, INTERRUPTED_MESSAGE_NOTICE } from '../kernel/templates.js';
-import type { ContentBlock, Message, SessionConfig } from '../kernel/types.js';
+import type { BudgetConfig, ContentBlock, Message, SessionConfig } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
 import { shrinkMessage } from './context-limits.js';
@@ -209,7 +210,23 @@ function readSessionConfig(value: unknown): SessionConfig | undefined {
   if (typeof record.systemPromptOverride === 'string')
     config.systemPromptOverride = record.systemPromptOverride;
   if (typeof record.memoryNamespace === 'string') config.memoryNamespace = record.memoryNamespace;
+  const budget = readBudgetConfig(record.budget);
+  if (budget !== undefined) config.budget = budget;
+  const fallbacks = record.fallbackModels;
+  if (Array.isArray(fallbacks) && fallbacks.every((id) => typeof id === 'string' && id !== '')) {
+    config.fallbackModels = [...(fallbacks as string[])];
+  }
   return config;
+}
+
+/** The session's saved budgets; a record that fails the checks (hand-edited, another version) is dropped. */
+function readBudgetConfig(value: unknown): BudgetConfig | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return checkBudgetConfig('the saved budget', value, 'INVALID_INPUT');
+  } catch {
+    return undefined;
+  }
 }
 
 function readCompaction(

@@ -1,3 +1,5 @@
+import type { Budget } from './types.js';
+
 /** The types of durable approvals (see approvals/); value types, so events and the session state can name them. */
 
 /** A tool call that waits for a decision. */
@@ -35,6 +37,11 @@ export interface TurnRunOptions {
   approvalTimeoutMs?: number;
   /** Without an approver: how long a suspended turn's calls wait for a decision (default: the agent's `approvalWindowMs`). */
   approvalWindowMs?: number;
+  /**
+   * This turn's budget (from here to its end, a continued turn's rest included), instead of the session's or
+   * the agent's turn budget; the session's budget applies as well.
+   */
+  budget?: Budget;
 }
 
 /** One call of a held batch; `needsApproval` is decided once, when the model made the call. */

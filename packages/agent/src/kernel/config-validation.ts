@@ -4,7 +4,8 @@
  * its config object after build() changes nothing in a running agent.
  */
 
-import { AgentError } from './error.js';
+import { AgentError, type AgentErrorCode } from './error.js';
+import type { Budget, BudgetConfig } from './types.js';
 import { describeKind, isPlainObject } from './value-kind.js';
 
 /** Every field an AgentConfig may hold; anything else is a typo the host should hear about. */
@@ -28,6 +29,9 @@ export const AGENT_CONFIG_FIELDS: readonly string[] = [
   'onBackgroundError',
   'maxActiveSessions',
   'maxSubagentDepth',
+  'budget',
+  'fallbackModels',
+  'fallbackSticky',
 ];
 
 const PERSONALITY_FIELDS: readonly string[] = ['name', 'description'];
@@ -162,5 +166,98 @@ export function checkAutoCompact(value: unknown): boolean {
   if (typeof value !== 'boolean') {
     throw invalidConfig(`autoCompact must be true, false or left out, got ${describeKind(value)}`);
   }
+  return value;
+}
+
+const BUDGET_FIELDS = ['maxCostUsd', 'maxTokens', 'maxModelCalls'] as const;
+
+/**
+ * Checks one budget `{ maxCostUsd?, maxTokens?, maxModelCalls? }` (`label` names it in the message); throws
+ * `code` (INVALID_CONFIG for the agent's, INVALID_INPUT for a session's or a turn's).
+ */
+export function checkBudget(label: string, value: unknown, code: AgentErrorCode): Budget | undefined {
+  const fail = (message: string): never => {
+    throw new AgentError({ code, message });
+  };
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value)) {
+    return fail(
+      `${label} must be an object { maxCostUsd?, maxTokens?, maxModelCalls? }, got ${describeKind(value)}`,
+    );
+  }
+  const budget: Budget = {};
+  for (const key of Object.keys(value)) {
+    if (!(BUDGET_FIELDS as readonly string[]).includes(key)) {
+      fail(`${label} has the unknown field '${key}'; the fields are ${BUDGET_FIELDS.join(', ')}`);
+    }
+  }
+  const cost = value.maxCostUsd;
+  if (cost !== undefined) {
+    if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0) {
+      fail(`${label}.maxCostUsd must be a finite number of US dollars, 0 or more, got ${describeKind(cost)}`);
+    }
+    budget.maxCostUsd = cost as number;
+  }
+  for (const key of ['maxTokens', 'maxModelCalls'] as const) {
+    const count = value[key];
+    if (count === undefined) continue;
+    if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) {
+      fail(`${label}.${key} must be a whole number, 0 or more, got ${describeKind(count)}`);
+    }
+    budget[key] = count as number;
+  }
+  return budget;
+}
+
+/** Checks `{ turn?, session? }`, each a budget; throws `code` as checkBudget does. */
+export function checkBudgetConfig(
+  label: string,
+  value: unknown,
+  code: AgentErrorCode,
+): BudgetConfig | undefined {
+  if (value === undefined) return undefined;
+  if (!isPlainObject(value)) {
+    throw new AgentError({
+      code,
+      message: `${label} must be an object { turn?, session? }, got ${describeKind(value)}`,
+    });
+  }
+  const config: BudgetConfig = {};
+  for (const key of Object.keys(value)) {
+    if (key !== 'turn' && key !== 'session') {
+      throw new AgentError({
+        code,
+        message: `${label} has the unknown field '${key}'; the fields are turn, session`,
+      });
+    }
+  }
+  const turn = checkBudget(`${label}.turn`, value.turn, code);
+  if (turn !== undefined) config.turn = turn;
+  const session = checkBudget(`${label}.session`, value.session, code);
+  if (session !== undefined) config.session = session;
+  return config;
+}
+
+/** Checks a list of model ids to fall back on (`fallbackModels`); throws `code`. */
+export function checkModelIds(
+  label: string,
+  value: unknown,
+  code: AgentErrorCode,
+): readonly string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value) || value.some((id) => typeof id !== 'string' || id === '')) {
+    throw new AgentError({
+      code,
+      message: `${label} must be an array of registered model ids (non-empty strings)`,
+    });
+  }
+  return [...(value as string[])];
+}
+
+/** A boolean field, false when left out; throws INVALID_CONFIG for anything else. */
+export function checkFlag(name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean')
+    throw invalidConfig(`${name} must be true or false, got ${describeKind(value)}`);
   return value;
 }

@@ -1,7 +1,10 @@
 import {
   AGENT_CONFIG_FIELDS,
   checkAutoCompact,
+  checkBudgetConfig,
   checkEnvironmentContext,
+  checkFlag,
+  checkModelIds,
   checkPersonality,
   checkSystemInstructions,
   checkToolResultShare,
@@ -9,6 +12,7 @@ import {
   rejectUnknownFields,
 } from './config-validation.js';
 import type { AgentError } from './error.js';
+import type { BudgetConfig } from './types.js';
 import { describeKind, isPlainObject } from './value-kind.js';
 
 /** Facts about where the agent runs, rendered into the dynamic part of the system prompt. */
@@ -69,6 +73,18 @@ export interface AgentConfig {
   maxActiveSessions?: number;
   /** How deep sub-agents may nest: 1 = a session's sub-agents call none; default 2. */
   maxSubagentDepth?: number;
+  /** The default budget of every turn and of every session (a session's own config replaces each part). */
+  budget?: BudgetConfig;
+  /**
+   * Registered model ids (any provider) a model call moves to, in order, when its model fails with a retryable
+   * error (429, 529, 5xx, a timeout, a refused connection) after its provider's own retries.
+   */
+  fallbackModels?: string[];
+  /**
+   * True: after a call fell back, the session's next calls go first to the model that answered, until it fails
+   * in turn (the session's own model is then tried last). Default false: every call tries the session's model first.
+   */
+  fallbackSticky?: boolean;
 }
 
 /** A skill: a prompt injected when the user writes `/name`, or that the model activates itself. */
@@ -102,6 +118,9 @@ export interface ResolvedConfig {
   onBackgroundError: (error: AgentError) => void;
   maxActiveSessions: number;
   maxSubagentDepth: number;
+  budget: BudgetConfig;
+  fallbackModels: readonly string[];
+  fallbackSticky: boolean;
 }
 
 /** The largest delay setTimeout accepts. */
@@ -196,5 +215,8 @@ export function resolveConfig(config: AgentConfig): ResolvedConfig {
     onBackgroundError: guardBackgroundHandler(config.onBackgroundError ?? defaultBackgroundErrorHandler),
     maxActiveSessions: integerInRange('maxActiveSessions', config.maxActiveSessions, 1, 1, 100_000),
     maxSubagentDepth: integerInRange('maxSubagentDepth', config.maxSubagentDepth, 2, 1, 100),
+    budget: checkBudgetConfig('budget', config.budget, 'INVALID_CONFIG') ?? {},
+    fallbackModels: checkModelIds('fallbackModels', config.fallbackModels, 'INVALID_CONFIG') ?? [],
+    fallbackSticky: checkFlag('fallbackSticky', config.fallbackSticky),
   };
 }

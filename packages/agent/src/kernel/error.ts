@@ -26,6 +26,10 @@ export type AgentErrorCode =
   | 'SESSION_CLOSED'
   /** A structured-output turn's final answer was not valid against its schema, even after one repair round. */
   | 'OUTPUT_INVALID'
+  /** A model call was not made: it could have spent more than a turn's or a session's budget allows. */
+  | 'BUDGET_EXCEEDED'
+  /** A BeforeModelCall or AfterModelCall hook stopped a model call or its answer (a guardrail). */
+  | 'MODEL_CALL_BLOCKED'
   /** An unexpected failure inside the runtime (a bug, or a part that broke its contract); `cause` holds it. */
   | 'INTERNAL_ERROR';
 
@@ -59,6 +63,7 @@ function defaultSource(code: AgentErrorCode): SourceComponent {
       return 'tool';
     case 'PLUGIN_INIT_FAILED':
     case 'PLUGIN_ERROR':
+    case 'MODEL_CALL_BLOCKED':
       return 'plugin';
     case 'STORAGE_ERROR':
     case 'STORAGE_DUPLICATE':

@@ -52,6 +52,13 @@ export type AgentEventPayload =
       usage: TokenUsage;
       costUsd?: number;
     }
+  /**
+   * A model call failed with a retryable error (429, 529/overloaded, 5xx, a timeout, a refused or dropped
+   * connection) after its provider's own retries, before any of its answer came: it is sent again to `to`, the
+   * next of the fallback models. `reason` is that failure (a PROVIDER_ERROR: its message may hold the
+   * provider's text, so a host shows it as it shows a provider's `error`).
+   */
+  | { type: 'model_fallback'; from: string; to: string; reason: AgentError }
   /** A message given to `Session.steer` entered the context (and was saved), before the next model call. */
   | { type: 'steered'; content: ContentBlock[] }
   /** A message given to `Session.followUp` was queued: it starts the next turn when this one ends. */

@@ -60,6 +60,28 @@ export interface SessionConfig {
   systemPromptOverride?: string;
   /** Where this session's long-term memories are read and saved (one per user); default `AgentConfig.memoryNamespace`. */
   memoryNamespace?: string;
+  /** Limits on what this session's model calls may spend (saved in the log, so a resumed session keeps them). */
+  budget?: BudgetConfig;
+  /** Registered model ids a failing call moves to, in order; default `AgentConfig.fallbackModels`. */
+  fallbackModels?: string[];
+}
+
+/**
+ * Limits on model calls, each checked before every call against what is spent plus the call's worst case (its
+ * prompt tokens and its output limit); a call that could pass one is not made (BUDGET_EXCEEDED).
+ */
+export interface Budget {
+  /** US dollars; a call to a model without pricing is refused while this is set. */
+  maxCostUsd?: number;
+  /** Input and output tokens together, cached ones included. */
+  maxTokens?: number;
+  maxModelCalls?: number;
+}
+
+/** A budget for each turn and one for the whole session, its resumes in other processes included. */
+export interface BudgetConfig {
+  turn?: Budget;
+  session?: Budget;
 }
 
 /** A JSON Schema document. */

@@ -22,6 +22,11 @@ export interface ModelInfo {
   capabilities: ModelCapabilities;
   /** What the model costs; the runtime puts a `costUsd` on the usage of calls to a model that has it. */
   pricing?: ModelPricing;
+  /**
+   * The most tokens one answer may have (thinking included); a budget counts it as a call's worst case when the
+   * request sets no `maxOutputTokens`. Unset, a budget counts 8192.
+   */
+  maxOutputTokens?: number;
 }
 
 /**

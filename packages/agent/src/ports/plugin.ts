@@ -1,6 +1,6 @@
 import type { AgentError } from '../kernel/error.js';
 import type { AgentEvent } from '../kernel/event.js';
-import type { ContentBlock, TokenUsage } from '../kernel/types.js';
+import type { ContentBlock, Message, TokenUsage } from '../kernel/types.js';
 import type { ChatEvent, ChatPurpose, ChatRequest } from './model.js';
 
 /** The points of a session's life where plugins can run code. */
@@ -11,7 +11,33 @@ export type HookEvent =
   | 'TurnEnd'
   | 'BeforeToolUse'
   | 'AfterToolUse'
-  | 'BeforeCompact';
+  | 'BeforeCompact'
+  /** Sees each model request before it is sent (`data`: ModelCallRequestData); may edit it or stop the call. */
+  | 'BeforeModelCall'
+  /** Sees each model answer before anything of it is committed (`data`: ModelCallAnswerData); may replace its text or stop it. */
+  | 'AfterModelCall';
+
+/**
+ * The `data` of BeforeModelCall (a copy: changing it in place changes nothing). A `continue_with` may give
+ * `{ systemPrompt?, messages? }`; what it leaves out stays as it was.
+ */
+export interface ModelCallRequestData {
+  purpose: ChatPurpose;
+  modelId: string;
+  systemPrompt: string;
+  messages: Message[];
+}
+
+/**
+ * The `data` of AfterModelCall: the whole answer, before any of it was emitted or saved. A `continue_with` may
+ * give `{ text }`, which replaces the answer's text; an `abort` drops the answer (MODEL_CALL_BLOCKED).
+ */
+export interface ModelCallAnswerData {
+  purpose: ChatPurpose;
+  modelId: string;
+  text: string;
+  toolCalls: { callId: string; toolName: string; arguments: string }[];
+}
 
 /** What a hook handler receives; `data` depends on the event (see the README's hook table). */
 export interface HookPayload {

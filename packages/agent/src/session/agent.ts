@@ -3,6 +3,7 @@ import { pendingCallsOf, readHeldBatch } from '../approvals/held-batch.js';
 import { replaySessionEvents } from '../context/context.js';
 import type { PluginManager } from '../hooks/plugin-manager.js';
 import type { PendingToolCall } from '../kernel/approval-types.js';
+import { checkBudgetConfig, checkModelIds } from '../kernel/config-validation.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import { settleWithin } from '../kernel/settle.js';
 import type { Message, SessionConfig } from '../kernel/types.js';
@@ -62,18 +63,22 @@ export class Agent {
     if (typeof config !== 'object' || config === null) {
       throw new AgentError({
         code: 'INVALID_INPUT',
-        message: 'newSession takes { modelId?, systemPromptOverride?, memoryNamespace? }',
+        message:
+          'newSession takes { modelId?, systemPromptOverride?, memoryNamespace?, budget?, fallbackModels? }',
       });
     }
     for (const key of Object.keys(config)) {
-      if (key !== 'modelId' && key !== 'systemPromptOverride' && key !== 'memoryNamespace') {
+      if (!['modelId', 'systemPromptOverride', 'memoryNamespace', 'budget', 'fallbackModels'].includes(key)) {
         throw new AgentError({
           code: 'INVALID_INPUT',
-          message: `newSession takes { modelId?, systemPromptOverride?, memoryNamespace? }; '${key}' is not one of them`,
+          message: `newSession takes { modelId?, systemPromptOverride?, memoryNamespace?, budget?, fallbackModels? }; '${key}' is not one of them`,
         });
       }
     }
     checkMemoryNamespace(config.memoryNamespace);
+    const budget = checkBudgetConfig('newSession budget', config.budget, 'INVALID_INPUT');
+    const fallbackModels = checkModelIds('newSession fallbackModels', config.fallbackModels, 'INVALID_INPUT');
+    for (const modelId of fallbackModels ?? []) this.runtime.models.resolve(modelId);
     if (config.modelId !== undefined && (typeof config.modelId !== 'string' || config.modelId === '')) {
       throw new AgentError({ code: 'INVALID_INPUT', message: 'modelId must be a non-empty string' });
     }
@@ -93,11 +98,15 @@ export class Agent {
         systemPromptOverride: config.systemPromptOverride,
         claim,
         memoryNamespace: config.memoryNamespace,
+        budget,
+        fallbackModels,
       });
       const sessionConfig: SessionConfig = { modelId: model.info.id };
       if (config.systemPromptOverride !== undefined)
         sessionConfig.systemPromptOverride = config.systemPromptOverride;
       if (config.memoryNamespace !== undefined) sessionConfig.memoryNamespace = config.memoryNamespace;
+      if (budget !== undefined) sessionConfig.budget = budget;
+      if (fallbackModels !== undefined) sessionConfig.fallbackModels = [...fallbackModels];
       await state.log.append({ type: 'metadata', key: MetadataKey.sessionConfig, value: sessionConfig });
       state.memories = await this.loadMemories(state);
       await this.runSessionStart(sessionId, model.info.id);
@@ -154,6 +163,9 @@ export class Agent {
         systemPromptOverride: replayed.sessionConfig?.systemPromptOverride,
         claim,
         memoryNamespace: options.memoryNamespace ?? replayed.sessionConfig?.memoryNamespace,
+        budget: replayed.sessionConfig?.budget,
+        // A fallback model no longer registered is skipped when a call falls back (fallbackRoutes).
+        fallbackModels: replayed.sessionConfig?.fallbackModels,
       });
       state.context.reset(replayed.messages, replayed.chars);
       state.restoreCounts(replayed.turnCount, this.runtime.config.memoryCheckpointInterval);

@@ -122,6 +122,11 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
         throw invalidConfig(`${field} '${modelId}' is not offered by any registered provider`);
       }
     }
+    for (const modelId of config.fallbackModels) {
+      if (!models.has(modelId)) {
+        throw invalidConfig(`fallbackModels: '${modelId}' is not offered by any registered provider`);
+      }
+    }
     const toolNames = this.validateTools();
     validateSkills({ skills: this.skills, toolNames });
     this.validatePlugins();

@@ -6,9 +6,9 @@
 import type { ResolvedConfig } from '../kernel/config.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import { settleWithin } from '../kernel/settle.js';
-import { observedProvider } from '../model/observed-provider.js';
 import type { ModelPricing } from '../ports/model.js';
 import type { SessionClaim } from '../ports/storage.js';
+import { gatedModel, sessionBudgetGate } from '../turn/model-gate.js';
 import type { AgentRuntime, SessionState } from '../turn/session-state.js';
 
 /** The pricing of a model id, as the controller looks it up in the registered providers' catalogues. */
@@ -83,17 +83,25 @@ async function extractAtClose(options: {
   // The extraction is bounded so that close() and shutdown() never hang on a model that does not answer,
   // even one that ignores its signal.
   const controller = new AbortController();
+  const gated = gatedModel(
+    {
+      runtime,
+      session: state,
+      observers: runtime.observers.enabledNow(),
+      budgetGate: sessionBudgetGate({ runtime, session: state, inTurn: false }),
+      reportError: config.onBackgroundError,
+    },
+    route.provider,
+  );
   const settled = await settleWithin(
     memory.extract({
       messages,
-      provider: observedProvider(runtime.observers.enabledNow(), route.provider, {
-        sessionId: state.id,
-      }),
+      provider: gated.provider,
       modelId: route.info.id,
       sessionId: state.id,
       signal: controller.signal,
       // Outside any turn there is no event stream: the call counts in the session's totals and its log.
-      onUsage: state.usage.sink({ log: state.log, priceOf }),
+      onUsage: gated.attribute(state.usage.sink({ log: state.log, priceOf })),
     }),
     config.toolTimeoutMs,
   );

@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { checkContinuable, checkDecision, checkNotSuspended, checkRunOptions } from '../approvals/checks.js';
 import { decisionRecord } from '../approvals/held-batch.js';
 import type { HeldBatch, TurnRunOptions } from '../kernel/approval-types.js';
+import { checkBudget } from '../kernel/config-validation.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
-import type { ContentBlock, UserInput } from '../kernel/types.js';
+import type { Budget, ContentBlock, UserInput } from '../kernel/types.js';
 import { describeKind } from '../kernel/value-kind.js';
 import {
   planStructuredOutput,
@@ -13,6 +14,7 @@ import {
 } from '../output/structured-output.js';
 import type { ModelPricing } from '../ports/model.js';
 import { compactOnDemand } from '../turn/compact-step.js';
+import { sessionBudgetGate } from '../turn/model-gate.js';
 import { EventChannel, RunningTurn, type TurnResult, type TurnStatus } from '../turn/running-turn.js';
 import type { AgentRuntime, SessionState } from '../turn/session-state.js';
 import { SteeringInbox } from '../turn/steering-inbox.js';
@@ -99,17 +101,19 @@ export class SessionController {
     this.checkIdle();
     checkNotSuspended(this.state, 'sending a message');
     const content = normaliseUserInput(input, this.state.model.info);
+    const budget = checkBudget('sendMessage options.budget', run.budget, 'INVALID_INPUT');
     this.lastRun = run;
-    return this.begin({ content, output: planStructuredOutput(options), run });
+    return this.begin({ content, output: planStructuredOutput(options), run, budget });
   }
 
   /** Continues the suspended turn: its decided calls run (denied ones get an error result), then the turn goes on. */
   continueTurn(options?: TurnRunOptions): RunningTurn {
     const run = checkRunOptions(options);
+    const budget = checkBudget('continue options.budget', run.budget, 'INVALID_INPUT');
     this.checkIdle();
     const batch = checkContinuable(this.state, run);
     this.state.heldBatch = undefined;
-    return this.begin({ turnId: batch.turnId, content: [], run, resume: batch });
+    return this.begin({ turnId: batch.turnId, content: [], run, resume: batch, budget });
   }
 
   /** Records (in the log) a decision on a pending call of the suspended turn. */
@@ -151,6 +155,7 @@ export class SessionController {
       emit,
       instructions,
       observers: this.runtime.observers.enabledNow(),
+      budgetGate: sessionBudgetGate({ runtime: this.runtime, session: state, inTurn: false }),
     });
     const done = run.then(
       (): TurnStatus => 'completed',
@@ -222,6 +227,8 @@ export class SessionController {
     run?: TurnRunOptions;
     /** Set to continue a suspended turn (same turn id): its held batch runs first. */
     resume?: HeldBatch;
+    /** The turn's own budget (the `sendMessage` option). */
+    budget?: Budget | undefined;
     turnId?: string;
   }): RunningTurn {
     const { content, output, resume } = options;
@@ -253,8 +260,15 @@ export class SessionController {
         input: content,
       });
     }
+    const budgetGate = sessionBudgetGate({
+      runtime: this.runtime,
+      session: state,
+      turnBudget: options.budget,
+      inTurn: true,
+    });
     this.runtime.turns.open(turnId, {
       sessionId: state.id,
+      budgetGate,
       depth: 0,
       emit,
       log: state.log,
@@ -279,6 +293,7 @@ export class SessionController {
       approval: options.run ?? this.lastRun ?? {},
       recordUsage,
       usageTotals,
+      budgetGate,
       ...(resume === undefined ? {} : { resume }),
       ...(output === undefined ? {} : { output }),
       ...(observers === undefined ? {} : { observers }),

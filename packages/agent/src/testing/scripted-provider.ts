@@ -77,6 +77,7 @@ export function scriptedModel(overrides: Partial<ModelInfo> = {}): ModelInfo {
     capabilities: { toolUse: true, vision: true, streaming: true, ...overrides.capabilities },
   };
   if (overrides.pricing !== undefined) info.pricing = { ...overrides.pricing };
+  if (overrides.maxOutputTokens !== undefined) info.maxOutputTokens = overrides.maxOutputTokens;
   return info;
 }
 

@@ -11,8 +11,9 @@ import { AgentError, describeError, isAgentError, toAgentError } from '../kernel
 import type { AgentEventPayload } from '../kernel/event.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import type { Observers } from '../model/observation.js';
-import { observedProvider } from '../model/observed-provider.js';
 import type { UsageSink } from '../model/usage-sink.js';
+import type { BudgetGate } from '../usage/budget.js';
+import { gatedModel, turnStopper } from './model-gate.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { usageSink } from './turn-usage.js';
 
@@ -27,6 +28,8 @@ export interface CompactStepOptions {
   observers?: Observers | undefined;
   /** The turn's usage sink; absent (Session.compact), the compaction's usage goes to the session's totals. */
   recordUsage?: UsageSink | undefined;
+  /** The limits of the turn (or, on demand, of the session) the compaction's model call must pass. */
+  budgetGate?: BudgetGate | undefined;
 }
 
 /** Why and how a compaction runs. */
@@ -89,16 +92,28 @@ export async function compactContext(
   if (signal.aborted) return 'cancelled';
   const compactModel = runtime.config.compactModel;
   const route = compactModel === undefined ? session.model : runtime.models.resolve(compactModel);
+  const gated = gatedModel(
+    {
+      runtime,
+      session,
+      turnId,
+      observers: options.observers,
+      budgetGate: options.budgetGate,
+      reportError: (error) => emit({ type: 'error', error }),
+      onFallback: (move) => emit({ type: 'model_fallback', ...move }),
+    },
+    route.provider,
+  );
   const result = await summariseHistory({
     context,
     contextWindow,
-    provider: observedProvider(options.observers, route.provider, { sessionId: session.id, turnId }),
+    provider: gated.provider,
     model: route.info,
     prompt: runtime.config.compactPrompt,
     instructions: request.instructions,
     sessionId: session.id,
     signal,
-    onUsage: usageSink(options),
+    onUsage: gated.attribute(usageSink(options)),
   });
   context.applyCompaction(result);
   await session.log.append({
@@ -127,6 +142,9 @@ export async function compact(
   } catch (error) {
     if (options.signal.aborted) return 'cancelled';
     if (isAgentError(error) && error.code === 'STORAGE_ERROR') throw error;
+    // A refused or blocked summary request ends the turn: the turn's own call would be refused or blocked too.
+    const stopper = turnStopper(error);
+    if (stopper !== undefined) throw stopper;
     options.emit({ type: 'error', error: toAgentError(error, 'COMPACT_ERROR') });
     return 'skipped';
   }
@@ -146,6 +164,9 @@ export async function compactOnDemand(options: CompactStepOptions & { instructio
       instructions: options.instructions,
     });
   } catch (error) {
+    // A budget's refusal or a guardrail's stop is said as such, not as a failed compaction.
+    const stopper = turnStopper(error);
+    if (stopper !== undefined) throw stopper;
     if (isAgentError(error) && (error.code === 'STORAGE_ERROR' || error.code === 'COMPACT_ERROR'))
       throw error;
     throw new AgentError({

@@ -6,8 +6,8 @@
 import { logPayloadOf } from '../context/context.js';
 import { toAgentError } from '../kernel/error.js';
 import type { Message } from '../kernel/types.js';
-import { observedProvider } from '../model/observed-provider.js';
 import { copyUsageTotals } from '../usage/usage.js';
+import { gatedModel, turnStopper } from './model-gate.js';
 import type { TurnStatus } from './running-turn.js';
 import type { TurnOptions } from './turn-options.js';
 import type { NextStep, TurnRun } from './turn-run.js';
@@ -86,19 +86,34 @@ async function memoryCheckpoint(options: TurnOptions): Promise<'done' | 'cancell
   const messages = session.takeSinceCheckpoint();
   const memoryModel = runtime.config.memoryModel;
   const route = memoryModel === undefined ? session.model : runtime.models.resolve(memoryModel);
+  const gated = gatedModel(
+    {
+      runtime,
+      session,
+      turnId,
+      observers: options.observers,
+      budgetGate: options.budgetGate,
+      reportError: (error) => emit({ type: 'error', error }),
+      onFallback: (move) => emit({ type: 'model_fallback', ...move }),
+    },
+    route.provider,
+  );
   try {
     await memory.extract({
       messages,
-      provider: observedProvider(options.observers, route.provider, { sessionId: session.id, turnId }),
+      provider: gated.provider,
       modelId: route.info.id,
       sessionId: session.id,
       signal,
-      onUsage: usageSink(options),
+      onUsage: gated.attribute(usageSink(options)),
     });
   } catch (error) {
     session.returnSinceCheckpoint(messages);
     if (signal.aborted) return 'cancelled';
-    emit({ type: 'error', error: toAgentError(error, 'MEMORY_ERROR', 'memory checkpoint failed') });
+    emit({
+      type: 'error',
+      error: turnStopper(error) ?? toAgentError(error, 'MEMORY_ERROR', 'memory checkpoint failed'),
+    });
     return 'done';
   }
   try {

@@ -3,8 +3,8 @@
 import { type AgentError, toAgentError } from '../kernel/error.js';
 import type { ContentBlock, TokenUsage } from '../kernel/types.js';
 import { readChatStream } from '../model/model-call.js';
-import { observedProvider } from '../model/observed-provider.js';
 import type { ChatRequest } from '../ports/model.js';
+import { gatedModel } from './model-gate.js';
 import type { TurnOptions } from './turn-options.js';
 import { usageSink } from './turn-usage.js';
 
@@ -46,12 +46,21 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
     reasoningText = '';
     reasoningOpen = false;
   };
+  const gated = gatedModel(
+    {
+      runtime: options.runtime,
+      session,
+      turnId,
+      observers: options.observers,
+      budgetGate: options.budgetGate,
+      reportError: (error) => emit({ type: 'error', error }),
+      onFallback: (move) => emit({ type: 'model_fallback', ...move }),
+    },
+    session.model.provider,
+  );
   try {
     await readChatStream({
-      provider: observedProvider(options.observers, session.model.provider, {
-        sessionId: session.id,
-        turnId,
-      }),
+      provider: gated.provider,
       request,
       signal,
       onEvent: (event) => {
@@ -98,7 +107,7 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
   }
   if (signal.aborted) answer.cancelled = true;
   if (answer.usage !== undefined) {
-    usageSink(options)({
+    gated.attribute(usageSink(options))({
       purpose: request.purpose,
       providerId: session.model.provider.id,
       modelId: request.modelId,

@@ -3,7 +3,7 @@ import type { HookRegistry } from '../hooks/hook.js';
 import type { HeldBatch } from '../kernel/approval-types.js';
 import type { ResolvedConfig } from '../kernel/config.js';
 import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
-import type { Message, PluginDescriptor, SubagentUsage } from '../kernel/types.js';
+import type { BudgetConfig, Message, PluginDescriptor, SubagentUsage } from '../kernel/types.js';
 import { SessionLog } from '../log/session-log.js';
 import type { MemoryManager } from '../memory/memory.js';
 import type { ModelRouter, RoutedModel } from '../model/model-router.js';
@@ -11,6 +11,7 @@ import type { ObserverRegistry } from '../model/observation.js';
 import type { Memory, SessionClaim, SessionStorage } from '../ports/storage.js';
 import type { SkillManager } from '../skills/skill.js';
 import type { ToolDispatcher } from '../tools/tool-dispatch.js';
+import type { BudgetGate } from '../usage/budget.js';
 import { emptyUsageTotals, SessionUsage } from '../usage/usage.js';
 
 /** Everything the agent holds for its sessions; immutable after build. */
@@ -40,6 +41,15 @@ export class SessionState {
   readonly id: string;
   readonly model: RoutedModel;
   readonly systemPromptOverride: string | undefined;
+  /** The session's own budgets (its SessionConfig's); the agent's apply where it sets none. */
+  readonly budget: BudgetConfig | undefined;
+  /** The session's own fallback models; the agent's apply when unset. */
+  readonly fallbackModels: readonly string[] | undefined;
+  /**
+   * With `fallbackSticky`, the fallback model that answered the session's last call: its next calls go there
+   * first. Not saved: a resumed session starts on its own model.
+   */
+  stickyModel: string | undefined = undefined;
   readonly context = new ContextManager();
   readonly log: SessionLog;
   /** The storage's claim on the session, released at close; undefined when the storage makes none. */
@@ -66,7 +76,11 @@ export class SessionState {
     claim: SessionClaim | undefined;
     /** The session's own memory namespace; default the agent's. */
     memoryNamespace?: string | undefined;
+    budget?: BudgetConfig | undefined;
+    fallbackModels?: readonly string[] | undefined;
   }) {
+    this.budget = options.budget;
+    this.fallbackModels = options.fallbackModels;
     this.id = options.sessionId;
     this.model = options.model;
     this.systemPromptOverride = options.systemPromptOverride;
@@ -156,6 +170,8 @@ export interface TurnLink {
   readonly log: SessionLog;
   /** The session's model: a sub-agent without a model of its own runs on it. */
   readonly model: RoutedModel;
+  /** The budget gate of the turn: its sub-agents' calls count against it too. */
+  readonly budgetGate?: BudgetGate | undefined;
   /** What the sub-agents this turn called have used, theirs included (filled as each one ends). */
   readonly subagentUsage: SubagentUsage;
 }

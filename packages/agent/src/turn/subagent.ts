@@ -295,6 +295,7 @@ async function runSubagent(options: {
   };
   runtime.turns.open(turnId, {
     sessionId,
+    budgetGate: parent.budgetGate,
     depth: parent.depth + 1,
     emit,
     log: state.log,
@@ -310,6 +311,7 @@ async function runSubagent(options: {
       signal: input.signal,
       emit,
       usageTotals: usage,
+      budgetGate: parent.budgetGate,
       ...(spec.plan === undefined ? {} : { output: spec.plan }),
     });
   } finally {

@@ -4,6 +4,7 @@ import type { UsageTotals, UserInput } from '../kernel/types.js';
 import type { Observers } from '../model/observation.js';
 import type { UsageSink } from '../model/usage-sink.js';
 import type { StructuredOutputPlan } from '../output/structured-output.js';
+import type { BudgetGate } from '../usage/budget.js';
 import type { TurnResult } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import type { SteeringInbox } from './steering-inbox.js';
@@ -32,6 +33,8 @@ export interface TurnOptions {
   steering?: SteeringInbox;
   /** The approver of calls that need approval, and its window. */
   approval?: TurnRunOptions;
+  /** The limits this turn's model calls must pass (its sub-agents' and compaction's included); none when unset. */
+  budgetGate?: BudgetGate | undefined;
   /** Set when the turn continues a suspended one: its held batch runs first, instead of steps 1–3. */
   resume?: HeldBatch;
 }
