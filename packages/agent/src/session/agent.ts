@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pendingCallsOf, readHeldBatch } from '../approvals/held-batch.js';
-import { replaySessionEvents } from '../context/context.js';
+import { readInterruptedTurn } from '../approvals/interrupted-turn.js';
+import { messageChars, replaySessionEvents, withoutCutAnswer } from '../context/context.js';
 import type { PluginManager } from '../hooks/plugin-manager.js';
 import type { PendingToolCall } from '../kernel/approval-types.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
@@ -159,6 +160,7 @@ export class Agent {
       state.restoreCounts(replayed.turnCount, this.runtime.config.memoryCheckpointInterval);
       state.usage.restore(usageTotalsOfLog(events));
       state.heldBatch = heldBatch;
+      state.interrupted = heldBatch === undefined ? interruptedTurnOf(events) : undefined;
       state.memories = await this.loadMemories(state);
       return new Session(this.activate(state));
     } catch (error) {
@@ -307,6 +309,23 @@ export class Agent {
     });
     for (const error of outcome.errors) config.onBackgroundError(error);
   }
+}
+
+/**
+ * The turn the log leaves cut, with the context `continue()` runs it on: the calls it left without a result still
+ * open (the resumed context gives them the interrupted result, which a new message keeps), its cut answer out.
+ */
+function interruptedTurnOf(events: readonly SessionEvent[]): SessionState['interrupted'] {
+  const record = readInterruptedTurn(events);
+  if (record === undefined) return undefined;
+  const replayed = replaySessionEvents(events, { keepTrailingCalls: true });
+  const messages = record.partialAnswer ? withoutCutAnswer(replayed.messages) : replayed.messages;
+  const chars = messages === replayed.messages ? replayed.chars : undefined;
+  return {
+    record,
+    messages,
+    chars: chars ?? messages.reduce((sum, message) => sum + messageChars(message), 0),
+  };
 }
 
 /** A session's memory namespace, when given, is a non-empty string of at most 256 characters. */

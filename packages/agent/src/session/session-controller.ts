@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { checkContinuable, checkDecision, checkNotSuspended, checkRunOptions } from '../approvals/checks.js';
 import { decisionRecord } from '../approvals/held-batch.js';
-import type { HeldBatch, TurnRunOptions } from '../kernel/approval-types.js';
+import {
+  type InterruptedTurnRecord,
+  interruptedTurnView,
+  turnEndedRecord,
+} from '../approvals/interrupted-turn.js';
+import type { HeldBatch, InterruptedTurn, TurnRunOptions } from '../kernel/approval-types.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
 import type { ContentBlock, UserInput } from '../kernel/types.js';
@@ -97,16 +102,34 @@ export class SessionController {
     this.checkIdle();
     checkNotSuspended(this.state, 'sending a message');
     const content = normaliseUserInput(input, this.state.model.info);
+    // A new message gives up an interrupted turn: its unfinished calls keep the interrupted result.
+    this.state.interrupted = undefined;
     return this.begin({ content, output: planStructuredOutput(options), run });
   }
 
-  /** Continues the suspended turn: its decided calls run (denied ones get an error result), then the turn goes on. */
+  /**
+   * Continues the suspended turn: its decided calls run (denied ones get an error result), then the turn goes on;
+   * or, with none suspended, the turn a crash cut (a new turn id): its unfinished calls are reconciled first.
+   */
   continueTurn(options?: TurnRunOptions): RunningTurn {
     const run = checkRunOptions(options);
     this.checkIdle();
+    const cut = this.state.interrupted;
+    if (this.state.heldBatch === undefined && cut !== undefined) {
+      // The context the cut turn continues from: its unfinished calls without the interrupted result.
+      this.state.interrupted = undefined;
+      this.state.context.reset(cut.messages, cut.chars);
+      return this.begin({ content: [], run, interrupted: cut.record });
+    }
     const batch = checkContinuable(this.state, run);
     this.state.heldBatch = undefined;
     return this.begin({ turnId: batch.turnId, content: [], run, resume: batch });
+  }
+
+  /** The turn a crash cut, as the public Session shows it; undefined when there is none. */
+  interruptedTurn(): InterruptedTurn | undefined {
+    const cut = this.state.interrupted;
+    return cut === undefined ? undefined : interruptedTurnView(this.runtime.tools, cut.record);
   }
 
   /** Records (in the log) a decision on a pending call of the suspended turn. */
@@ -136,6 +159,11 @@ export class SessionController {
     const controller = new AbortController();
     const state = this.state;
     const turnId = randomUUID();
+    if (state.interrupted !== undefined) {
+      // Compacting gives up an interrupted turn; the log says so, or a later resume would find it cut again.
+      state.interrupted = undefined;
+      await state.log.append(turnEndedRecord(turnId, 'abandoned'));
+    }
     const events: AgentEvent[] = [];
     const emit = (payload: AgentEventPayload): void => {
       events.push(state.nextEvent(turnId, payload));
@@ -182,6 +210,7 @@ export class SessionController {
     const active = this.activeTurn;
     if (active === undefined) {
       checkNotSuspended(this.state, 'steering');
+      this.state.interrupted = undefined;
       return this.begin({ content });
     }
     if (active.turn === undefined) throw this.busyError();
@@ -196,6 +225,7 @@ export class SessionController {
     const active = this.activeTurn;
     if (active === undefined && this.followUps.length === 0) {
       checkNotSuspended(this.state, 'a follow-up');
+      this.state.interrupted = undefined;
       return Promise.resolve(this.begin({ content }));
     }
     return new Promise((resolve, reject) => {
@@ -219,6 +249,8 @@ export class SessionController {
     run?: TurnRunOptions;
     /** Set to continue a suspended turn (same turn id): its held batch runs first. */
     resume?: HeldBatch;
+    /** Set to continue a turn a crash cut: what it left unfinished is reconciled first. */
+    interrupted?: InterruptedTurnRecord;
     turnId?: string;
   }): RunningTurn {
     const { content, output, resume } = options;
@@ -277,6 +309,7 @@ export class SessionController {
       recordUsage,
       usageTotals,
       ...(resume === undefined ? {} : { resume }),
+      ...(options.interrupted === undefined ? {} : { interrupted: options.interrupted }),
       ...(output === undefined ? {} : { output }),
       ...(observers === undefined ? {} : { observers }),
     })

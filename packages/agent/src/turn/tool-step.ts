@@ -35,11 +35,13 @@ export async function toolStep(
     sessionId: session.id,
     turnId,
     calls,
-    held: turn.options.resume,
+    held: turn.held,
     toolCallCount: turn.toolCallCount,
     run: turn.options.approval ?? {},
     signal,
   });
+  // Only the batch the turn was continued with is held: the turn's later batches are decided afresh.
+  turn.held = undefined;
   if (gate.hold !== undefined) {
     await session.log.append(heldBatchRecord(gate.hold));
     session.heldBatch = gate.hold;
