@@ -7,9 +7,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { type AgentEvent, InMemorySessionStorage, type Message } from '@youyou/agent';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { openSqliteStorage } from '../src/index.js';
-import { eventsOf } from './support/agent.js';
-import { type Child, startChild } from './support/child.js';
 import {
   CONTINUES_AT,
   CUT_POINTS,
@@ -19,7 +16,10 @@ import {
   cutTools,
   SUMMARY,
   TURN_SCRIPT,
-} from './support/cut-turn.js';
+} from '../../../test-support/cut-turn.js';
+import { openSqliteStorage } from '../src/index.js';
+import { eventsOf } from './support/agent.js';
+import { type Child, startChild } from './support/child.js';
 import { makeTempFolder, type TempFolder } from './support/temp-folder.js';
 
 let folder: TempFolder;

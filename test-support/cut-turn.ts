@@ -1,6 +1,6 @@
 /**
- * The turn the crash tests of issue 26 cut: its script, its tools and its agent, shared by the child process that
- * is killed (fixtures/cut-agent.mjs) and by the test that continues the turn, or runs it whole to compare with.
+ * The turn the crash tests of issue 26 cut: its script, its tools and its agent, shared by the child processes that
+ * are killed (the SQLite and PostgreSQL fixtures) and by the tests that continue the turn, or run it whole.
  * The turn: an answer with a read-only and a mutating call, an answer with one more read-only call (whose large
  * result makes the next model call compact first), then the final answer.
  */
