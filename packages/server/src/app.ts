@@ -53,6 +53,12 @@ export interface ServerOptions {
   limits?: ServerLimits;
   cors?: ServerCors;
   /**
+   * A session whose last turn a crash cut (its process was killed): `'auto'` continues that turn as soon as
+   * this server takes the session (a request opens it, a client follows its events or UI stream); with
+   * `'on-request'` (the default) it waits for `POST /sessions/:id/continue`.
+   */
+  continueInterrupted?: 'auto' | 'on-request';
+  /**
    * Serves the web chat page at `GET /` and `GET /web-chat/*`, without a token: `true` (or `{}`) serves the
    * package's own copy, `{ folder }` a copy of yours; left out or false, no page.
    */
@@ -88,6 +94,7 @@ export function createServer(options: ServerOptions): YouyouServer {
     journalCapacity: options.limits?.journalCapacity ?? 10_000,
     journalRetentionMs: options.limits?.journalRetentionMs ?? 15 * 60_000,
     busyRetryAfterSeconds,
+    autoContinue: checkContinueMode(options.continueInterrupted) === 'auto',
   });
   const eventLog = eventLogOf(options.storage);
   const app = new Hono<{ Variables: { tenant: string } }>();
@@ -228,7 +235,12 @@ export function createServer(options: ServerOptions): YouyouServer {
     const body = await readJsonObject(context);
     onlyKeys(body, ['content']);
     const session = await hub.session(sessionId);
-    return streamTurn(context, sessionId, () => session.sendMessage(body.content as UserInput | string));
+    const content = body.content as UserInput | string;
+    // A message sent while the server continues a cut turn on its own comes after it, not as TURN_BUSY.
+    const start = hub.isContinuation(session.currentTurn)
+      ? () => session.followUp(content)
+      : () => session.sendMessage(content);
+    return streamTurn(context, sessionId, start);
   });
 
   app.get('/sessions/:id/events', async (context) => {
@@ -237,6 +249,7 @@ export function createServer(options: ServerOptions): YouyouServer {
       parseCursor(context.req.header('last-event-id'), 'Last-Event-ID') ??
       parseCursor(context.req.query('after'), 'after') ??
       0;
+    await hub.takeForFollower(sessionId);
     const watchEvents = eventLog?.watchEvents;
     return streamJournal({
       context,
@@ -344,4 +357,13 @@ export function createServer(options: ServerOptions): YouyouServer {
     listen: (listenOptions?: { port?: number; host?: string }) =>
       listen({ fetch: app.fetch, close }, listenOptions ?? {}),
   });
+}
+
+/** The `continueInterrupted` option, checked: a host's typo must not silently turn automatic continuing off. */
+function checkContinueMode(mode: unknown): 'auto' | 'on-request' {
+  if (mode === undefined) return 'on-request';
+  if (mode === 'auto' || mode === 'on-request') return mode;
+  throw new TypeError(
+    `continueInterrupted must be 'auto' or 'on-request', got ${JSON.stringify(String(mode))}`,
+  );
 }

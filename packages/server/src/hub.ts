@@ -55,6 +55,8 @@ export class SessionHub {
   private readonly journals = new Map<string, SessionJournal>();
   private readonly tenants = new Map<string, string>();
   private readonly pumped = new WeakSet<RunningTurn>();
+  /** The turns this hub started to continue a cut turn on its own (see `autoContinue`). */
+  private readonly continuations = new WeakSet<RunningTurn>();
   private readonly pumps = new Set<Promise<void>>();
   private readonly log: SessionEventLog | undefined;
 
@@ -67,6 +69,8 @@ export class SessionHub {
       journalRetentionMs: number;
       /** The `Retry-After` of a 429 SERVER_BUSY, in seconds. */
       busyRetryAfterSeconds: number;
+      /** Whether a session taken with a turn a crash cut continues that turn at once (else on request). */
+      autoContinue: boolean;
     },
   ) {
     this.log = eventLogOf(options.storage);
@@ -219,7 +223,32 @@ export class SessionHub {
     const session = await this.withSlot(() => this.options.agent.resumeSession(sessionId, options));
     const entry: OpenSession = { session, idleTimer: undefined };
     this.open.set(sessionId, entry);
+    if (this.options.autoContinue && session.interruptedTurn() !== undefined) {
+      // The process that takes the session runs the rest of its cut turn; followers see it in the journal.
+      const turn = await session.continue();
+      this.continuations.add(turn);
+      this.track(sessionId, turn);
+    }
     return entry;
+  }
+
+  /** Whether `turn` is a cut turn this hub continued on its own: a message sent meanwhile follows it. */
+  isContinuation(turn: RunningTurn | undefined): boolean {
+    return turn !== undefined && this.continuations.has(turn);
+  }
+
+  /**
+   * With `autoContinue`, opens the session here if it can, so that a cut turn is continued for the client
+   * that follows it; a session held by another process (or no free slot) is left where it is.
+   */
+  async takeForFollower(sessionId: string): Promise<void> {
+    if (!this.options.autoContinue || this.open.has(sessionId)) return;
+    try {
+      await this.session(sessionId);
+    } catch (error) {
+      if (isSessionBusy(error) || (error instanceof HttpError && error.status === 429)) return;
+      throw error;
+    }
   }
 
   /**

@@ -46,7 +46,9 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
     const after = journal.lastSequence;
     const turn =
       last.role === 'user'
-        ? await session.sendMessage({ content: userContent(last.parts) })
+        ? await (hub.isContinuation(session.currentTurn)
+            ? session.followUp({ content: userContent(last.parts) })
+            : session.sendMessage({ content: userContent(last.parts) }))
         : await continueAfterApprovals({ session, parts: last.parts });
     hub.track(sessionId, turn);
     return streamUiTurn({
@@ -61,6 +63,8 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
 
   app.get('/ui/chat/:id/stream', async (context) => {
     const sessionId = await owned(context, context.req.param('id'));
+    // With automatic continuing, a client that reconnects to a session whose turn a crash cut sees it go on.
+    await hub.takeForFollower(sessionId);
     const turn: RunningTurn | undefined = hub.activeSession(sessionId)?.currentTurn;
     if (turn === undefined) return context.body(null, 204);
     const journal = hub.journal(sessionId);
