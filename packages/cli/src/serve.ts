@@ -120,6 +120,9 @@ export async function runServe(options: {
       auth: { tokens },
       webChat,
       ...(idleSessionMs === undefined ? {} : { limits: { idleSessionMs } }),
+      ...(settings.server?.continueInterrupted === undefined
+        ? {}
+        : { continueInterrupted: settings.server.continueInterrupted }),
     });
     workspaces.knowTenants((sessionId) => server.tenantOf(sessionId));
     const listening = await listen(server, { port: options.port, host: options.host });

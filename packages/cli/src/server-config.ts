@@ -23,6 +23,11 @@ export interface ServerFileConfig {
   workspaces?: 'tenant' | 'session' | 'shared';
   /** The folder of the tenants' workspace folders (default: `workspaces` in the youyou home). */
   workspaceRoot?: string;
+  /**
+   * A session whose last turn a crash cut: `auto` continues that turn as soon as this server takes the session,
+   * `on-request` (default) when a client asks (`POST /sessions/:id/continue`).
+   */
+  continueInterrupted?: 'auto' | 'on-request';
 }
 
 /** The keys "server" takes. */
@@ -36,6 +41,7 @@ const SERVER_KEYS = [
   'approvalWindowMs',
   'workspaces',
   'workspaceRoot',
+  'continueInterrupted',
 ];
 
 /** A plain SQL identifier, as @youyou/postgres takes for a schema. */
@@ -136,6 +142,13 @@ export function parseServerConfig(file: string, value: unknown): ServerFileConfi
       throw new ConfigError(`${file}: "server.workspaceRoot" must be a folder path`);
     }
     config.workspaceRoot = value.workspaceRoot;
+  }
+  const continueMode = value.continueInterrupted;
+  if (continueMode !== undefined) {
+    if (continueMode !== 'auto' && continueMode !== 'on-request') {
+      throw new ConfigError(`${file}: "server.continueInterrupted" must be "auto" or "on-request"`);
+    }
+    config.continueInterrupted = continueMode;
   }
   if (value.webChat !== undefined) {
     if (typeof value.webChat !== 'boolean') {
