@@ -225,9 +225,12 @@ export class SessionHub {
     this.open.set(sessionId, entry);
     if (this.options.autoContinue && session.interruptedTurn() !== undefined) {
       // The process that takes the session runs the rest of its cut turn; followers see it in the journal.
-      const turn = await session.continue();
-      this.continuations.add(turn);
-      this.track(sessionId, turn);
+      // Should it not start, the session still opens: the cut turn waits for POST …/continue.
+      const turn = await session.continue().catch(() => undefined);
+      if (turn !== undefined) {
+        this.continuations.add(turn);
+        this.track(sessionId, turn);
+      }
     }
     return entry;
   }
