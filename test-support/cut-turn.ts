@@ -14,13 +14,17 @@ import {
 } from '@youyou/agent';
 import { ScriptedModelProvider, type ScriptedResponse, scriptedModel } from '@youyou/agent/testing';
 
-/** Where the child is killed: the model stream, the mutating call, the next model call, the compaction. */
-export type CutPoint = 'stream' | 'mutating-call' | 'after-results' | 'compaction';
+/**
+ * Where the child is killed: the model stream, the mutating call as it runs, the approval of the mutating call
+ * (the child's tool needs one and its approver never answers), the next model call, the compaction.
+ */
+export type CutPoint = 'stream' | 'mutating-call' | 'approval' | 'after-results' | 'compaction';
 
 /** The cut points, each with the line the child prints when it is there. */
 export const CUT_POINTS: Record<CutPoint, string> = {
   stream: 'STREAMING',
   'mutating-call': 'TOOL_RUNNING',
+  approval: 'APPROVAL_ASKED',
   'after-results': 'MODEL_CALLED',
   compaction: 'COMPACTING',
 };
@@ -46,6 +50,7 @@ export const SUMMARY: ScriptedResponse = [{ type: 'text', text: 'Summary: the wo
 export const CONTINUES_AT: Record<CutPoint, number> = {
   stream: 0,
   'mutating-call': 1,
+  approval: 1,
   'after-results': 1,
   compaction: 2,
 };
@@ -76,7 +81,12 @@ export function cutScript(
 }
 
 /** The side effects of `append_line`, one line per run, in the file at `effectsPath`. */
-export function cutTools(options: { effectsPath: string; blockMutating?: () => void }): ToolHandler[] {
+export function cutTools(options: {
+  effectsPath: string;
+  blockMutating?: () => void;
+  /** The mutating tool needs approval (the child at the `approval` point). */
+  mutatingNeedsApproval?: boolean;
+}): ToolHandler[] {
   const lookup: ToolHandler = {
     name: 'lookup',
     description: 'looks a word up',
@@ -92,6 +102,7 @@ export function cutTools(options: { effectsPath: string; blockMutating?: () => v
     description: 'appends a line to the effects file',
     parametersSchema: { type: 'object', properties: { line: { type: 'string' } }, required: ['line'] },
     isMutating: true,
+    needsApproval: options.mutatingNeedsApproval === true,
     execute: async (input) => {
       const { line } = input.arguments as { line: string };
       await appendFile(options.effectsPath, `${line}\n`);
