@@ -70,7 +70,7 @@ export async function begin(turn: TurnRun): Promise<NextStep> {
 
 /**
  * 3c. A continued turn first runs the batch it held, once the log says it is no longer held (so a crash from
- * here on gives its calls the interrupted result, never a second run). Answers what its tool step answers.
+ * here on leaves a cut turn, whose mutating calls never run again unasked). Answers what its tool step answers.
  */
 export async function continueHeld(turn: TurnRun, held: HeldBatch): Promise<NextStep> {
   const { session, turnId } = turn.options;
