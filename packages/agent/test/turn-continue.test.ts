@@ -168,4 +168,61 @@ describe('continuing an interrupted turn', () => {
     await resumed.close();
     await second.shutdown();
   });
+
+  test('a continuation cut again is reconciled again: the pending mark survives a restart, a re-run asks anew', async () => {
+    const pending: SessionEventPayload = {
+      type: 'metadata',
+      key: 'approval_pending',
+      value: {
+        turnId: 't2',
+        toolCallCount: 0,
+        calls: [
+          {
+            callId: 'c1',
+            toolName: 'write',
+            arguments: { path: 'etc/a' },
+            needsApproval: true,
+            mayHaveRun: true,
+          },
+        ],
+      },
+    };
+    const suspended = await crashedLog([
+      call('c1', 'write', { path: 'etc/a' }),
+      { type: 'metadata', key: 'turn_continued', value: { turnId: 't2' } },
+      pending,
+    ]);
+    const { agent } = await approvalAgent({ storage: suspended });
+    const session = await agent.resumeSession('s1');
+    // Suspended with its reconciled batch: the mark is read back from the log.
+    expect(session.interruptedTurn()).toBeUndefined();
+    expect(session.pendingApprovals()).toEqual([
+      { callId: 'c1', toolName: 'write', arguments: { path: 'etc/a' }, mayHaveRun: true },
+    ]);
+    await session.close();
+    await agent.shutdown();
+
+    // Approved and continued, then killed while it ran again: it may have run twice, so it asks again.
+    const cutAgain = await crashedLog([
+      call('c1', 'write', { path: 'etc/a' }),
+      { type: 'metadata', key: 'turn_continued', value: { turnId: 't2' } },
+      pending,
+      { type: 'metadata', key: 'approval_decision', value: { callId: 'c1', approved: true } },
+      { type: 'metadata', key: 'approval_continued', value: { turnId: 't2' } },
+    ]);
+    const { agent: second, runs } = await approvalAgent({ storage: cutAgain });
+    const resumed = await second.resumeSession('s1');
+    expect(resumed.pendingApprovals()).toEqual([]);
+    expect(resumed.interruptedTurn()?.unfinishedCalls).toEqual([
+      { callId: 'c1', toolName: 'write', arguments: { path: 'etc/a' }, mayHaveRun: true },
+    ]);
+    const events = await collect(await resumed.continue());
+    expect(events.at(-1)?.payload).toMatchObject({
+      type: 'turn_suspended',
+      pendingCalls: [{ callId: 'c1' }],
+    });
+    expect(runs.write).toHaveLength(0);
+    await resumed.close();
+    await second.shutdown();
+  });
 });
