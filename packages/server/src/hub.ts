@@ -148,13 +148,23 @@ export class SessionHub {
    * The session's messages and pending approvals: from its live object when it is open here, else read from
    * the storage without opening it (no slot, no lease), so a reader never waits on a turn in another process.
    */
-  async history(sessionId: string): Promise<{ messages: Message[]; pendingApprovals: PendingToolCall[] }> {
+  async history(
+    sessionId: string,
+  ): Promise<{ messages: Message[]; pendingApprovals: PendingToolCall[]; unfinishedTurn: boolean }> {
     const session = this.activeSession(sessionId);
     if (session !== undefined) {
-      return { messages: session.messages(), pendingApprovals: session.pendingApprovals() };
+      return {
+        messages: session.messages(),
+        pendingApprovals: session.pendingApprovals(),
+        unfinishedTurn: session.isTurnRunning || session.interruptedTurn() !== undefined,
+      };
     }
     const snapshot = await this.options.agent.readSession(sessionId);
-    return { messages: snapshot.messages, pendingApprovals: snapshot.pendingApprovals };
+    return {
+      messages: snapshot.messages,
+      pendingApprovals: snapshot.pendingApprovals,
+      unfinishedTurn: snapshot.unfinishedTurn,
+    };
   }
 
   /** The session's active object, or undefined when it is not active on the agent. */

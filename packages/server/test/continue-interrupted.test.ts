@@ -124,8 +124,11 @@ test("'on-request' leaves the cut turn until POST …/continue, whose stream run
     tools: [lookupTool(runs)],
     responses: [[{ type: 'text', text: 'Found it.' }]],
   });
-  // Reading the history opens nothing and continues nothing.
-  await harness.request(`/sessions/${sessionId}/messages`);
+  // Reading the history opens nothing and continues nothing; it says the last turn did not end.
+  const before = (await (await harness.request(`/sessions/${sessionId}/messages`)).json()) as {
+    unfinishedTurn: boolean;
+  };
+  expect(before.unfinishedTurn).toBe(true);
   expect(runs).toEqual([]);
   const continued = await readUntil(
     await harness.request(`/sessions/${sessionId}/continue`, { method: 'POST', json: {} }),
@@ -139,6 +142,10 @@ test("'on-request' leaves the cut turn until POST …/continue, whose stream run
     'turn_complete',
   ]);
   expect(runs).toEqual(['word']);
+  const after = (await (await harness.request(`/sessions/${sessionId}/messages`)).json()) as {
+    unfinishedTurn: boolean;
+  };
+  expect(after.unfinishedTurn).toBe(false);
 });
 
 test("'auto' with a message sent as the server takes the session: the message follows the continued turn", async () => {

@@ -26,6 +26,11 @@ export interface SessionSnapshot {
   pendingApprovals: PendingToolCall[];
   /** Each user message is one turn. */
   turnCount: number;
+  /**
+   * True when the log's last turn has not ended: it runs now (here or in another process), or a crash cut it,
+   * and then `resumeSession(id)` and `continue()` run the rest of it (`Session.interruptedTurn()`).
+   */
+  unfinishedTurn: boolean;
 }
 
 /**
@@ -205,6 +210,7 @@ export class Agent {
       messages: replayed.messages,
       pendingApprovals: heldBatch === undefined ? [] : pendingCallsOf(heldBatch),
       turnCount: replayed.turnCount,
+      unfinishedTurn: heldBatch === undefined && readInterruptedTurn(events) !== undefined,
     };
   }
 
