@@ -47,7 +47,8 @@ test('--continue after a crash mid-stream offers the cut turn; yes asks the mode
   const offer = await chat.waitFor(/Continue the cut turn\? \[y\/N\] *\n*$/);
   expect(offer).toContain('The last turn was cut before it ended (0 tool call(s) without a result)');
   await send(chat, 'y');
-  await chat.waitFor(/the end\.\n› *\n*$/);
+  const shown = await chat.waitFor(/the end\.\n› *\n*$/);
+  expect(shown).toContain('continuing the cut turn: asking the model again');
   const requests = harness.server.turnRequests();
   expect(requests).toHaveLength(2);
   const texts = messagesOf(requests[1]!).map(contentText);
