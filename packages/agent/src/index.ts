@@ -7,6 +7,7 @@ export type {
   ApprovalDecision,
   ApprovalRequest,
   Approver,
+  InterruptedTurn,
   PendingToolCall,
   TurnRunOptions,
 } from './kernel/approval-types.js';

@@ -61,10 +61,11 @@ describe('between stream events', () => {
       partial,
       { type: 'system', content: templates.INTERRUPTED_MESSAGE_NOTICE },
     ]);
-    expect((await storedPayloads(storage, session.id)).at(-1)).toEqual({
-      ...partial,
-      type: 'assistant_message',
-    });
+    // The partial answer is saved, then the record that the turn ended (it was not cut by a crash).
+    expect((await storedPayloads(storage, session.id)).slice(-2)).toMatchObject([
+      { ...partial, type: 'assistant_message' },
+      { type: 'metadata', key: 'turn_ended', value: { status: 'cancelled' } },
+    ]);
   });
 
   test('a provider that ignores the signal: the event after the cancel is dropped and its stream is closed', async () => {

@@ -42,7 +42,8 @@ test('an unexpected exception in a turn is INTERNAL_ERROR with its cause kept, n
 
   // The storage was fine all along: the user message is saved.
   const saved = (await storage.loadSession(session.id)) ?? [];
-  expect(saved.map((event) => event.payload.type)).toEqual(['metadata', 'user_message']);
+  // The record that the failed turn ended follows its user message.
+  expect(saved.map((event) => event.payload.type)).toEqual(['metadata', 'user_message', 'metadata']);
   await agent.shutdown();
 });
 

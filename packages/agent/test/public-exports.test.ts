@@ -76,6 +76,8 @@ const MAIN_NAMES = [
   'IMAGE_MEDIA_TYPES',
   'InMemoryMemoryStorage',
   'InMemorySessionStorage',
+  // Added with issue 26: what `Session.interruptedTurn()` answers.
+  'InterruptedTurn',
   'JsonSchema',
   'LoadSkillsOptions',
   'LoadedSkills',

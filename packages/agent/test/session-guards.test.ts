@@ -277,7 +277,12 @@ describe('close paths (0006 §8, SPEC §4)', () => {
     expect(log).toEqual(['p:SessionStart', 'p:SessionStart']);
     expect(scripted.requests.filter((request) => request.purpose === 'memory_extraction')).toHaveLength(0);
     // The abandoned turn was persisted up to where it was cancelled.
-    expect(payloadTypes(await storage.loadSession(abandonedId))).toEqual(['metadata', 'user_message']);
+    // The cancelled turn's end is recorded after its user message.
+    expect(payloadTypes(await storage.loadSession(abandonedId))).toEqual([
+      'metadata',
+      'user_message',
+      'metadata',
+    ]);
     await agent.shutdown();
   });
 });

@@ -27,7 +27,9 @@ describe('provider failures', () => {
     expect(turn.errors[0]?.retryable).toBe(true);
     expect(session.messages()).toEqual([userMessage('hello')]);
     const saved = await storedPayloads(storage, session.id);
-    expect(saved.map((payload) => payload.type)).toEqual(['metadata', 'user_message']);
+    // No answer saved; the record that the turn ended tells a resume it was not cut by a crash.
+    expect(saved.map((payload) => payload.type)).toEqual(['metadata', 'user_message', 'metadata']);
+    expect(saved.at(-1)).toMatchObject({ key: 'turn_ended', value: { status: 'failed' } });
   });
 
   test.each([
@@ -81,7 +83,8 @@ describe('provider failures', () => {
     const notice = { type: 'system', content: templates.INTERRUPTED_MESSAGE_NOTICE };
     expect(session.messages()).toEqual([userMessage('hello'), partial, notice]);
     const saved = await storedPayloads(storage, session.id);
-    expect(saved.at(-1)).toEqual({ ...partial, type: 'assistant_message' });
+    expect(saved.at(-2)).toEqual({ ...partial, type: 'assistant_message' });
+    expect(saved.at(-1)).toMatchObject({ key: 'turn_ended', value: { status: 'failed' } });
 
     await runTurn(session, 'go on');
     expect(provider.requests[1]?.messages.slice(0, 3)).toEqual([userMessage('hello'), partial, notice]);

@@ -36,6 +36,8 @@ class Chat {
   /** Text typed while a turn ran without Enter: it is put back at the next prompt. */
   #typed = '';
   #view: TurnView | undefined;
+  /** Set when the resumed session's last turn was cut by a crash: the next prompt offers to continue it. */
+  #offerContinue = false;
   /** Set by /exit: the loop ends after the command. */
   #leaving = false;
 
@@ -86,10 +88,31 @@ class Chat {
       const prefix = message.type === 'user' ? this.#styles.cyan('› ') : '';
       this.#write(`${prefix}${message.type === 'user' ? text : this.#styles.dim(text)}\n`);
     }
+    const cut = session.interruptedTurn();
+    this.#offerContinue = cut !== undefined;
+    if (cut !== undefined) {
+      const unsure = cut.unfinishedCalls.filter((call) => call.mayHaveRun).length;
+      this.#write(
+        this.#styles.yellow(
+          `The last turn was cut before it ended (${cut.unfinishedCalls.length} tool call(s) without a result${unsure > 0 ? `, ${unsure} of which may have run: each asks before it runs again` : ''}).\n`,
+        ),
+      );
+    }
   }
 
   /** Runs until the user leaves; resolves with the exit code. */
   async loop(): Promise<number> {
+    if (this.#offerContinue) {
+      this.#offerContinue = false;
+      const answer = await this.#terminal.readLine('Continue the cut turn? [y/N] ', '');
+      if (answer.type === 'eof') return this.#leave();
+      if (answer.type === 'line' && /^\s*y(es)?\s*$/i.test(answer.text)) {
+        // The CLI's approver decides the calls that may have run, as any mutating call: deny rules refuse,
+        // allow rules and --yes let them run again, anything else is asked.
+        const outcome = await this.#turn('', (session) => session.continue(this.#runtime.turnOptions));
+        if (outcome === 'exit') return this.#leave();
+      }
+    }
     for (;;) {
       const prompt = this.#color ? '\x1b[36m›\x1b[39m ' : '› ';
       const queued = this.#queued.shift();
@@ -191,15 +214,20 @@ class Chat {
     return this.#color ? await loadMarkdownStream(this.#terminal.output) : undefined;
   }
 
-  /** Runs one turn; 'exit' when the user pressed Ctrl-C a second time while it was being cancelled. */
-  async #turn(text: string): Promise<'done' | 'exit'> {
+  /**
+   * Runs one turn (a message's, or what `start` begins instead); 'exit' when the user pressed Ctrl-C a second
+   * time while it was being cancelled.
+   */
+  async #turn(text: string, start?: (session: Session) => Promise<RunningTurn>): Promise<'done' | 'exit'> {
     let turn: RunningTurn;
     // Loaded before the turn starts: once it has, nothing may come between it and reading keys raw, or a
     // Ctrl-C typed early would reach the process group as SIGINT (the MCP servers among it) instead.
     let markdown = await this.#markdownStream();
     try {
       this.#session ??= await newWorkspaceSession(this.#runtime, this.#settings.cwd);
-      turn = await this.#session.sendMessage(text, this.#runtime.turnOptions);
+      turn = await (start === undefined
+        ? this.#session.sendMessage(text, this.#runtime.turnOptions)
+        : start(this.#session));
     } catch (error) {
       this.#write(
         this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`),

@@ -181,6 +181,15 @@ export class TurnView {
           this.#styles.yellow(`⏸ waiting for approval of ${payload.pendingCalls.length} tool call(s)`),
         );
         return;
+      case 'turn_continued':
+        this.line(
+          this.#styles.dim(
+            payload.askedAgain
+              ? '· continuing the cut turn: asking the model again'
+              : `· continuing the cut turn: ${payload.calls.length} tool call(s) without a result`,
+          ),
+        );
+        return;
       case 'steered':
       case 'follow_up_queued':
       case 'subagent':

@@ -124,6 +124,9 @@ export async function runServe(options: {
         ...(idleSessionMs === undefined ? {} : { idleSessionMs }),
         ...(tenantDailyCostUsd === undefined ? {} : { tenantDailyCostUsd }),
       },
+      ...(settings.server?.continueInterrupted === undefined
+        ? {}
+        : { continueInterrupted: settings.server.continueInterrupted }),
     });
     workspaces.knowTenants((sessionId) => server.tenantOf(sessionId));
     const listening = await listen(server, { port: options.port, host: options.host });

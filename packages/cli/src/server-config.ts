@@ -25,6 +25,11 @@ export interface ServerFileConfig {
   workspaceRoot?: string;
   /** What one tenant's model calls may cost per UTC day, in US dollars, counted from the session storage. */
   tenantDailyCostUsd?: number;
+  /**
+   * A session whose last turn a crash cut: `auto` continues that turn as soon as this server takes the session,
+   * `on-request` (default) when a client asks (`POST /sessions/:id/continue`).
+   */
+  continueInterrupted?: 'auto' | 'on-request';
 }
 
 /** The keys "server" takes. */
@@ -39,6 +44,7 @@ const SERVER_KEYS = [
   'workspaces',
   'workspaceRoot',
   'tenantDailyCostUsd',
+  'continueInterrupted',
 ];
 
 /** A plain SQL identifier, as @youyou/postgres takes for a schema. */
@@ -146,6 +152,13 @@ export function parseServerConfig(file: string, value: unknown): ServerFileConfi
       throw new ConfigError(`${file}: "server.workspaceRoot" must be a folder path`);
     }
     config.workspaceRoot = value.workspaceRoot;
+  }
+  const continueMode = value.continueInterrupted;
+  if (continueMode !== undefined) {
+    if (continueMode !== 'auto' && continueMode !== 'on-request') {
+      throw new ConfigError(`${file}: "server.continueInterrupted" must be "auto" or "on-request"`);
+    }
+    config.continueInterrupted = continueMode;
   }
   if (value.webChat !== undefined) {
     if (typeof value.webChat !== 'boolean') {

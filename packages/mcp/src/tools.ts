@@ -18,7 +18,9 @@ function isCallable(tool: Tool): boolean {
 
 /**
  * One ToolHandler per callable tool of the server, named by `prefixedToolNames`. Read-only means the server
- * set `readOnlyHint: true`; a tool without that hint may change something, so it is mutating.
+ * set `readOnlyHint: true`; a tool without that hint may change something, so it is mutating. `idempotentHint:
+ * true` makes it `idempotent`: after a crash, a call of it without a result runs again without asking (the
+ * server vouches for that as it does for read-only; its tools run its own code either way).
  */
 export function toToolHandlers(options: { server: ServerClient; tools: readonly Tool[] }): ToolHandler[] {
   const { server } = options;
@@ -38,6 +40,7 @@ export function toToolHandlers(options: { server: ServerClient; tools: readonly 
         `The tool "${toolName}" of the MCP server "${server.config.name}".`,
       parametersSchema: toParametersSchema(tool.inputSchema),
       isMutating: tool.annotations?.readOnlyHint !== true,
+      idempotent: tool.annotations?.idempotentHint === true,
       execute: (input) => server.callTool({ toolName, arguments: input.arguments, signal: input.signal }),
     };
   });

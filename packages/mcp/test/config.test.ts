@@ -131,5 +131,7 @@ describe('toToolHandlers', () => {
         isMutating: true,
       },
     ]);
+    // idempotentHint: a call of it cut by a crash runs again without asking.
+    expect(handlers.map((handler) => handler.idempotent)).toEqual([false, false, true, false]);
   });
 });

@@ -60,6 +60,12 @@ export interface ServerOptions {
   limits?: ServerLimits;
   cors?: ServerCors;
   /**
+   * A session whose last turn a crash cut (its process was killed): `'auto'` continues that turn as soon as
+   * this server takes the session (a request opens it, a client follows its events or UI stream); with
+   * `'on-request'` (the default) it waits for `POST /sessions/:id/continue`.
+   */
+  continueInterrupted?: 'auto' | 'on-request';
+  /**
    * Serves the web chat page at `GET /` and `GET /web-chat/*`, without a token: `true` (or `{}`) serves the
    * package's own copy, `{ folder }` a copy of yours; left out or false, no page.
    */
@@ -88,20 +94,22 @@ export function createServer(options: ServerOptions): YouyouServer {
   if (!Number.isInteger(busyRetryAfterSeconds) || busyRetryAfterSeconds < 0) {
     throw new TypeError('limits.busyRetryAfterSeconds must be a whole number of seconds, 0 or more');
   }
-  const hub = new SessionHub({
-    agent: options.agent,
-    storage: options.storage,
-    idleMs: options.limits?.idleSessionMs ?? 60_000,
-    journalCapacity: options.limits?.journalCapacity ?? 10_000,
-    journalRetentionMs: options.limits?.journalRetentionMs ?? 15 * 60_000,
-    busyRetryAfterSeconds,
-  });
-  const eventLog = eventLogOf(options.storage);
   const turnOptionsOf = tenantTurnOptions({
     dailyCostUsd: options.limits?.tenantDailyCostUsd,
     storage: options.storage,
     tenantIn,
   });
+  const hub = new SessionHub({
+    agent: options.agent,
+    turnOptionsOf,
+    storage: options.storage,
+    idleMs: options.limits?.idleSessionMs ?? 60_000,
+    journalCapacity: options.limits?.journalCapacity ?? 10_000,
+    journalRetentionMs: options.limits?.journalRetentionMs ?? 15 * 60_000,
+    busyRetryAfterSeconds,
+    autoContinue: checkContinueMode(options.continueInterrupted) === 'auto',
+  });
+  const eventLog = eventLogOf(options.storage);
   const app = new Hono<{ Variables: { tenant: string } }>();
 
   app.onError((error, context) => errorResponse(context, error));
@@ -240,10 +248,13 @@ export function createServer(options: ServerOptions): YouyouServer {
     const body = await readJsonObject(context);
     onlyKeys(body, ['content']);
     const session = await hub.session(sessionId);
+    const content = body.content as UserInput | string;
     const turnOptions = await turnOptionsOf(context.get('tenant'));
-    return streamTurn(context, sessionId, () =>
-      session.sendMessage(body.content as UserInput | string, turnOptions),
-    );
+    // A message sent while the server continues a cut turn on its own comes after it, not as TURN_BUSY.
+    const start = hub.isContinuation(session.currentTurn)
+      ? () => session.followUp(content)
+      : () => session.sendMessage(content, turnOptions);
+    return streamTurn(context, sessionId, start);
   });
 
   app.get('/sessions/:id/events', async (context) => {
@@ -252,6 +263,7 @@ export function createServer(options: ServerOptions): YouyouServer {
       parseCursor(context.req.header('last-event-id'), 'Last-Event-ID') ??
       parseCursor(context.req.query('after'), 'after') ??
       0;
+    await hub.takeForFollower(sessionId);
     const watchEvents = eventLog?.watchEvents;
     return streamJournal({
       context,
@@ -319,8 +331,9 @@ export function createServer(options: ServerOptions): YouyouServer {
     const body = await readJsonObject(context);
     onlyKeys(body, []);
     const session = await hub.session(sessionId);
+    const turnOptions = await turnOptionsOf(context.get('tenant'));
     // INVALID_INPUT while a pending call is undecided and its approval window is still open.
-    return streamTurn(context, sessionId, () => session.continue());
+    return streamTurn(context, sessionId, () => session.continue(turnOptions));
   });
 
   app.post('/sessions/:id/steer', async (context) => {
@@ -360,4 +373,13 @@ export function createServer(options: ServerOptions): YouyouServer {
     listen: (listenOptions?: { port?: number; host?: string }) =>
       listen({ fetch: app.fetch, close }, listenOptions ?? {}),
   });
+}
+
+/** The `continueInterrupted` option, checked: a host's typo must not silently turn automatic continuing off. */
+function checkContinueMode(mode: unknown): 'auto' | 'on-request' {
+  if (mode === undefined) return 'on-request';
+  if (mode === 'auto' || mode === 'on-request') return mode;
+  throw new TypeError(
+    `continueInterrupted must be 'auto' or 'on-request', got ${JSON.stringify(String(mode))}`,
+  );
 }

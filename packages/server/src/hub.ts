@@ -7,6 +7,7 @@ import {
   type Session,
   type SessionEvent,
   type SessionStorage,
+  type TurnRunOptions,
 } from '@youyou/agent';
 import { HttpError } from './errors.js';
 import { SessionJournal } from './journal.js';
@@ -55,18 +56,24 @@ export class SessionHub {
   private readonly journals = new Map<string, SessionJournal>();
   private readonly tenants = new Map<string, string>();
   private readonly pumped = new WeakSet<RunningTurn>();
+  /** The turns this hub started to continue a cut turn on its own (see `autoContinue`). */
+  private readonly continuations = new WeakSet<RunningTurn>();
   private readonly pumps = new Set<Promise<void>>();
   private readonly log: SessionEventLog | undefined;
 
   constructor(
     private readonly options: {
       agent: Agent;
+      /** The run options of a tenant's turns (its spend limit): a cut turn continued here runs with them too. */
+      turnOptionsOf: (tenant: string) => Promise<TurnRunOptions | undefined>;
       storage: SessionStorage | undefined;
       idleMs: number;
       journalCapacity: number;
       journalRetentionMs: number;
       /** The `Retry-After` of a 429 SERVER_BUSY, in seconds. */
       busyRetryAfterSeconds: number;
+      /** Whether a session taken with a turn a crash cut continues that turn at once (else on request). */
+      autoContinue: boolean;
     },
   ) {
     this.log = eventLogOf(options.storage);
@@ -144,13 +151,23 @@ export class SessionHub {
    * The session's messages and pending approvals: from its live object when it is open here, else read from
    * the storage without opening it (no slot, no lease), so a reader never waits on a turn in another process.
    */
-  async history(sessionId: string): Promise<{ messages: Message[]; pendingApprovals: PendingToolCall[] }> {
+  async history(
+    sessionId: string,
+  ): Promise<{ messages: Message[]; pendingApprovals: PendingToolCall[]; unfinishedTurn: boolean }> {
     const session = this.activeSession(sessionId);
     if (session !== undefined) {
-      return { messages: session.messages(), pendingApprovals: session.pendingApprovals() };
+      return {
+        messages: session.messages(),
+        pendingApprovals: session.pendingApprovals(),
+        unfinishedTurn: session.isTurnRunning || session.interruptedTurn() !== undefined,
+      };
     }
     const snapshot = await this.options.agent.readSession(sessionId);
-    return { messages: snapshot.messages, pendingApprovals: snapshot.pendingApprovals };
+    return {
+      messages: snapshot.messages,
+      pendingApprovals: snapshot.pendingApprovals,
+      unfinishedTurn: snapshot.unfinishedTurn,
+    };
   }
 
   /** The session's active object, or undefined when it is not active on the agent. */
@@ -219,7 +236,38 @@ export class SessionHub {
     const session = await this.withSlot(() => this.options.agent.resumeSession(sessionId, options));
     const entry: OpenSession = { session, idleTimer: undefined };
     this.open.set(sessionId, entry);
+    if (this.options.autoContinue && session.interruptedTurn() !== undefined) {
+      // The process that takes the session runs the rest of its cut turn; followers see it in the journal.
+      // Should it not start, the session still opens: the cut turn waits for POST …/continue.
+      const turn = await this.options
+        .turnOptionsOf(tenant)
+        .then((turnOptions) => session.continue(turnOptions))
+        .catch(() => undefined);
+      if (turn !== undefined) {
+        this.continuations.add(turn);
+        this.track(sessionId, turn);
+      }
+    }
     return entry;
+  }
+
+  /** Whether `turn` is a cut turn this hub continued on its own: a message sent meanwhile follows it. */
+  isContinuation(turn: RunningTurn | undefined): boolean {
+    return turn !== undefined && this.continuations.has(turn);
+  }
+
+  /**
+   * With `autoContinue`, opens the session here if it can, so that a cut turn is continued for the client
+   * that follows it; a session held by another process (or no free slot) is left where it is.
+   */
+  async takeForFollower(sessionId: string): Promise<void> {
+    if (!this.options.autoContinue || this.open.has(sessionId)) return;
+    try {
+      await this.session(sessionId);
+    } catch (error) {
+      if (isSessionBusy(error) || (error instanceof HttpError && error.status === 429)) return;
+      throw error;
+    }
   }
 
   /**

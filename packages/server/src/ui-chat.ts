@@ -54,7 +54,9 @@ export function mountUiChat(options: {
     const turnOptions = await turnOptionsOf(context.get('tenant'));
     const turn =
       last.role === 'user'
-        ? await session.sendMessage({ content: userContent(last.parts) }, turnOptions)
+        ? await (hub.isContinuation(session.currentTurn)
+            ? session.followUp({ content: userContent(last.parts) })
+            : session.sendMessage({ content: userContent(last.parts) }, turnOptions))
         : await continueAfterApprovals({ session, parts: last.parts, turnOptions });
     hub.track(sessionId, turn);
     return streamUiTurn({
@@ -69,6 +71,8 @@ export function mountUiChat(options: {
 
   app.get('/ui/chat/:id/stream', async (context) => {
     const sessionId = await owned(context, context.req.param('id'));
+    // With automatic continuing, a client that reconnects to a session whose turn a crash cut sees it go on.
+    await hub.takeForFollower(sessionId);
     const turn: RunningTurn | undefined = hub.activeSession(sessionId)?.currentTurn;
     if (turn === undefined) return context.body(null, 204);
     const journal = hub.journal(sessionId);

@@ -20,7 +20,7 @@ import { settleWithin } from '../kernel/settle.js';
 import type { ToolCallRequest } from '../kernel/types.js';
 import type { ToolHandler } from '../ports/tool.js';
 import { approvalWindowPassed } from './held-batch.js';
-import { denialText, expiredText } from './texts.js';
+import { denialText, expiredText, unknownOutcomeText } from './texts.js';
 
 /** What the gate reads of the registered tools: a tool by name, with its compiled schema check. */
 export interface ToolLookup {
@@ -90,11 +90,12 @@ export async function gateApprovals(options: {
   // Calls past the tool-call limit will not run, so they need no decision.
   const runnable = config.maxToolCallsPerTurn - options.toolCallCount;
   for (const [index, call] of calls.entries()) {
+    const heldCall = held?.calls.find((entry) => entry.callId === call.callId);
     const needed =
       held === undefined
         ? index < runnable && (await needsApproval(tools, config, call))
-        : (held.calls.find((entry) => entry.callId === call.callId)?.needsApproval ?? false);
-    heldCalls.push({ ...call, needsApproval: needed });
+        : (heldCall?.needsApproval ?? false);
+    heldCalls.push({ ...call, needsApproval: needed, ...(heldCall?.mayHaveRun ? { mayHaveRun: true } : {}) });
   }
   const undecided = heldCalls.filter((call) => call.needsApproval && !held?.decisions.has(call.callId));
   for (const call of heldCalls) {
@@ -106,10 +107,12 @@ export async function gateApprovals(options: {
   // Past the window, silence is a denial: the held batch goes on without the undecided calls.
   if (held !== undefined && approvalWindowPassed(held)) {
     for (const call of undecided) refused.set(call.callId, expiredText(call.toolName));
-    return { refused, hold: undefined };
+    return { refused: withUnknownOutcomes(refused, heldCalls), hold: undefined };
   }
   // A turn cancelled meanwhile is not suspended: its batch ends as cancelled calls.
-  if (undecided.length === 0 || signal.aborted) return { refused, hold: undefined };
+  if (undecided.length === 0 || signal.aborted) {
+    return { refused: withUnknownOutcomes(refused, heldCalls), hold: undefined };
+  }
   const approve = run.approve;
   if (approve === undefined) {
     const windowMs = run.approvalWindowMs ?? config.approvalWindowMs;
@@ -133,11 +136,22 @@ export async function gateApprovals(options: {
       arguments: structuredClone(call.arguments),
       sessionId,
       turnId,
+      ...(call.mayHaveRun ? { mayHaveRun: true } : {}),
     };
     const text = await askApprover({ approve, request, windowMs, signal });
     if (text !== undefined) refused.set(call.callId, text);
   }
-  return { refused, hold: undefined };
+  return { refused: withUnknownOutcomes(refused, heldCalls), hold: undefined };
+}
+
+/** A refused call that may have run before an interruption is not "denied" to the model: its outcome is unknown. */
+function withUnknownOutcomes(refused: Map<string, string>, calls: readonly HeldCall[]): Map<string, string> {
+  for (const call of calls) {
+    const text = refused.get(call.callId);
+    if (text !== undefined && call.mayHaveRun)
+      refused.set(call.callId, unknownOutcomeText(call.toolName, text));
+  }
+  return refused;
 }
 
 /** Asks the approver about one call; undefined when approved, else the denial's result text. */

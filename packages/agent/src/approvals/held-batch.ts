@@ -12,11 +12,13 @@ export function pendingCallsOf(batch: HeldBatch): PendingToolCall[] {
   const expiresAt = batch.expiresAt === undefined ? undefined : new Date(batch.expiresAt).toISOString();
   return batch.calls
     .filter((call) => call.needsApproval)
-    .map(({ callId, toolName, arguments: args }) =>
-      expiresAt === undefined
-        ? { callId, toolName, arguments: args }
-        : { callId, toolName, arguments: args, expiresAt },
-    );
+    .map(({ callId, toolName, arguments: args, mayHaveRun }) => ({
+      callId,
+      toolName,
+      arguments: args,
+      ...(expiresAt === undefined ? {} : { expiresAt }),
+      ...(mayHaveRun === true ? { mayHaveRun } : {}),
+    }));
 }
 
 /** Whether the batch's approval window has passed: its undecided calls count as denied. */
@@ -91,6 +93,7 @@ function readPending(value: unknown): HeldBatch | undefined {
       needsApproval: call.needsApproval === true,
     };
     if (typeof call.parseError === 'string') held.parseError = call.parseError;
+    if (call.mayHaveRun === true) held.mayHaveRun = true;
     calls.push(held);
   }
   const count = record.toolCallCount;

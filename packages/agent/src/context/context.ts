@@ -366,6 +366,13 @@ export function replaySessionEvents(
           chars = 0;
           for (const message of messages) chars += messageChars(message);
         }
+      } else if (payload.key === MetadataKey.turnContinued) {
+        const kept = withoutCutAnswer(messages);
+        if (kept !== messages) {
+          messages = kept;
+          chars = 0;
+          for (const message of messages) chars += messageChars(message);
+        }
       } else if (payload.key === MetadataKey.contextPruned) {
         const pruned = applyPruning(messages, readPrunedCallIds(payload.value));
         if (pruned !== messages) {
@@ -388,4 +395,19 @@ export function replaySessionEvents(
   for (const callId of held) open.delete(callId);
   if (options.keepTrailingCalls !== true) closeOpenCalls();
   return { messages, chars, sessionConfig, turnCount };
+}
+
+/**
+ * The messages without the answer a crash cut, when they end with one (an incomplete assistant message and its
+ * notice): a continued turn asks the model again, so the cut answer stays in the log but leaves the context.
+ */
+export function withoutCutAnswer(messages: Message[]): Message[] {
+  const notice = messages.at(-1);
+  const answer = messages.at(-2);
+  const endsCut =
+    notice?.type === 'system' &&
+    notice.content === INTERRUPTED_MESSAGE_NOTICE &&
+    answer?.type === 'assistant' &&
+    answer.status === 'incomplete';
+  return endsCut ? messages.slice(0, -2) : messages;
 }

@@ -9,6 +9,11 @@ export interface PendingToolCall {
   arguments: unknown;
   /** When the approval window passes (ISO 8601); then the call is denied unless decided. Absent: no window. */
   expiresAt?: string;
+  /**
+   * Set on a mutating call of an interrupted turn that had no result: it may have run before the interruption.
+   * Approving it runs it again; denying it tells the model its outcome is unknown.
+   */
+  mayHaveRun?: true;
 }
 
 /** A decision on a call that needs approval; a denial's `reason` is shown to the model. */
@@ -52,6 +57,8 @@ export interface HeldCall {
   arguments: unknown;
   parseError?: string;
   needsApproval: boolean;
+  /** A call of an interrupted turn that may have run before the interruption (see PendingToolCall). */
+  mayHaveRun?: true;
 }
 
 /** A decision recorded for a held call. */
@@ -69,4 +76,15 @@ export interface HeldBatch {
   decisions: Map<string, RecordedDecision>;
   /** When the approval window passes (ms since the epoch); undefined: no window. */
   expiresAt: number | undefined;
+}
+
+/** A turn a crash cut, as `Session.interruptedTurn()` shows it; `Session.continue()` runs the rest of it. */
+export interface InterruptedTurn {
+  /**
+   * The calls it saved without a result, in call order: each runs again when the turn is continued, but one that
+   * `mayHaveRun` (a mutating tool that is not idempotent), which waits for approval instead.
+   */
+  unfinishedCalls: { callId: string; toolName: string; arguments: unknown; mayHaveRun: boolean }[];
+  /** True when the log ends with a model answer the crash cut: it stays in the log, and the model is asked again. */
+  partialAnswer: boolean;
 }

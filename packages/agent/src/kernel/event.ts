@@ -73,6 +73,15 @@ export type AgentEventPayload =
    * answer, when the turn asked for one and completed with a valid answer.
    */
   | { type: 'turn_complete'; usage: UsageTotals; output?: unknown }
+  /**
+   * The turn continues one a crash cut (`Session.continue()`): `calls` are the calls it left without a result,
+   * each run again unless `mayHaveRun` (then it waits for a decision); `askedAgain` when the model is asked again.
+   */
+  | {
+      type: 'turn_continued';
+      calls: { callId: string; toolName: string; mayHaveRun: boolean }[];
+      askedAgain: boolean;
+    }
   | { type: 'turn_cancelled' }
   | { type: 'turn_suspended'; pendingCalls: PendingToolCall[] }
   | { type: 'error'; error: AgentError }

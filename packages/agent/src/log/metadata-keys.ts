@@ -23,4 +23,8 @@ export const MetadataKey = {
   approvalDecision: 'approval_decision',
   /** The held batch was continued: the turn goes on. */
   approvalContinued: 'approval_continued',
+  /** A turn ended without its final answer being the last message (failed, cancelled, at its tool limit). */
+  turnEnded: 'turn_ended',
+  /** An interrupted turn (cut by a crash) was continued: what it left unfinished is reconciled. */
+  turnContinued: 'turn_continued',
 } as const;

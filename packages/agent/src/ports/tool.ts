@@ -31,5 +31,11 @@ export interface ToolHandler {
    * `approve`/`deny` and `continue()`. A function that throws or does not answer in time means "needs approval".
    */
   readonly needsApproval?: boolean | ((args: unknown) => boolean | Promise<boolean>);
+  /**
+   * A mutating tool whose second run with the same arguments changes nothing more than the first (it sets
+   * rather than adds). When a turn is continued after an interruption, such a call without a result simply
+   * runs again; any other mutating call without a result waits for approval, since it may have run already.
+   */
+  readonly idempotent?: boolean;
   execute(input: ToolInput): Promise<ToolOutput>;
 }

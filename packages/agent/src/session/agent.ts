@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pendingCallsOf, readHeldBatch } from '../approvals/held-batch.js';
-import { replaySessionEvents } from '../context/context.js';
+import { readInterruptedTurn } from '../approvals/interrupted-turn.js';
+import { messageChars, replaySessionEvents, withoutCutAnswer } from '../context/context.js';
 import type { PluginManager } from '../hooks/plugin-manager.js';
 import type { PendingToolCall } from '../kernel/approval-types.js';
 import { checkBudgetConfig, checkModelIds } from '../kernel/config-validation.js';
@@ -26,6 +27,11 @@ export interface SessionSnapshot {
   pendingApprovals: PendingToolCall[];
   /** Each user message is one turn. */
   turnCount: number;
+  /**
+   * True when the log's last turn has not ended: it runs now (here or in another process), or a crash cut it,
+   * and then `resumeSession(id)` and `continue()` run the rest of it (`Session.interruptedTurn()`).
+   */
+  unfinishedTurn: boolean;
 }
 
 /**
@@ -171,6 +177,7 @@ export class Agent {
       state.restoreCounts(replayed.turnCount, this.runtime.config.memoryCheckpointInterval);
       state.usage.restore(usageTotalsOfLog(events));
       state.heldBatch = heldBatch;
+      state.interrupted = heldBatch === undefined ? interruptedTurnOf(events) : undefined;
       state.memories = await this.loadMemories(state);
       return new Session(this.activate(state));
     } catch (error) {
@@ -215,6 +222,7 @@ export class Agent {
       messages: replayed.messages,
       pendingApprovals: heldBatch === undefined ? [] : pendingCallsOf(heldBatch),
       turnCount: replayed.turnCount,
+      unfinishedTurn: heldBatch === undefined && readInterruptedTurn(events) !== undefined,
     };
   }
 
@@ -319,6 +327,23 @@ export class Agent {
     });
     for (const error of outcome.errors) config.onBackgroundError(error);
   }
+}
+
+/**
+ * The turn the log leaves cut, with the context `continue()` runs it on: the calls it left without a result still
+ * open (the resumed context gives them the interrupted result, which a new message keeps), its cut answer out.
+ */
+function interruptedTurnOf(events: readonly SessionEvent[]): SessionState['interrupted'] {
+  const record = readInterruptedTurn(events);
+  if (record === undefined) return undefined;
+  const replayed = replaySessionEvents(events, { keepTrailingCalls: true });
+  const messages = record.partialAnswer ? withoutCutAnswer(replayed.messages) : replayed.messages;
+  const chars = messages === replayed.messages ? replayed.chars : undefined;
+  return {
+    record,
+    messages,
+    chars: chars ?? messages.reduce((sum, message) => sum + messageChars(message), 0),
+  };
 }
 
 /** A session's memory namespace, when given, is a non-empty string of at most 256 characters. */

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { checkContinuable, checkDecision, checkNotSuspended, checkRunOptions } from '../approvals/checks.js';
 import { decisionRecord } from '../approvals/held-batch.js';
-import type { HeldBatch, TurnRunOptions } from '../kernel/approval-types.js';
+import {
+  type InterruptedTurnRecord,
+  interruptedTurnView,
+  turnEndedRecord,
+} from '../approvals/interrupted-turn.js';
+import type { HeldBatch, InterruptedTurn, TurnRunOptions } from '../kernel/approval-types.js';
 import { checkBudget } from '../kernel/config-validation.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
@@ -102,18 +107,36 @@ export class SessionController {
     checkNotSuspended(this.state, 'sending a message');
     const content = normaliseUserInput(input, this.state.model.info);
     const budget = checkBudget('sendMessage options.budget', run.budget, 'INVALID_INPUT');
+    // A new message gives up an interrupted turn: its unfinished calls keep the interrupted result.
+    this.state.interrupted = undefined;
     this.lastRun = run;
     return this.begin({ content, output: planStructuredOutput(options), run, budget });
   }
 
-  /** Continues the suspended turn: its decided calls run (denied ones get an error result), then the turn goes on. */
+  /**
+   * Continues the suspended turn: its decided calls run (denied ones get an error result), then the turn goes on;
+   * or, with none suspended, the turn a crash cut (a new turn id): its unfinished calls are reconciled first.
+   */
   continueTurn(options?: TurnRunOptions): RunningTurn {
     const run = checkRunOptions(options);
     const budget = checkBudget('continue options.budget', run.budget, 'INVALID_INPUT');
     this.checkIdle();
+    const cut = this.state.interrupted;
+    if (this.state.heldBatch === undefined && cut !== undefined) {
+      // The context the cut turn continues from: its unfinished calls without the interrupted result.
+      this.state.interrupted = undefined;
+      this.state.context.reset(cut.messages, cut.chars);
+      return this.begin({ content: [], run, interrupted: cut.record, budget });
+    }
     const batch = checkContinuable(this.state, run);
     this.state.heldBatch = undefined;
     return this.begin({ turnId: batch.turnId, content: [], run, resume: batch, budget });
+  }
+
+  /** The turn a crash cut, as the public Session shows it; undefined when there is none. */
+  interruptedTurn(): InterruptedTurn | undefined {
+    const cut = this.state.interrupted;
+    return cut === undefined ? undefined : interruptedTurnView(this.runtime.tools, cut.record);
   }
 
   /** Records (in the log) a decision on a pending call of the suspended turn. */
@@ -143,6 +166,11 @@ export class SessionController {
     const controller = new AbortController();
     const state = this.state;
     const turnId = randomUUID();
+    if (state.interrupted !== undefined) {
+      // Compacting gives up an interrupted turn; the log says so, or a later resume would find it cut again.
+      state.interrupted = undefined;
+      await state.log.append(turnEndedRecord(turnId, 'abandoned'));
+    }
     const events: AgentEvent[] = [];
     const emit = (payload: AgentEventPayload): void => {
       events.push(state.nextEvent(turnId, payload));
@@ -190,6 +218,7 @@ export class SessionController {
     const active = this.activeTurn;
     if (active === undefined) {
       checkNotSuspended(this.state, 'steering');
+      this.state.interrupted = undefined;
       return this.begin({ content });
     }
     if (active.turn === undefined) throw this.busyError();
@@ -204,6 +233,7 @@ export class SessionController {
     const active = this.activeTurn;
     if (active === undefined && this.followUps.length === 0) {
       checkNotSuspended(this.state, 'a follow-up');
+      this.state.interrupted = undefined;
       return Promise.resolve(this.begin({ content }));
     }
     return new Promise((resolve, reject) => {
@@ -229,6 +259,8 @@ export class SessionController {
     resume?: HeldBatch;
     /** The turn's own budget (the `sendMessage` option). */
     budget?: Budget | undefined;
+    /** Set to continue a turn a crash cut: what it left unfinished is reconciled first. */
+    interrupted?: InterruptedTurnRecord;
     turnId?: string;
   }): RunningTurn {
     const { content, output, resume } = options;
@@ -295,6 +327,7 @@ export class SessionController {
       usageTotals,
       budgetGate,
       ...(resume === undefined ? {} : { resume }),
+      ...(options.interrupted === undefined ? {} : { interrupted: options.interrupted }),
       ...(output === undefined ? {} : { output }),
       ...(observers === undefined ? {} : { observers }),
     })

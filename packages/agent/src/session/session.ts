@@ -1,5 +1,5 @@
 import { pendingCallsOf } from '../approvals/held-batch.js';
-import type { PendingToolCall, TurnRunOptions } from '../kernel/approval-types.js';
+import type { InterruptedTurn, PendingToolCall, TurnRunOptions } from '../kernel/approval-types.js';
 import type { AgentEvent } from '../kernel/event.js';
 import type { Message, UsageTotals, UserInput } from '../kernel/types.js';
 import type { SendMessageOptions } from '../output/structured-output.js';
@@ -66,6 +66,14 @@ export class Session implements AsyncDisposable {
     return batch === undefined ? [] : structuredClone(pendingCallsOf(batch));
   }
 
+  /**
+   * The turn a crash cut (found when the session was resumed), until it is continued or a new message gives it up:
+   * `continue()` runs the rest of it. Undefined when the last turn ended, or is suspended (see `pendingApprovals`).
+   */
+  interruptedTurn(): InterruptedTurn | undefined {
+    return this.controller.interruptedTurn();
+  }
+
   /** Approves a pending call; saved in the log. INVALID_INPUT when the call does not wait for approval. */
   async approve(callId: string): Promise<void> {
     await this.controller.decide(callId, true);
@@ -80,6 +88,9 @@ export class Session implements AsyncDisposable {
    * Continues the suspended turn (same turn id): approved calls run, denied ones get an error result with the
    * reason, and the turn goes on with the model. Every pending call needs a decision first, unless
    * `options.approve` is given to decide the rest; otherwise INVALID_INPUT, as when nothing is suspended.
+   * With no turn suspended, continues the turn a crash cut (`interruptedTurn()`), in a new turn id, from where
+   * its log stops: its calls without a result run again, but a mutating one that may have run (its tool is not
+   * `idempotent`) waits for approval, marked `mayHaveRun`, as with `turn_suspended`; a cut answer is asked again.
    */
   async continue(options?: TurnRunOptions): Promise<RunningTurn> {
     return this.controller.continueTurn(options);

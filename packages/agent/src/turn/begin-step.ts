@@ -1,9 +1,15 @@
 /**
  * How a turn begins (0006 §9.1 steps 1–3): the TurnStart hook, the skills invoked with /name, the user message.
- * A turn that continues a suspended one begins instead with the batch it held (3c).
+ * A turn that continues a suspended one begins instead with the batch it held (3c), and one that continues a turn
+ * a crash cut with what that turn left unfinished (3d).
  */
 
 import { continuedRecord } from '../approvals/held-batch.js';
+import {
+  type InterruptedTurnRecord,
+  reconcileCalls,
+  turnContinuedRecord,
+} from '../approvals/interrupted-turn.js';
 import { cutBlocks, userMessageLimitChars } from '../context/context-limits.js';
 import type { HeldBatch } from '../kernel/approval-types.js';
 import { AgentError } from '../kernel/error.js';
@@ -56,6 +62,7 @@ export async function begin(turn: TurnRun): Promise<NextStep> {
     toolsChars: runtime.toolsChars,
   });
   await session.commit({ type: 'user', content: cutBlocks(input.content, userLimit).slice() });
+  turn.opened = true;
   session.countTurn('input');
   addOutputSection(turn);
   return { type: 'run_again' };
@@ -63,22 +70,60 @@ export async function begin(turn: TurnRun): Promise<NextStep> {
 
 /**
  * 3c. A continued turn first runs the batch it held, once the log says it is no longer held (so a crash from
- * here on gives its calls the interrupted result, never a second run). Answers what its tool step answers.
+ * here on leaves a cut turn, whose mutating calls never run again unasked). Answers what its tool step answers.
  */
 export async function continueHeld(turn: TurnRun, held: HeldBatch): Promise<NextStep> {
-  const { runtime, session, turnId } = turn.options;
+  const { session, turnId } = turn.options;
   addOutputSection(turn);
   turn.toolCallCount = held.toolCallCount;
   for (const call of held.calls) turn.openCalls.add(call.callId);
   await session.log.append(continuedRecord(turnId));
-  const promptChars =
+  turn.opened = true;
+  turn.held = held;
+  return toolStep(turn, held.calls, promptChars(turn));
+}
+
+/**
+ * 3d. A turn that continues one a crash cut (docs/decisions.md): the log records the continuation first (a replay
+ * drops the cut answer there), then its calls without a result are reconciled as a held batch and run (a call
+ * that may have run waits for a decision); without such calls the model is asked again.
+ */
+export async function continueInterrupted(
+  turn: TurnRun,
+  interrupted: InterruptedTurnRecord,
+): Promise<NextStep> {
+  const { runtime, session, turnId, emit } = turn.options;
+  addOutputSection(turn);
+  turn.toolCallCount = interrupted.toolCallCount;
+  await session.log.append(turnContinuedRecord(turnId));
+  turn.opened = true;
+  const held = await reconcileCalls({ tools: runtime.tools, config: runtime.config, turnId, interrupted });
+  emit({
+    type: 'turn_continued',
+    calls: held.calls.map(({ callId, toolName, mayHaveRun }) => ({
+      callId,
+      toolName,
+      mayHaveRun: mayHaveRun === true,
+    })),
+    askedAgain: held.calls.length === 0,
+  });
+  if (held.calls.length === 0) return { type: 'run_again' };
+  for (const call of held.calls) turn.openCalls.add(call.callId);
+  turn.held = held;
+  return toolStep(turn, held.calls, promptChars(turn));
+}
+
+/** The size of the system prompt the model call that asked for a continued batch would have had. */
+function promptChars(turn: TurnRun): number {
+  const { runtime, session } = turn.options;
+  return (
     cachedStablePrompt(runtime, session).length +
     buildDynamicPrompt({
       memories: session.memories,
       environmentContext: runtime.config.environmentContext,
       dynamicSections: turn.dynamicSections,
-    }).length;
-  return toolStep(turn, held.calls, promptChars, held);
+    }).length
+  );
 }
 
 /** A structured-output turn tells the model the format of its answer in the dynamic part of the prompt. */

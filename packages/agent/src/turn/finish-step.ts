@@ -3,6 +3,7 @@
  * what a turn that failed leaves behind it (every saved tool call paired with a result).
  */
 
+import { turnEndedRecord } from '../approvals/interrupted-turn.js';
 import { logPayloadOf } from '../context/context.js';
 import { toAgentError } from '../kernel/error.js';
 import type { Message } from '../kernel/types.js';
@@ -57,6 +58,7 @@ export async function finish(turn: TurnRun, next: NextStep): Promise<void> {
   const { options } = turn;
   const { session, emit } = options;
   await turnEnd(options, statusOf(next), turn.toolCallCount);
+  await recordEnd(turn, next);
   // Sub-agents' usage joins the turn's totals (and the session's) before the turn reports them.
   foldSubagentUsage(options);
   // The turn's usage records are saved before it ends, like everything else it produced.
@@ -140,4 +142,17 @@ async function turnEnd(options: TurnOptions, status: TurnStatus, toolCallCount: 
   } catch (error) {
     emit({ type: 'error', error: toAgentError(error, 'PLUGIN_ERROR', 'TurnEnd failed') });
   }
+}
+
+/**
+ * A turn whose last message is not its final answer says in the log that it ended, so that a resume can tell it
+ * from a turn a crash cut (approvals/interrupted-turn.ts). A suspended turn's held batch says so already.
+ */
+async function recordEnd(turn: TurnRun, next: NextStep): Promise<void> {
+  const { session, turnId } = turn.options;
+  if (!turn.opened || next.type === 'interruption') return;
+  const last = session.context.messages.at(-1);
+  if (last?.type === 'assistant' && last.status === 'complete') return;
+  // A storage that fails here failed the turn already, and said so: this record is best effort.
+  await session.log.append(turnEndedRecord(turnId, statusOf(next))).catch(() => {});
 }

@@ -1,3 +1,4 @@
+import type { InterruptedTurnRecord } from '../approvals/interrupted-turn.js';
 import { ContextManager, logPayloadOf } from '../context/context.js';
 import type { HookRegistry } from '../hooks/hook.js';
 import type { HeldBatch } from '../kernel/approval-types.js';
@@ -62,6 +63,11 @@ export class SessionState {
   memories: Memory[] = [];
   /** The tool batch a suspended turn holds until its calls are decided and the turn continued. */
   heldBatch: HeldBatch | undefined;
+  /**
+   * A turn a crash cut, found at resume, until it is continued or given up (a new message): what it left
+   * unfinished, and the context it continues from (its unfinished calls open, its cut answer left out).
+   */
+  interrupted: { record: InterruptedTurnRecord; messages: Message[]; chars: number } | undefined;
   #turnCount = 0;
   #turnsSinceCheckpoint = 0;
   #sinceCheckpoint: Message[] = [];

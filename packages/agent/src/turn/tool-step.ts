@@ -8,7 +8,6 @@ import { gateApprovals } from '../approvals/gate.js';
 import { heldBatchRecord, pendingCallsOf } from '../approvals/held-batch.js';
 import { capToolResult, toolResultLimitChars } from '../context/context-limits.js';
 import { hookRunner } from '../hooks/hook.js';
-import type { HeldBatch } from '../kernel/approval-types.js';
 import { AgentError } from '../kernel/error.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from '../kernel/templates.js';
 import type { ToolCallRequest } from '../kernel/types.js';
@@ -20,14 +19,12 @@ import type { NextStep, TurnRun } from './turn-run.js';
  * One batch: calls that need approval are decided (or the batch is held and the turn suspends), then the batch
  * runs; its results are saved as they arrive, in call order, and waited for once at its end. Each enters the
  * context cut to its share of the window (the tool_call_end event had it whole). `promptChars` is the size of
- * the system prompt of the model call that asked for the calls. `held` is the batch a continued turn held: its
- * calls keep the approval needs and decisions recorded for them; every later batch is gated afresh.
+ * the system prompt of the model call that asked for the calls.
  */
 export async function toolStep(
   turn: TurnRun,
   calls: readonly ToolCallRequest[],
   promptChars: number,
-  held?: HeldBatch,
 ): Promise<NextStep> {
   const { runtime, session, turnId, signal, emit } = turn.options;
   const { config, hooks } = runtime;
@@ -38,11 +35,13 @@ export async function toolStep(
     sessionId: session.id,
     turnId,
     calls,
-    held,
+    held: turn.held,
     toolCallCount: turn.toolCallCount,
     run: turn.options.approval ?? {},
     signal,
   });
+  // Only the batch the turn was continued with is held: the turn's later batches are decided afresh.
+  turn.held = undefined;
   if (gate.hold !== undefined) {
     await session.log.append(heldBatchRecord(gate.hold));
     session.heldBatch = gate.hold;

@@ -1,3 +1,4 @@
+import type { InterruptedTurnRecord } from '../approvals/interrupted-turn.js';
 import type { HeldBatch, TurnRunOptions } from '../kernel/approval-types.js';
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { UsageTotals, UserInput } from '../kernel/types.js';
@@ -37,6 +38,8 @@ export interface TurnOptions {
   budgetGate?: BudgetGate | undefined;
   /** Set when the turn continues a suspended one: its held batch runs first, instead of steps 1–3. */
   resume?: HeldBatch;
+  /** Set when the turn continues one cut by a crash: what it left unfinished is reconciled, instead of steps 1–3. */
+  interrupted?: InterruptedTurnRecord;
 }
 
 /** The turn loop (`runTurn`), as the builder hands it to the sub-agent tools, which run turns of their own. */

@@ -5,7 +5,7 @@
  */
 
 import type { HookScope } from '../hooks/hook.js';
-import type { PendingToolCall } from '../kernel/approval-types.js';
+import type { HeldBatch, PendingToolCall } from '../kernel/approval-types.js';
 import type { AgentError } from '../kernel/error.js';
 import type { TurnUsageOptions } from './turn-usage.js';
 
@@ -32,6 +32,10 @@ export interface TurnRun {
   dynamicSections: readonly string[];
   /** Tool calls run so far, a continued turn's earlier ones included (for the tool-call limit). */
   toolCallCount: number;
+  /** The batch the next tool step continues (held for approval, or reconciled after a crash); used once. */
+  held: HeldBatch | undefined;
+  /** True once the turn saved something (its user message, or its continuation began): its end is recorded. */
+  opened: boolean;
   /** Calls saved without a result yet: a turn that fails gives each one, so every call keeps its result. */
   readonly openCalls: Set<string>;
   /** Structured output: whether the one repair round was used. */
@@ -50,6 +54,8 @@ export function startTurnRun(options: TurnUsageOptions): TurnRun {
     hookScope: { sessionId: session.id, turnId, timeoutMs: runtime.tools.timeoutMs, reportError },
     dynamicSections: [],
     toolCallCount: 0,
+    held: undefined,
+    opened: false,
     openCalls: new Set(),
     repairUsed: false,
     contextRetryUsed: false,

@@ -1,5 +1,5 @@
 import { copyUsageTotals } from '../usage/usage.js';
-import { begin, continueHeld } from './begin-step.js';
+import { begin, continueHeld, continueInterrupted } from './begin-step.js';
 import { checkpoint, finish, recordFailure, statusOf } from './finish-step.js';
 import { modelStep } from './model-step.js';
 import type { TurnResult } from './running-turn.js';
@@ -13,14 +13,17 @@ import { withTurnUsage } from './turn-usage.js';
  * → tool step (4g–4i)]* → memory checkpoint (6) → TurnEnd and the terminal event (7–8). Each step answers what
  * happens next (a NextStep); this loop only follows the answers. Every failure is reported as an `error` event;
  * the terminal event is emitted in `finally`, so it always comes, once. A batch with calls that need approval
- * and no approver ends the turn suspended; `options.resume` continues it (3c instead of 1–3).
+ * and no approver ends the turn suspended; `options.resume` continues it (3c instead of 1–3), and
+ * `options.interrupted` continues a turn a crash cut (3d).
  */
 export async function runTurn(given: TurnOptions): Promise<TurnResult> {
   const turn = startTurnRun(withTurnUsage(given));
-  const { resume, usageTotals } = turn.options;
+  const { resume, interrupted, usageTotals } = turn.options;
   let next: NextStep = { type: 'failed' };
   try {
-    next = resume === undefined ? await begin(turn) : await continueHeld(turn, resume);
+    if (resume !== undefined) next = await continueHeld(turn, resume);
+    else if (interrupted !== undefined) next = await continueInterrupted(turn, interrupted);
+    else next = await begin(turn);
     while (next.type === 'run_again') {
       const step = await modelStep(turn);
       next = step.type === 'run_tools' ? await toolStep(turn, step.calls, step.promptChars) : step;

@@ -30,6 +30,8 @@ export function createWriteFileTool(workspace: Workspace): ToolHandler {
       additionalProperties: false,
     },
     isMutating: true,
+    // Writing the same whole content again changes nothing more: after a crash it simply runs again.
+    idempotent: true,
     execute: (input) => writeFileTool(workspace, input),
   };
 }

@@ -40,6 +40,8 @@ export async function startHarness(
     approvalWindowMs?: number;
     /** An existing database (a restart); it is left in place on close. */
     databasePath?: string;
+    /** The server's `continueInterrupted`. */
+    continueInterrupted?: 'auto' | 'on-request';
   } = {},
 ): Promise<Harness> {
   const folder =
@@ -62,6 +64,9 @@ export async function startHarness(
     auth: { tokens: { [TOKENS.alice]: 'alice', [TOKENS.bob]: 'bob' } },
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.cors === undefined ? {} : { cors: options.cors }),
+    ...(options.continueInterrupted === undefined
+      ? {}
+      : { continueInterrupted: options.continueInterrupted }),
   });
   const listening: ListeningServer = await listen(server);
   return {
