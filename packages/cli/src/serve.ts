@@ -114,12 +114,16 @@ export async function runServe(options: {
   try {
     const { createServer, listen } = await import('@youyou/server');
     const idleSessionMs = settings.server?.idleSessionMs;
+    const journalRetentionMs = settings.server?.journalRetentionMs;
     const server = createServer({
       agent: runtime.agent,
       storage: runtime.sessions,
       auth: { tokens },
       webChat,
-      ...(idleSessionMs === undefined ? {} : { limits: { idleSessionMs } }),
+      limits: {
+        ...(idleSessionMs === undefined ? {} : { idleSessionMs }),
+        ...(journalRetentionMs === undefined ? {} : { journalRetentionMs }),
+      },
     });
     workspaces.knowTenants((sessionId) => server.tenantOf(sessionId));
     const listening = await listen(server, { port: options.port, host: options.host });
