@@ -33,6 +33,20 @@ describe('copyOf (the in-memory storages’ defensive copy)', () => {
     expect(copy.map).not.toBe(cyclic.map);
   });
 
+  it('leaves a value that shares objects exponentially often to structuredClone, which keeps the sharing', () => {
+    // 60 levels of diamonds: 2^60 paths from the top, 61 objects.
+    let node: { a?: unknown; b?: unknown; leaf?: string } = { leaf: 'bottom' };
+    for (let level = 0; level < 60; level++) node = { a: node, b: node };
+    const copy = copyOf(node, 'the value');
+    // Identity checks only: any deep comparison of these values walks every path.
+    expect(copy === node).toBe(false);
+    expect(copy.a === copy.b).toBe(true);
+    // Down the chain: the leaf is there, copied.
+    let bottom: { a?: unknown; leaf?: string } = copy;
+    for (let level = 0; level < 60; level++) bottom = bottom.a as typeof bottom;
+    expect(bottom).toEqual({ leaf: 'bottom' });
+  });
+
   it('refuses a function as INVALID_INPUT', () => {
     try {
       copyOf({ run: () => 1 }, 'the value');

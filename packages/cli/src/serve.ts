@@ -115,6 +115,7 @@ export async function runServe(options: {
     const { createServer, listen } = await import('@youyou/server');
     const idleSessionMs = settings.server?.idleSessionMs;
     const tenantDailyCostUsd = settings.server?.tenantDailyCostUsd;
+    const journalRetentionMs = settings.server?.journalRetentionMs;
     const server = createServer({
       agent: runtime.agent,
       storage: runtime.sessions,
@@ -123,6 +124,7 @@ export async function runServe(options: {
       limits: {
         ...(idleSessionMs === undefined ? {} : { idleSessionMs }),
         ...(tenantDailyCostUsd === undefined ? {} : { tenantDailyCostUsd }),
+        ...(journalRetentionMs === undefined ? {} : { journalRetentionMs }),
       },
       ...(settings.server?.continueInterrupted === undefined
         ? {}

@@ -8,6 +8,8 @@ export interface ServerFileConfig {
   maxActiveSessions?: number;
   /** How long a session with no running turn stays open on the agent (default 60 s); on PostgreSQL, how long this process keeps its lease. */
   idleSessionMs?: number;
+  /** How long a closed session's events stay in memory for streams that reconnect (default 15 min). */
+  journalRetentionMs?: number;
   /** `postgres://…`: sessions and memories in PostgreSQL instead of youyou.db (YOUYOU_DATABASE_URL and --database-url win). */
   databaseUrl?: string;
   /** The PostgreSQL schema of the tables (default "public"); created when missing. */
@@ -37,6 +39,7 @@ const SERVER_KEYS = [
   'tokens',
   'maxActiveSessions',
   'idleSessionMs',
+  'journalRetentionMs',
   'databaseUrl',
   'databaseSchema',
   'webChat',
@@ -99,6 +102,20 @@ export function parseServerConfig(file: string, value: unknown): ServerFileConfi
       );
     }
     config.idleSessionMs = idle;
+  }
+  const retention = value.journalRetentionMs;
+  if (retention !== undefined) {
+    if (
+      typeof retention !== 'number' ||
+      !Number.isInteger(retention) ||
+      retention < 1_000 ||
+      retention > 86_400_000
+    ) {
+      throw new ConfigError(
+        `${file}: "server.journalRetentionMs" must be a whole number of milliseconds from 1000 to 86400000`,
+      );
+    }
+    config.journalRetentionMs = retention;
   }
   const window = value.approvalWindowMs;
   if (window !== undefined) {

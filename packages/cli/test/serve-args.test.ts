@@ -136,3 +136,12 @@ test('server.workspaces is "tenant", "session" or "shared"; server.workspaceRoot
     expect(() => parseServerConfig('config.json', { workspaceRoot })).toThrow(ConfigError);
   }
 });
+
+test('server.journalRetentionMs is taken in whole milliseconds from 1000 to 86400000', () => {
+  expect(parseServerConfig('config.json', { journalRetentionMs: 5_000 })).toEqual({
+    journalRetentionMs: 5_000,
+  });
+  for (const bad of [999, 86_400_001, 1.5, '5000', null]) {
+    expect(() => parseServerConfig('config.json', { journalRetentionMs: bad })).toThrow(ConfigError);
+  }
+});

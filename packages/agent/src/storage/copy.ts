@@ -8,14 +8,25 @@ import { AgentError } from '../kernel/error.js';
 /** What `copyPlain` answers for a value it leaves to structuredClone. */
 const NOT_PLAIN: unique symbol = Symbol('not plain data');
 
-/** Deeper than this, the value is left to structuredClone rather than risk the stack. */
+/** Deeper than this, the value is left to structuredClone rather than risk the stack (a cycle ends here). */
 const MAX_DEPTH = 100;
+
+/**
+ * More objects than this in one value, and it is left to structuredClone: a value that shares an object many
+ * times over (a chain of diamonds) would otherwise be walked once per path, exponentially often.
+ */
+const MAX_OBJECTS = 100_000;
+
+/** How many objects the current copy may still walk. */
+interface Budget {
+  objects: number;
+}
 
 /** A deep copy, as structuredClone makes it; a value structuredClone cannot copy (a function, a symbol) is bad input. */
 export function copyOf<T>(value: T, what: string): T {
   let copy: unknown;
   try {
-    copy = copyPlain(value, new Set(), 0);
+    copy = copyPlain(value, { objects: MAX_OBJECTS }, 0);
   } catch {
     // A getter threw: structuredClone below reports it.
     copy = NOT_PLAIN;
@@ -34,22 +45,23 @@ export function copyOf<T>(value: T, what: string): T {
 }
 
 /**
- * Copies primitives, plain objects, plain arrays and Dates. Anything else (an object met twice, a class
- * instance, a Map, a function, a `__proto__` key) answers NOT_PLAIN, and the whole value goes to
- * structuredClone, its errors included.
+ * Copies primitives, plain objects, plain arrays and Dates. Anything else (a class instance, a Map, a function,
+ * a `__proto__` key, a value too deep or too large, so a cycle too) answers NOT_PLAIN, and the whole value goes
+ * to structuredClone, its errors included. An object met twice without a cycle is copied twice: the copies are
+ * equal, which is all a stored value promises (no Set of the objects seen is kept, one allocation less per
+ * event saved).
  */
-function copyPlain(value: unknown, seen: Set<object>, depth: number): unknown {
+function copyPlain(value: unknown, budget: Budget, depth: number): unknown {
   if (typeof value !== 'object' || value === null) {
     return typeof value === 'function' || typeof value === 'symbol' ? NOT_PLAIN : value;
   }
-  if (depth > MAX_DEPTH || seen.has(value)) return NOT_PLAIN;
-  seen.add(value);
+  if (depth > MAX_DEPTH || --budget.objects < 0) return NOT_PLAIN;
   const prototype: unknown = Object.getPrototypeOf(value);
   if (prototype === Array.prototype) {
     const array = value as unknown[];
     const copy = new Array<unknown>(array.length);
     for (let index = 0; index < array.length; index++) {
-      const item = copyPlain(array[index], seen, depth + 1);
+      const item = copyPlain(array[index], budget, depth + 1);
       if (item === NOT_PLAIN) return NOT_PLAIN;
       copy[index] = item;
     }
@@ -61,7 +73,7 @@ function copyPlain(value: unknown, seen: Set<object>, depth: number): unknown {
     for (const key of Object.keys(record)) {
       // Assigning `__proto__` would set the copy's prototype instead of adding a property.
       if (key === '__proto__') return NOT_PLAIN;
-      const item = copyPlain(record[key], seen, depth + 1);
+      const item = copyPlain(record[key], budget, depth + 1);
       if (item === NOT_PLAIN) return NOT_PLAIN;
       copy[key] = item;
     }
