@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { AgentError, type SessionClaim } from '@youyou/agent';
 import { checkSessionId } from '@youyou/agent/storage';
 import type { SqliteClaimOptions, SqliteConnection } from './connection.js';
+import { invalidConfig } from './errors.js';
 
 export type { SqliteClaimOptions } from './connection.js';
 
@@ -33,10 +34,6 @@ const SQL = {
   release: 'DELETE FROM session_claims WHERE session_id = ? AND token = ?',
   token: 'SELECT token FROM session_claims WHERE session_id = ?',
 } as const;
-
-function invalidConfig(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_CONFIG', message, sourceComponent: 'storage' });
-}
 
 function busy(sessionId: string, detail: string): AgentError {
   return new AgentError({
