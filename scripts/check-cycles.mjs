@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
- * Reports the import cycles among the sources of the workspace packages (packages/*\/src/**\/*.ts) and exits 1
- * when there is one. Every relative import counts, `import type` included: a cycle of types is still a cycle
- * between modules (0006 §3: the core's modules form no cycle). Usage: `node scripts/check-cycles.mjs [root]`,
+ * Reports the import cycles among the sources of the workspace packages (packages/*\/src/**\/*.ts) and the
+ * imports of the core (packages/agent/src) that break its folder table, and exits 1 when there is either. Every
+ * relative import counts, `import type` included: a cycle of types is still a cycle between modules, and a type
+ * import ties one module to another as much as a value import does (0006 §3: the core's modules form no cycle;
+ * feature modules depend on the ports and the value types only). Usage: `node scripts/check-cycles.mjs [root]`,
  * where root (default: the repository) holds the `packages` folder.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -101,14 +103,135 @@ function findCycles(graph) {
   return [...cycles.values()];
 }
 
+/** The core's folder (relative to root) whose imports the folder table rules. */
+const CORE = 'packages/agent/src';
+
+/** The folders every feature may build on: the value types, the ports, the model call and the session log. */
+const FOUNDATION = ['kernel', 'ports', 'model', 'log'];
+
+/** The feature folders: each depends on the foundation only, never on another feature (they meet in turn/). */
+const FEATURES = ['context', 'tools', 'hooks', 'approvals', 'prompt', 'skills', 'memory', 'usage', 'output'];
+
+/**
+ * The folder table of docs/architecture.md: the folders each core folder may import besides itself. `turn/` is
+ * imported by `session/` alone and `session/` by the entry file alone, since nothing else is allowed them. The
+ * entry file (src/index.ts, '' here) is the public face and may re-export from any folder.
+ */
+const FOLDER_TABLE = new Map([
+  ['kernel', []],
+  ['ports', ['kernel']],
+  ['model', ['kernel', 'ports']],
+  ['log', ['kernel', 'ports']],
+  ...FEATURES.map((feature) => [feature, FOUNDATION]),
+  ['turn', [...FOUNDATION, ...FEATURES]],
+  ['session', [...FOUNDATION, ...FEATURES, 'turn']],
+  ['storage', ['kernel', 'ports']],
+  ['testing', ['kernel', 'ports', 'model', 'storage']],
+]);
+
+/**
+ * Imports that break the table today and are being mended, as `from -> to` of core-relative paths. Each entry
+ * is a debt: the check fails when one is no longer needed, so the list only shrinks.
+ */
+const KNOWN_EXCEPTIONS = new Set([
+  'approvals/approvals.ts -> tools/tool-dispatch.ts',
+  'approvals/approvals.ts -> turn/session-state.ts',
+  'context/compaction.ts -> usage/usage.ts',
+  'kernel/event.ts -> ports/model.ts',
+  'kernel/event.ts -> ports/tool.ts',
+  'memory/memory.ts -> usage/usage.ts',
+  'model/model-call.ts -> usage/usage.ts',
+  'prompt/index.ts -> hooks/plugin-manager.ts',
+  'tools/tool-batch.ts -> hooks/hook.ts',
+]);
+
+/** The core folder a file is in: '' for a file directly in src/, undefined outside the core. */
+function coreFolderOf(file) {
+  const path = relative(join(root, CORE), file).split('\\').join('/');
+  if (path.startsWith('../')) return undefined;
+  return path.includes('/') ? path.slice(0, path.indexOf('/')) : '';
+}
+
+/** The core's imports that the folder table forbids, as `{ from, to, allowed }`, and the exceptions unused. */
+function folderViolations(graph) {
+  const violations = [];
+  const used = new Set();
+  const corePath = (file) => relative(join(root, CORE), file).split('\\').join('/');
+  for (const [file, targets] of graph) {
+    const from = coreFolderOf(file);
+    if (from === undefined || from === '') continue;
+    const allowed = FOLDER_TABLE.get(from);
+    for (const target of targets) {
+      const to = coreFolderOf(target);
+      if (to === undefined || to === from) continue;
+      if (allowed?.includes(to)) continue;
+      const key = `${corePath(file)} -> ${corePath(target)}`;
+      if (KNOWN_EXCEPTIONS.has(key)) used.add(key);
+      else violations.push({ from: file, to: target, folder: from, allowed });
+    }
+  }
+  // A repository without the core (a test's) leaves every exception unused, and that is no news.
+  const hasCore = [...graph.keys()].some((file) => coreFolderOf(file) !== undefined);
+  const unused = hasCore ? [...KNOWN_EXCEPTIONS].filter((key) => !used.has(key)) : [];
+  return { violations, unused };
+}
+
+/**
+ * The floors of the core at folder level: a folder stands one floor above the highest folder it imports (the
+ * ground is floor 1). The table admits no loop, so this terminates; a loop would show as a break of the table.
+ */
+function folderFloors(graph) {
+  const imports = new Map();
+  for (const [file, targets] of graph) {
+    const from = coreFolderOf(file);
+    if (from === undefined) continue;
+    if (!imports.has(from)) imports.set(from, new Set());
+    for (const target of targets) {
+      const to = coreFolderOf(target);
+      if (to !== undefined && to !== from) imports.get(from).add(to);
+    }
+  }
+  const floors = new Map();
+  const floorOf = (folder, seen) => {
+    if (floors.has(folder)) return floors.get(folder);
+    if (seen.has(folder)) return Number.NaN;
+    seen.add(folder);
+    const below = [...(imports.get(folder) ?? [])].map((target) => floorOf(target, seen));
+    const floor = 1 + Math.max(0, ...below);
+    floors.set(folder, floor);
+    return floor;
+  };
+  for (const folder of imports.keys()) floorOf(folder, new Set());
+  return floors;
+}
+
 const files = packageSources();
-const cycles = findCycles(importGraph(files));
+const graph = importGraph(files);
+const cycles = findCycles(graph);
 const shown = (file) => relative(root, file).split('\\').join('/');
 for (const cycle of cycles) {
   console.error(`import cycle: ${[...cycle, cycle[0]].map(shown).join(' -> ')}`);
 }
-if (cycles.length > 0) {
-  console.error(`${cycles.length} import cycle(s) among ${files.length} source files`);
-  process.exit(1);
+const { violations, unused } = folderViolations(graph);
+for (const { from, to, folder, allowed } of violations) {
+  const rule =
+    allowed === undefined
+      ? `${folder}/ is not a folder of the table in scripts/check-cycles.mjs; add it there and to docs/architecture.md`
+      : `${folder}/ may import ${allowed.length === 0 ? 'nothing of the core' : allowed.map((name) => `${name}/`).join(', ')}`;
+  console.error(`import breaks the folder table: ${shown(from)} -> ${shown(to)} (${rule})`);
 }
+for (const key of unused) {
+  console.error(`known exception no longer needed: ${key} (remove it from KNOWN_EXCEPTIONS)`);
+}
+if (cycles.length > 0) console.error(`${cycles.length} import cycle(s) among ${files.length} source files`);
+if (violations.length + unused.length > 0) {
+  console.error(`${violations.length + unused.length} break(s) of the core's folder table`);
+}
+if (cycles.length + violations.length + unused.length > 0) process.exit(1);
 console.log(`no import cycle among ${files.length} source files`);
+const floors = folderFloors(graph);
+const height = Math.max(0, ...floors.values());
+// A loop between folders (only possible through a known exception) leaves the height unmeasured.
+if (floors.size > 0 && Number.isFinite(height)) {
+  console.log(`the core's folders keep their table and stand on ${height} floor(s)`);
+}

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -74,5 +74,70 @@ describe('scripts/check-cycles.mjs', () => {
     const { code, stderr } = await checkCycles();
     expect(stderr).toBe('');
     expect(code).toBe(0);
+  });
+
+  describe("the core's folder table", () => {
+    /** A temporary repository holding a copy of this repository's core (packages/agent/src). */
+    function copyOfTheCore(): string {
+      const root = repositoryWith({});
+      cpSync(join(repository, 'packages', 'agent', 'src'), join(root, 'packages', 'agent', 'src'), {
+        recursive: true,
+      });
+      return root;
+    }
+
+    it('passes on the core as it is', async () => {
+      const { code, stderr } = await checkCycles(copyOfTheCore());
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+    });
+
+    it('fails on a feature that imports another feature, naming both files and the rule', async () => {
+      const root = copyOfTheCore();
+      appendFileSync(
+        join(root, 'packages/agent/src/skills/skill.ts'),
+        "\nexport type { MemoryManager as Planted } from '../memory/memory.js';\n",
+      );
+      const { code, stderr } = await checkCycles(root);
+      expect(code).toBe(1);
+      expect(stderr.split('\n')).toContain(
+        'import breaks the folder table: packages/agent/src/skills/skill.ts -> packages/agent/src/memory/memory.ts (skills/ may import kernel/, ports/, model/, log/)',
+      );
+    });
+
+    it('fails on an import of the turn from anywhere but session/, and of session/ from the turn', async () => {
+      const root = copyOfTheCore();
+      appendFileSync(
+        join(root, 'packages/agent/src/kernel/types.ts'),
+        "\nexport type { TurnOptions as Planted } from '../turn/turn-options.js';\n",
+      );
+      appendFileSync(
+        join(root, 'packages/agent/src/turn/steering.ts'),
+        "\nexport type { Session as Planted } from '../session/session.js';\n",
+      );
+      const { code, stderr } = await checkCycles(root);
+      expect(code).toBe(1);
+      const broken = stderr.split('\n').filter((line) => line.startsWith('import breaks the folder table:'));
+      expect(broken).toEqual([
+        'import breaks the folder table: packages/agent/src/kernel/types.ts -> packages/agent/src/turn/turn-options.ts (kernel/ may import nothing of the core)',
+        expect.stringMatching(
+          /^import breaks the folder table: packages\/agent\/src\/turn\/steering\.ts -> packages\/agent\/src\/session\/session\.ts \(turn\/ may import kernel\/, ports\/, model\/, log\/, context\/, /,
+        ),
+      ]);
+    });
+
+    it('fails on a folder the table does not know', async () => {
+      const root = copyOfTheCore();
+      mkdirSync(join(root, 'packages/agent/src/extras'));
+      writeFileSync(
+        join(root, 'packages/agent/src/extras/extra.ts'),
+        "import type { Message } from '../kernel/types.js';\nexport type Extra = Message;\n",
+      );
+      const { code, stderr } = await checkCycles(root);
+      expect(code).toBe(1);
+      expect(stderr).toContain(
+        'import breaks the folder table: packages/agent/src/extras/extra.ts -> packages/agent/src/kernel/types.ts (extras/ is not a folder of the table',
+      );
+    });
   });
 });

@@ -1,7 +1,12 @@
 import { describe, expect, test } from 'vitest';
-import { capToolResult, cutBlocks, shrinkMessage, toolResultLimitChars } from '../src/context-limits.js';
-import { applyPruning, prunableCallIds } from '../src/pruning.js';
-import type { Message } from '../src/types.js';
+import {
+  capToolResult,
+  cutBlocks,
+  shrinkMessage,
+  toolResultLimitChars,
+} from '../src/context/context-limits.js';
+import { applyPruning, prunableCallIds } from '../src/context/pruning.js';
+import type { Message } from '../src/kernel/types.js';
 
 /** True when the text holds a lone surrogate (a character cut in half). */
 function hasLoneSurrogate(text: string): boolean {

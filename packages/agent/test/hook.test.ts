@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { isAgentError } from '../src/error.js';
-import { HookRegistry } from '../src/hook.js';
+import { HookRegistry } from '../src/hooks/hook.js';
+import { isAgentError } from '../src/kernel/error.js';
+import { settleWithin } from '../src/kernel/settle.js';
 import type { HookHandler, HookPayload, HookResult } from '../src/ports/plugin.js';
-import { settleWithin } from '../src/settle.js';
 
 const TIMEOUT_MS = 30;
 

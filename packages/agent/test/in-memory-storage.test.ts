@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { isAgentError } from '../src/error.js';
+import { isAgentError } from '../src/kernel/error.js';
 import type { Memory, SessionEvent } from '../src/ports/storage.js';
 import { InMemoryMemoryStorage, InMemorySessionStorage } from '../src/storage/in-memory.js';
 import {

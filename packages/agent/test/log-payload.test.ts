@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { logPayloadOf, messageChars, replaySessionEvents } from '../src/context.js';
+import { logPayloadOf, messageChars, replaySessionEvents } from '../src/context/context.js';
+import { INTERRUPTED_MESSAGE_NOTICE } from '../src/kernel/templates.js';
+import type { ContentBlock, Message } from '../src/kernel/types.js';
 import type { SessionEvent } from '../src/ports/storage.js';
-import { INTERRUPTED_MESSAGE_NOTICE } from '../src/prompt/templates.js';
-import type { ContentBlock, Message } from '../src/types.js';
 
 const block: fc.Arbitrary<ContentBlock> = fc.oneof(
   fc.record({ type: fc.constant('text' as const), text: fc.string({ maxLength: 12 }) }),

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { MEMORY_RESPONSE_FORMAT, MemoryManager } from '../src/memory.js';
+import type { Message } from '../src/kernel/types.js';
+import { MEMORY_RESPONSE_FORMAT, MemoryManager } from '../src/memory/memory.js';
 import { InMemoryMemoryStorage, ScriptedModelProvider, scriptedModel } from '../src/testing/index.js';
-import type { Message } from '../src/types.js';
 import { buildAgent, collectTurn, shutdownAgents } from './support/agent-fixtures.js';
 
 afterEach(shutdownAgents);

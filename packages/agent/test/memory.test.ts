@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { AgentError, isAgentError } from '../src/error.js';
-import { MemoryManager, parseMemoryAnswer } from '../src/memory.js';
+import { AgentError, isAgentError } from '../src/kernel/error.js';
+import type { Message } from '../src/kernel/types.js';
+import { MemoryManager, parseMemoryAnswer } from '../src/memory/memory.js';
 import type { ChatEvent, ChatRequest, ModelProvider } from '../src/ports/model.js';
 import type { Memory, MemoryStorage } from '../src/ports/storage.js';
 import { InMemoryMemoryStorage } from '../src/storage/in-memory.js';
-import type { Message } from '../src/types.js';
 
 /** A small Map-backed store; `failOn` makes one method throw a plain Error. */
 class MapMemoryStorage implements MemoryStorage {

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { HookRegistry } from '../src/hook.js';
+import { HookRegistry } from '../src/hooks/hook.js';
+import { PluginManager } from '../src/hooks/plugin-manager.js';
 import {
   AgentBuilder,
   type AgentError,
@@ -11,8 +12,7 @@ import {
   type Session,
   type ToolHandler,
 } from '../src/index.js';
-import { ObserverRegistry, observedProvider } from '../src/observation.js';
-import { PluginManager } from '../src/plugin-manager.js';
+import { ObserverRegistry, observedProvider } from '../src/model/observation.js';
 import { ScriptedModelProvider, type ScriptedResponse, scriptedModel } from '../src/testing/index.js';
 
 /** A plugin that only observes. */

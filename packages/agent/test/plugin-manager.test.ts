@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentError } from '../src/error.js';
-import { isAgentError } from '../src/error.js';
-import { HookRegistry } from '../src/hook.js';
-import { PluginManager } from '../src/plugin-manager.js';
+import { HookRegistry } from '../src/hooks/hook.js';
+import { PluginManager } from '../src/hooks/plugin-manager.js';
+import type { AgentError } from '../src/kernel/error.js';
+import { isAgentError } from '../src/kernel/error.js';
 import type { HookPayload, Plugin, PluginContext } from '../src/ports/plugin.js';
 
 const TIMEOUT_MS = 30;

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import type { SkillDefinition } from '../src/config.js';
-import type { PluginDescriptor } from '../src/plugin-manager.js';
-import type { Memory } from '../src/ports/storage.js';
-import { buildDynamicPrompt, buildStablePrompt, placeDynamicPrompt } from '../src/prompt/index.js';
+import type { PluginDescriptor } from '../src/hooks/plugin-manager.js';
+import type { SkillDefinition } from '../src/kernel/config.js';
 import {
   MEMORY_INSTRUCTIONS,
   PLUGIN_SECTION_HEADER,
   SKILL_SECTION_HEADER,
   SKILL_USAGE_RULES,
-} from '../src/prompt/templates.js';
-import type { Message } from '../src/types.js';
+} from '../src/kernel/templates.js';
+import type { Message } from '../src/kernel/types.js';
+import type { Memory } from '../src/ports/storage.js';
+import { buildDynamicPrompt, buildStablePrompt, placeDynamicPrompt } from '../src/prompt/index.js';
 
 const skills: SkillDefinition[] = [
   { name: 'plan', description: 'Plans work\nbefore starting', prompt: 'p', allowImplicitInvocation: true },

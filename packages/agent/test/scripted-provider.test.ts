@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { AgentError, isAgentError } from '../src/error.js';
-import { readChatStream } from '../src/model-call.js';
+import { AgentError, isAgentError } from '../src/kernel/error.js';
+import { readChatStream } from '../src/model/model-call.js';
 import type { ChatEvent, ChatPurpose, ChatRequest } from '../src/ports/model.js';
 import { ScriptedModelProvider, scriptedModel } from '../src/testing/scripted-provider.js';
 

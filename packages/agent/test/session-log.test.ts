@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import type { SessionEvent } from '../src/index.js';
 import { InMemorySessionStorage } from '../src/index.js';
-import { SessionLog } from '../src/session-log.js';
+import { SessionLog } from '../src/log/session-log.js';
 
 const message = (text: string) => ({
   type: 'user_message' as const,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentBuilder } from '../src/index.js';
-import { loadSkillsFromDirectories } from '../src/skill-loader.js';
+import { loadSkillsFromDirectories } from '../src/skills/skill-loader.js';
 import { ScriptedModelProvider } from '../src/testing/index.js';
 
 let base: string;

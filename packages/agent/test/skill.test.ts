@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { SkillDefinition } from '../src/config.js';
-import type { AgentError } from '../src/error.js';
+import type { SkillDefinition } from '../src/kernel/config.js';
+import type { AgentError } from '../src/kernel/error.js';
 import type { ToolHandler } from '../src/ports/tool.js';
-import { ACTIVATE_SKILL_TOOL_NAME, SKILL_NAME_PATTERN, SkillManager, validateSkills } from '../src/skill.js';
+import {
+  ACTIVATE_SKILL_TOOL_NAME,
+  SKILL_NAME_PATTERN,
+  SkillManager,
+  validateSkills,
+} from '../src/skills/skill.js';
 
 const review: SkillDefinition = { name: 'review', description: 'Reviews code', prompt: 'Review carefully.' };
 const deploy: SkillDefinition = {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isAgentError } from '../src/error.js';
+import { isAgentError } from '../src/kernel/error.js';
 import { copyOf } from '../src/storage/copy.js';
 
 describe('copyOf (the in-memory storages’ defensive copy)', () => {

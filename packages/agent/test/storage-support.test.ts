@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { AgentError } from '../src/error.js';
+import { AgentError } from '../src/kernel/error.js';
+import type { ContentBlock } from '../src/kernel/types.js';
 import {
   checkMemory,
   checkPageLimit,
@@ -11,7 +12,6 @@ import {
   searchWordsOf,
   sessionTitleOf,
 } from '../src/storage/support.js';
-import type { ContentBlock } from '../src/types.js';
 
 /** The error `run` throws; fails the test when it throws nothing. */
 function thrown(run: () => void): unknown {

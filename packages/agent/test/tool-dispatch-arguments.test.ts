@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { isAgentError } from '../src/error.js';
+import { isAgentError } from '../src/kernel/error.js';
+import type { JsonSchema } from '../src/kernel/types.js';
 import {
   parseToolArguments,
   TOOL_OUTPUT_LIMIT_BYTES,
   ToolDispatcher,
   truncateToolOutput,
-} from '../src/tool-dispatch.js';
-import type { JsonSchema } from '../src/types.js';
+} from '../src/tools/tool-dispatch.js';
 
 import { call, NOTICE, PATH_SCHEMA, runBatch, tool } from './support/tool-dispatch-fixtures.js';
 

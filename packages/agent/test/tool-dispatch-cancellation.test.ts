@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { ToolDispatcher } from '../src/tool-dispatch.js';
+import { ToolDispatcher } from '../src/tools/tool-dispatch.js';
 
 import { call, contents, deferred, runBatch, tool } from './support/tool-dispatch-fixtures.js';
 

@@ -1,9 +1,9 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { isAgentError } from '../src/error.js';
-import { HookRegistry } from '../src/hook.js';
+import { HookRegistry } from '../src/hooks/hook.js';
+import { isAgentError } from '../src/kernel/error.js';
 import type { ToolInput, ToolOutput } from '../src/ports/tool.js';
-import { TOOL_OUTPUT_LIMIT_BYTES, ToolDispatcher } from '../src/tool-dispatch.js';
+import { TOOL_OUTPUT_LIMIT_BYTES, ToolDispatcher } from '../src/tools/tool-dispatch.js';
 
 import { call, NOTICE, PATH_SCHEMA, runBatch, tool } from './support/tool-dispatch-fixtures.js';
 

@@ -1,7 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import type { AgentEventPayload } from '../src/event.js';
-import { parseToolArguments, type ToolCallRequest, ToolDispatcher } from '../src/tool-dispatch.js';
+import type { AgentEventPayload } from '../src/kernel/event.js';
+import { parseToolArguments, type ToolCallRequest, ToolDispatcher } from '../src/tools/tool-dispatch.js';
 
 import {
   call,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { HookRegistry } from '../src/hook.js';
+import { HookRegistry } from '../src/hooks/hook.js';
 import type { ToolHandler, ToolInput, ToolOutput } from '../src/ports/tool.js';
-import { ToolDispatcher } from '../src/tool-dispatch.js';
+import { ToolDispatcher } from '../src/tools/tool-dispatch.js';
 import { call, deferred, runBatch, tool } from './support/tool-dispatch-fixtures.js';
 
 describe('ToolInput.signal', () => {

@@ -1,4 +1,4 @@
-import type { JsonSchema, Message, TokenUsage } from '../types.js';
+import type { JsonSchema, Message, TokenUsage } from '../kernel/types.js';
 
 /** What a model can do; the runtime checks `vision` before it sends an image. */
 export interface ModelCapabilities {

@@ -1,6 +1,6 @@
-import type { AgentError } from '../error.js';
-import type { AgentEvent } from '../event.js';
-import type { ContentBlock, TokenUsage } from '../types.js';
+import type { AgentError } from '../kernel/error.js';
+import type { AgentEvent } from '../kernel/event.js';
+import type { ContentBlock, TokenUsage } from '../kernel/types.js';
 import type { ChatEvent, ChatPurpose, ChatRequest } from './model.js';
 
 /** The points of a session's life where plugins can run code. */

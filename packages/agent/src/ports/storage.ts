@@ -1,4 +1,4 @@
-import type { ContentBlock, MessageStatus } from '../types.js';
+import type { ContentBlock, MessageStatus } from '../kernel/types.js';
 
 /** One persisted event of a session's log. */
 export interface SessionEvent {

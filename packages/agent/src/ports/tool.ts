@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../types.js';
+import type { JsonSchema } from '../kernel/types.js';
 
 /** What a tool receives for one call. */
 export interface ToolInput {

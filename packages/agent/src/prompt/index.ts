@@ -1,13 +1,13 @@
-import type { EnvironmentContext, Personality, SkillDefinition } from '../config.js';
-import type { PluginDescriptor } from '../plugin-manager.js';
-import type { Memory } from '../ports/storage.js';
-import type { Message } from '../types.js';
+import type { PluginDescriptor } from '../hooks/plugin-manager.js';
+import type { EnvironmentContext, Personality, SkillDefinition } from '../kernel/config.js';
 import {
   MEMORY_INSTRUCTIONS,
   PLUGIN_SECTION_HEADER,
   SKILL_SECTION_HEADER,
   SKILL_USAGE_RULES,
-} from './templates.js';
+} from '../kernel/templates.js';
+import type { Message } from '../kernel/types.js';
+import type { Memory } from '../ports/storage.js';
 
 /** Parts of a system prompt are separated by one blank line. */
 const PART_SEPARATOR = '\n\n';

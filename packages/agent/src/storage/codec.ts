@@ -9,7 +9,7 @@
  * still load. A tag this codec does not know (or a malformed one) stays a plain object: loading a log
  * never fails on a value the runtime itself never looks into.
  */
-import { AgentError, isAgentError } from '../error.js';
+import { AgentError, isAgentError } from '../kernel/error.js';
 
 /** The key of a tagged object. */
 const TAG = '$youyou';

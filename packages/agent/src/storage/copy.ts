@@ -3,7 +3,7 @@
  * data (what session events and memories are) is copied by a short walk, several times faster than
  * structuredClone; anything else is left to structuredClone.
  */
-import { AgentError } from '../error.js';
+import { AgentError } from '../kernel/error.js';
 
 /** What `copyPlain` answers for a value it leaves to structuredClone. */
 const NOT_PLAIN: unique symbol = Symbol('not plain data');

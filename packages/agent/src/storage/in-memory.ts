@@ -1,4 +1,4 @@
-import { AgentError } from '../error.js';
+import { AgentError } from '../kernel/error.js';
 import type {
   Memory,
   MemoryStorage,

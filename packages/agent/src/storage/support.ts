@@ -3,9 +3,9 @@
  * (SQLite, PostgreSQL, a host's own) reject the same input with the same INVALID_INPUT message and give
  * the same titles and cursors. Every error thrown here is AgentError INVALID_INPUT from 'storage'.
  */
-import { AgentError } from '../error.js';
+import { AgentError } from '../kernel/error.js';
+import type { ContentBlock } from '../kernel/types.js';
 import type { Memory, SessionEvent, SessionEventPayload } from '../ports/storage.js';
-import type { ContentBlock } from '../types.js';
 
 /** How many characters (code points) of the first user message make a session's title (SPEC §4). */
 const TITLE_LENGTH = 100;

@@ -1,7 +1,7 @@
-import { AgentError } from '../error.js';
-import { cancelledError } from '../model-call.js';
+import { AgentError } from '../kernel/error.js';
+import type { TokenUsage } from '../kernel/types.js';
+import { cancelledError } from '../model/model-call.js';
 import type { ChatEvent, ChatPurpose, ChatRequest, ModelInfo, ModelProvider } from '../ports/model.js';
-import type { TokenUsage } from '../types.js';
 
 /** Why a model stopped, as a `done` ChatEvent says it. */
 export type StopReason = Extract<ChatEvent, { type: 'done' }>['stopReason'];

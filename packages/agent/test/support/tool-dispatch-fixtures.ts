@@ -1,9 +1,9 @@
-import type { AgentError } from '../../src/error.js';
-import type { AgentEventPayload } from '../../src/event.js';
-import { HookRegistry } from '../../src/hook.js';
+import { HookRegistry } from '../../src/hooks/hook.js';
+import type { AgentError } from '../../src/kernel/error.js';
+import type { AgentEventPayload } from '../../src/kernel/event.js';
+import type { JsonSchema } from '../../src/kernel/types.js';
 import type { ToolHandler, ToolInput, ToolOutput } from '../../src/ports/tool.js';
-import type { ToolCallOutcome, ToolCallRequest, ToolDispatcher } from '../../src/tool-dispatch.js';
-import type { JsonSchema } from '../../src/types.js';
+import type { ToolCallOutcome, ToolCallRequest, ToolDispatcher } from '../../src/tools/tool-dispatch.js';
 
 export { type Deferred, deferred } from './common.js';
 

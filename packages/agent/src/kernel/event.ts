@@ -1,0 +1,82 @@
+import type { ChatPurpose } from '../ports/model.js';
+import type { ToolOutput } from '../ports/tool.js';
+import type { PendingToolCall } from './approval-types.js';
+import type { AgentError } from './error.js';
+import type { ContentBlock, SubagentUsage, TokenUsage, UsageTotals } from './types.js';
+
+/** One event of a running turn, as the caller reads it from `RunningTurn`. */
+export interface AgentEvent {
+  sessionId: string;
+  turnId: string;
+  timestamp: Date;
+  /** Strictly increasing over the life of one Session object, across its turns. */
+  sequence: number;
+  payload: AgentEventPayload;
+}
+
+/**
+ * What happened. Every turn ends with exactly one `turn_complete`, `turn_cancelled` or `turn_suspended`, and
+ * nothing comes after it; a failed turn emits `error` and then `turn_complete`. A suspended turn waits for
+ * decisions on `pendingCalls` (`Session.approve`/`deny`, then `Session.continue`).
+ */
+export type AgentEventPayload =
+  | { type: 'text_delta'; text: string }
+  | { type: 'reasoning_delta'; text: string }
+  | { type: 'tool_call_start'; callId: string; toolName: string; arguments: unknown }
+  | {
+      type: 'tool_call_end';
+      callId: string;
+      toolName: string;
+      output: ToolOutput;
+      durationMs: number;
+      success: boolean;
+      /** Present (true) when the call did not run because its approval was denied or its approval window passed. */
+      denied?: true;
+    }
+  | { type: 'context_compacted' }
+  /**
+   * One model call's usage as its provider reported it (the turn's own calls, compaction and memory calls,
+   * told apart by `purpose`); `costUsd` when the model's pricing is known. A provider that reports no usage
+   * for a call gives no event.
+   */
+  | {
+      type: 'usage';
+      purpose: ChatPurpose;
+      providerId: string;
+      modelId: string;
+      usage: TokenUsage;
+      costUsd?: number;
+    }
+  /** A message given to `Session.steer` entered the context (and was saved), before the next model call. */
+  | { type: 'steered'; content: ContentBlock[] }
+  /** A message given to `Session.followUp` was queued: it starts the next turn when this one ends. */
+  | { type: 'follow_up_queued'; content: ContentBlock[] }
+  /**
+   * A structured-output answer was not valid against the schema (`errors` says why): the model is asked once
+   * more, and the text deltas that follow are a new answer, not a continuation of the last one.
+   */
+  | { type: 'output_repair'; errors: string[] }
+  /**
+   * `usage` is the sum of the turn's `usage` events and its sub-agents' usage; `output`: the parsed structured
+   * answer, when the turn asked for one and completed with a valid answer.
+   */
+  | { type: 'turn_complete'; usage: UsageTotals; output?: unknown }
+  | { type: 'turn_cancelled' }
+  | { type: 'turn_suspended'; pendingCalls: PendingToolCall[] }
+  | { type: 'error'; error: AgentError }
+  /**
+   * One event of a sub-agent's turn, between the `tool_call_start` and `tool_call_end` of the call (`callId`)
+   * that runs it; `sessionId` and `turnId` are the child's. The wrapper of the child's terminal event carries
+   * what the child's model calls used, its own sub-agents' included.
+   */
+  | {
+      type: 'subagent';
+      callId: string;
+      sessionId: string;
+      turnId: string;
+      event: AgentEventPayload;
+      usage?: SubagentUsage;
+    };
+
+/** The `type` of an event payload. */
+export type AgentEventType = AgentEventPayload['type'];

@@ -1,0 +1,307 @@
+import { randomUUID } from 'node:crypto';
+import { pendingCallsOf, readHeldBatch } from '../approvals/approvals.js';
+import { replaySessionEvents } from '../context/context.js';
+import type { PluginManager } from '../hooks/plugin-manager.js';
+import type { PendingToolCall } from '../kernel/approval-types.js';
+import { AgentError, toAgentError } from '../kernel/error.js';
+import { settleWithin } from '../kernel/settle.js';
+import type { Message, SessionConfig } from '../kernel/types.js';
+import { storageError } from '../log/session-log.js';
+import type { SessionClaim, SessionEvent } from '../ports/storage.js';
+import {
+  type AgentRuntime,
+  newSessionState,
+  type RoutedModel,
+  type SessionState,
+} from '../turn/session-state.js';
+import { usageTotalsOfLog } from '../usage/usage.js';
+import { Session } from './session.js';
+import { releaseSessionClaim } from './session-close.js';
+import { SessionController, type SessionSlot } from './session-controller.js';
+
+/** A saved session as `Agent.readSession` reads it, without opening it. */
+export interface SessionSnapshot {
+  sessionId: string;
+  /** The history as a resume would rebuild it (after compactions); unanswered trailing calls stay open. */
+  messages: Message[];
+  /** The calls a suspended turn waits on, decided or not; empty when no turn is suspended. */
+  pendingApprovals: PendingToolCall[];
+  /** Each user message is one turn. */
+  turnCount: number;
+}
+
+/**
+ * The built runtime: it holds the registries and up to `maxActiveSessions` active sessions (default 1,
+ * 0006 §7). Its calls reject with AgentError for mistakes (SESSION_BUSY, SESSION_NOT_FOUND, SESSION_CLOSED, ...).
+ */
+export class Agent {
+  private readonly runtime: AgentRuntime;
+  private readonly pluginManager: PluginManager;
+  /** The active sessions; each holds one of the `maxActiveSessions` slots. */
+  private readonly active = new Set<SessionController>();
+  /** Ids of sessions being set up: each holds a slot too, until it is active or its setup failed. */
+  private readonly reserved = new Set<string>();
+  private shuttingDown: Promise<void> | undefined;
+  private readonly slot: SessionSlot;
+
+  /** Made by `AgentBuilder.build()`. */
+  constructor(options: { runtime: AgentRuntime; pluginManager: PluginManager }) {
+    this.runtime = options.runtime;
+    this.pluginManager = options.pluginManager;
+    const agent = this;
+    this.slot = {
+      release(controller) {
+        agent.active.delete(controller);
+      },
+      get isShutDown() {
+        return agent.shuttingDown !== undefined;
+      },
+    };
+  }
+
+  /** Starts a new session; SessionStart runs and the memories are loaded. */
+  async newSession(config: SessionConfig = {}): Promise<Session> {
+    this.assertOpen();
+    if (typeof config !== 'object' || config === null) {
+      throw new AgentError({
+        code: 'INVALID_INPUT',
+        message: 'newSession takes { modelId?, systemPromptOverride? }',
+      });
+    }
+    for (const key of Object.keys(config)) {
+      if (key !== 'modelId' && key !== 'systemPromptOverride') {
+        throw new AgentError({
+          code: 'INVALID_INPUT',
+          message: `newSession takes { modelId?, systemPromptOverride? }; '${key}' is not one of them`,
+        });
+      }
+    }
+    if (config.modelId !== undefined && (typeof config.modelId !== 'string' || config.modelId === '')) {
+      throw new AgentError({ code: 'INVALID_INPUT', message: 'modelId must be a non-empty string' });
+    }
+    if (config.systemPromptOverride !== undefined && typeof config.systemPromptOverride !== 'string') {
+      throw new AgentError({ code: 'INVALID_INPUT', message: 'systemPromptOverride must be a string' });
+    }
+    const model = this.runtime.models.resolve(config.modelId ?? this.runtime.config.defaultModel);
+    const sessionId = randomUUID();
+    this.reserveSlot(sessionId);
+    let claim: SessionClaim | undefined;
+    try {
+      claim = await this.claimSession(sessionId);
+      const state = newSessionState({
+        runtime: this.runtime,
+        sessionId,
+        model,
+        systemPromptOverride: config.systemPromptOverride,
+        claim,
+      });
+      const sessionConfig: SessionConfig = { modelId: model.info.id };
+      if (config.systemPromptOverride !== undefined)
+        sessionConfig.systemPromptOverride = config.systemPromptOverride;
+      await state.log.append({ type: 'metadata', key: 'session_config', value: sessionConfig });
+      state.memories = await this.loadMemories();
+      await this.runSessionStart(sessionId, model.info.id);
+      return new Session(this.activate(state));
+    } catch (error) {
+      if (this.reserved.has(sessionId)) {
+        await releaseSessionClaim({ claim, sessionId, config: this.runtime.config });
+        this.reserved.delete(sessionId);
+      }
+      throw error;
+    }
+  }
+
+  /** Rebuilds a saved session (0006 §8.1): its context, counters and memories; SessionStart does not run. */
+  async resumeSession(sessionId: string): Promise<Session> {
+    this.assertOpen();
+    if (typeof sessionId !== 'string' || sessionId === '') {
+      throw new AgentError({ code: 'INVALID_INPUT', message: 'resumeSession takes a non-empty session id' });
+    }
+    const storage = this.runtime.sessionStorage;
+    if (storage === undefined) {
+      throw new AgentError({
+        code: 'SESSION_NOT_FOUND',
+        message: `session '${sessionId}' cannot be resumed: no session storage is registered`,
+      });
+    }
+    this.reserveSlot(sessionId);
+    let claim: SessionClaim | undefined;
+    try {
+      // Claimed before the log is read, so that this read sees everything the previous holder wrote.
+      claim = await this.claimSession(sessionId);
+      let events: SessionEvent[] | null;
+      try {
+        events = await storage.loadSession(sessionId);
+      } catch (error) {
+        throw storageError(error, `loading session '${sessionId}' failed`);
+      }
+      if (events === null) {
+        throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
+      }
+      const heldBatch = readHeldBatch(events);
+      const replayed = replaySessionEvents(events, {
+        held: new Set(heldBatch?.calls.map((call) => call.callId)),
+      });
+      const model = this.modelForResume(replayed.sessionConfig?.modelId, sessionId);
+      const state = newSessionState({
+        runtime: this.runtime,
+        sessionId,
+        model,
+        systemPromptOverride: replayed.sessionConfig?.systemPromptOverride,
+        claim,
+      });
+      state.context.reset(replayed.messages, replayed.chars);
+      state.turnCount = replayed.turnCount;
+      state.usage.restore(usageTotalsOfLog(events));
+      state.heldBatch = heldBatch;
+      const interval = this.runtime.config.memoryCheckpointInterval;
+      state.turnsSinceCheckpoint = interval > 0 ? replayed.turnCount % interval : 0;
+      state.memories = await this.loadMemories();
+      return new Session(this.activate(state));
+    } catch (error) {
+      if (this.reserved.has(sessionId)) {
+        await releaseSessionClaim({ claim, sessionId, config: this.runtime.config });
+        this.reserved.delete(sessionId);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Reads a saved session's history without opening it: no slot, no lease, no hooks, nothing written, so it
+   * works while a turn of the session runs here or in another process. The messages are the context a resume
+   * would rebuild, except that calls still unanswered at the end of the log stay open (they may be running);
+   * `pendingApprovals` are the calls a suspended turn waits on. SESSION_NOT_FOUND for an unknown id.
+   */
+  async readSession(sessionId: string): Promise<SessionSnapshot> {
+    this.assertOpen();
+    if (typeof sessionId !== 'string' || sessionId === '') {
+      throw new AgentError({ code: 'INVALID_INPUT', message: 'readSession takes a non-empty session id' });
+    }
+    const storage = this.runtime.sessionStorage;
+    let events: SessionEvent[] | null = null;
+    if (storage !== undefined) {
+      try {
+        events = await storage.loadSession(sessionId);
+      } catch (error) {
+        throw storageError(error, `loading session '${sessionId}' failed`);
+      }
+    }
+    if (events === null) {
+      throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
+    }
+    const heldBatch = readHeldBatch(events);
+    const replayed = replaySessionEvents(events, {
+      held: new Set(heldBatch?.calls.map((call) => call.callId)),
+      keepTrailingCalls: true,
+    });
+    return {
+      sessionId,
+      messages: replayed.messages,
+      pendingApprovals: heldBatch === undefined ? [] : pendingCallsOf(heldBatch),
+      turnCount: replayed.turnCount,
+    };
+  }
+
+  /**
+   * Cancels the running turns, closes every active session the full way (SessionEnd, memory extraction),
+   * then shuts the plugins down in reverse order. Never rejects and never hangs; later calls are no-ops.
+   */
+  shutdown(): Promise<void> {
+    this.shuttingDown ??= this.runShutdown();
+    return this.shuttingDown;
+  }
+
+  private async runShutdown(): Promise<void> {
+    // The sessions close side by side: every wait inside close is bounded, and this bound covers a hook
+    // or a provider that ignores its signal.
+    const bound = this.runtime.config.toolTimeoutMs * 4;
+    await Promise.all(
+      [...this.active].map((controller) => settleWithin(controller.close({ cancelRunning: true }), bound)),
+    );
+    await this.pluginManager.shutdownAll();
+  }
+
+  private assertOpen(): void {
+    if (this.shuttingDown !== undefined) {
+      throw new AgentError({ code: 'SESSION_CLOSED', message: 'the agent has been shut down' });
+    }
+  }
+
+  private reserveSlot(sessionId: string): void {
+    const limit = this.runtime.config.maxActiveSessions;
+    if (this.reserved.has(sessionId) || [...this.active].some((active) => active.state.id === sessionId)) {
+      throw new AgentError({
+        code: 'SESSION_BUSY',
+        message: `session '${sessionId}' is already active on this agent: use its Session, or close it first`,
+      });
+    }
+    if (this.active.size + this.reserved.size >= limit) {
+      throw new AgentError({
+        code: 'SESSION_BUSY',
+        message:
+          limit === 1
+            ? 'another session is active: close it (or let its running turn end) before starting one'
+            : `${limit} sessions are active (maxActiveSessions): close one before starting another`,
+      });
+    }
+    this.reserved.add(sessionId);
+  }
+
+  private activate(state: SessionState): SessionController {
+    // shutdown() may have begun while the session was being set up; it must not come back alive.
+    this.assertOpen();
+    const controller = new SessionController({ state, runtime: this.runtime, slot: this.slot });
+    this.reserved.delete(state.id);
+    this.active.add(controller);
+    return controller;
+  }
+
+  /** The storage's claim on the session, when it makes claims; its AgentError (SESSION_BUSY) passes through. */
+  private async claimSession(sessionId: string): Promise<SessionClaim | undefined> {
+    const storage = this.runtime.sessionStorage;
+    if (storage?.acquireSession === undefined) return undefined;
+    try {
+      return await storage.acquireSession(sessionId);
+    } catch (error) {
+      throw toAgentError(error, 'STORAGE_ERROR', `claiming session '${sessionId}' failed`);
+    }
+  }
+
+  private modelForResume(modelId: string | undefined, sessionId: string): RoutedModel {
+    const { models, config } = this.runtime;
+    if (modelId === undefined) return models.resolve(config.defaultModel);
+    const route = models.find(modelId);
+    if (route !== undefined) return route;
+    config.onBackgroundError(
+      new AgentError({
+        code: 'MODEL_NOT_SUPPORTED',
+        message: `session '${sessionId}' used model '${modelId}', which no provider offers now; it resumes with '${config.defaultModel}'`,
+      }),
+    );
+    return models.resolve(config.defaultModel);
+  }
+
+  private async loadMemories() {
+    const memory = this.runtime.memory;
+    if (memory === undefined) return [];
+    try {
+      return await memory.load();
+    } catch (error) {
+      this.runtime.config.onBackgroundError(toAgentError(error, 'STORAGE_ERROR', 'loading memories failed'));
+      return [];
+    }
+  }
+
+  private async runSessionStart(sessionId: string, modelId: string): Promise<void> {
+    const { hooks, config } = this.runtime;
+    if (!hooks.has('SessionStart')) return;
+    const outcome = await hooks.dispatch({
+      event: 'SessionStart',
+      sessionId,
+      data: { modelId },
+      timeoutMs: config.toolTimeoutMs,
+    });
+    for (const error of outcome.errors) config.onBackgroundError(error);
+  }
+}

@@ -1,0 +1,384 @@
+import { randomUUID } from 'node:crypto';
+import {
+  checkContinuable,
+  checkNotSuspended,
+  checkRunOptions,
+  type HeldBatch,
+  recordDecision,
+  type TurnRunOptions,
+} from '../approvals/approvals.js';
+import { AgentError, toAgentError } from '../kernel/error.js';
+import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
+import type { ContentBlock, UserInput } from '../kernel/types.js';
+import { describeKind } from '../kernel/value-kind.js';
+import {
+  planStructuredOutput,
+  type SendMessageOptions,
+  type StructuredOutputPlan,
+} from '../output/structured-output.js';
+import type { ModelPricing } from '../ports/model.js';
+import { compactOnDemand } from '../turn/compact-step.js';
+import { EventChannel, RunningTurn, type TurnResult, type TurnStatus } from '../turn/running-turn.js';
+import type { AgentRuntime, SessionState } from '../turn/session-state.js';
+import { SteeringInbox } from '../turn/steering-inbox.js';
+import { runTurn } from '../turn/turn.js';
+import { copyUsageTotals, emptyUsageTotals } from '../usage/usage.js';
+import { normaliseUserInput } from './input.js';
+import { finishSession, releaseSessionClaim, settleRunningTurn } from './session-close.js';
+
+/** The turn a controller runs now. */
+interface ActiveTurn {
+  controller: AbortController;
+  /** Settles when the turn (or the on-demand compaction) has ended. */
+  done: Promise<unknown>;
+  /** The turn's handle, inbox and emitter; unset while `compact()` holds the slot (no turn runs). */
+  turn?: {
+    handle: RunningTurn;
+    inbox: SteeringInbox;
+    emit: (payload: AgentEventPayload) => void;
+  };
+}
+
+/** A message given to `followUp`, waiting for the running turn to end. */
+interface FollowUp {
+  content: ContentBlock[];
+  /** Steered messages that go in right after `content`, each as its own user message. */
+  steered?: ContentBlock[][];
+  /** Receives the turn the message starts; undefined for steered messages the turn did not take. */
+  started?: { resolve: (turn: RunningTurn) => void; reject: (error: unknown) => void };
+}
+
+/** The agent's side of the one-active-session slot. */
+export interface SessionSlot {
+  /** Frees the slot held by this controller. */
+  release(controller: SessionController): void;
+  /** True once the agent is shut down. */
+  readonly isShutDown: boolean;
+}
+
+/**
+ * The internal owner of a session: its state, its running turn and its close paths (0006 §8). The
+ * agent's slot and the background turn hold this, never the public `Session`, so that an abandoned
+ * `Session` can be garbage-collected while its turn still runs.
+ */
+export class SessionController {
+  readonly state: SessionState;
+  private readonly runtime: AgentRuntime;
+  private readonly slot: SessionSlot;
+  private activeTurn: ActiveTurn | undefined;
+  private readonly followUps: FollowUp[] = [];
+  private closing: Promise<void> | undefined;
+  private released = false;
+  private abandoned = false;
+
+  constructor(options: { state: SessionState; runtime: AgentRuntime; slot: SessionSlot }) {
+    this.state = options.state;
+    this.runtime = options.runtime;
+    this.slot = options.slot;
+  }
+
+  /** The pricing of a model id, from the registered providers' catalogues. */
+  readonly priceOf = (modelId: string): ModelPricing | undefined =>
+    this.runtime.models.find(modelId)?.info.pricing;
+
+  /** True once close, shutdown or abandonment has begun. */
+  get isClosed(): boolean {
+    return this.closing !== undefined;
+  }
+
+  /** True while a turn runs. */
+  get isTurnRunning(): boolean {
+    return this.activeTurn !== undefined;
+  }
+
+  /** The handle of the running turn, if any. */
+  get currentTurn(): RunningTurn | undefined {
+    return this.activeTurn?.turn?.handle;
+  }
+
+  /** Starts a turn in the background and returns its handle (0006 §8 send_message). */
+  startTurn(input: UserInput | string, options?: SendMessageOptions): RunningTurn {
+    const run = checkRunOptions(options);
+    this.checkIdle();
+    checkNotSuspended(this.state, 'sending a message');
+    const content = normaliseUserInput(input, this.state.model.info);
+    return this.begin({ content, output: planStructuredOutput(options), run });
+  }
+
+  /** Continues the suspended turn: its decided calls run (denied ones get an error result), then the turn goes on. */
+  continueTurn(options?: TurnRunOptions): RunningTurn {
+    const run = checkRunOptions(options);
+    this.checkIdle();
+    const batch = checkContinuable(this.state, run);
+    this.state.heldBatch = undefined;
+    return this.begin({ turnId: batch.turnId, content: [], run, resume: batch });
+  }
+
+  /** Records (in the log) a decision on a pending call of the suspended turn. */
+  async decide(callId: unknown, approved: boolean, reason?: unknown): Promise<void> {
+    if (this.closing !== undefined || this.slot.isShutDown) {
+      throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
+    }
+    await recordDecision({ session: this.state, callId, approved, reason });
+  }
+
+  /**
+   * Compacts the context now (prune, then summarise), as a turn would; holds the turn slot meanwhile, so a
+   * turn cannot start during it. Resolves with the events it emitted once the compacted context is saved.
+   */
+  async compact(instructions: string | undefined): Promise<AgentEvent[]> {
+    if (instructions !== undefined && typeof instructions !== 'string') {
+      throw new AgentError({
+        code: 'INVALID_INPUT',
+        message: `compact(instructions) takes a string or nothing, got ${describeKind(instructions)}`,
+      });
+    }
+    this.checkIdle();
+    checkNotSuspended(this.state, 'compacting');
+    const controller = new AbortController();
+    const state = this.state;
+    const turnId = randomUUID();
+    const events: AgentEvent[] = [];
+    const emit = (payload: AgentEventPayload): void => {
+      events.push({
+        sessionId: state.id,
+        turnId,
+        timestamp: new Date(),
+        sequence: state.nextSequence++,
+        payload,
+      });
+    };
+    const run = compactOnDemand({
+      runtime: this.runtime,
+      session: state,
+      turnId,
+      signal: controller.signal,
+      emit,
+      instructions,
+      observers: this.runtime.observers.enabledNow(),
+    });
+    const done = run.then(
+      (): TurnStatus => 'completed',
+      (): TurnStatus => 'failed',
+    );
+    this.activeTurn = { controller, done };
+    void done.finally(() => {
+      this.activeTurn = undefined;
+      if (this.closing !== undefined && this.abandoned) void this.release();
+    });
+    await run;
+    return events;
+  }
+
+  /** Throws SESSION_CLOSED or TURN_BUSY when the session cannot start work now. */
+  private checkIdle(): void {
+    this.assertOpen();
+    if (this.activeTurn !== undefined) throw this.busyError();
+  }
+
+  private busyError(): AgentError {
+    return new AgentError({
+      code: 'TURN_BUSY',
+      message: `a turn is already running in session '${this.state.id}'; wait for it or cancel it first`,
+    });
+  }
+
+  /** Adds a message to the running turn at its next step boundary; with no turn running, starts one. */
+  steer(input: UserInput | string): RunningTurn {
+    this.assertOpen();
+    const content = normaliseUserInput(input, this.state.model.info);
+    const active = this.activeTurn;
+    if (active === undefined) {
+      checkNotSuspended(this.state, 'steering');
+      return this.begin({ content });
+    }
+    if (active.turn === undefined) throw this.busyError();
+    active.turn.inbox.push(content);
+    return active.turn.handle;
+  }
+
+  /** Queues a message that starts the next turn once the running one (and earlier follow-ups) ended. */
+  followUp(input: UserInput | string): Promise<RunningTurn> {
+    this.assertOpen();
+    const content = normaliseUserInput(input, this.state.model.info);
+    const active = this.activeTurn;
+    if (active === undefined && this.followUps.length === 0) {
+      checkNotSuspended(this.state, 'a follow-up');
+      return Promise.resolve(this.begin({ content }));
+    }
+    return new Promise((resolve, reject) => {
+      this.followUps.push({ content, started: { resolve, reject } });
+      active?.turn?.emit({ type: 'follow_up_queued', content });
+    });
+  }
+
+  /** Throws SESSION_CLOSED once the session is closing or the agent shut down. */
+  private assertOpen(): void {
+    if (this.closing !== undefined || this.slot.isShutDown) {
+      throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
+    }
+  }
+
+  /** Starts a turn in the background: `steered` messages enter before its model call, `output` asks for JSON. */
+  private begin(options: {
+    content: ContentBlock[];
+    steered?: ContentBlock[][];
+    output?: StructuredOutputPlan | undefined;
+    run?: TurnRunOptions;
+    /** Set to continue a suspended turn (same turn id): its held batch runs first. */
+    resume?: HeldBatch;
+    turnId?: string;
+  }): RunningTurn {
+    const { content, output, resume } = options;
+    const turnId = options.turnId ?? randomUUID();
+    const controller = new AbortController();
+    const channel = new EventChannel();
+    const state = this.state;
+    const inbox = new SteeringInbox();
+    for (const message of options.steered ?? []) inbox.push(message);
+    // Asked once: a turn no observer wants pays nothing for observation.
+    const observers = this.runtime.observers.enabledNow();
+    let ended = false;
+    const emit = (payload: AgentEventPayload): void => {
+      // Nothing comes after the terminal event, not even a follow_up_queued given in the last moment.
+      if (ended) return;
+      if (payload.type === 'turn_complete' || payload.type === 'turn_cancelled') ended = true;
+      const event = {
+        sessionId: state.id,
+        turnId,
+        timestamp: new Date(),
+        sequence: state.nextSequence++,
+        payload,
+      };
+      channel.push(event);
+      observers?.notify({ type: 'agent_event', event });
+    };
+    if (observers !== undefined) {
+      const { provider, info } = state.model;
+      observers.notify({
+        type: 'turn_start',
+        sessionId: state.id,
+        turnId,
+        providerId: provider.id,
+        modelId: info.id,
+        input: content,
+      });
+    }
+    this.runtime.turns.open(turnId, {
+      sessionId: state.id,
+      depth: 0,
+      emit,
+      log: state.log,
+      model: state.model,
+    });
+    // A continued turn counts afresh: its `done` and `turn_complete` carry the usage since it was continued.
+    const usageTotals = emptyUsageTotals();
+    const recordUsage = state.usage.sink({
+      log: state.log,
+      priceOf: this.priceOf,
+      emit,
+      turnTotals: usageTotals,
+    });
+    const done = runTurn({
+      runtime: this.runtime,
+      session: state,
+      input: { content },
+      turnId,
+      signal: controller.signal,
+      emit,
+      steering: inbox,
+      approval: options.run ?? {},
+      recordUsage,
+      usageTotals,
+      ...(resume === undefined ? {} : { resume }),
+      ...(output === undefined ? {} : { output }),
+      ...(observers === undefined ? {} : { observers }),
+    })
+      .catch((error: unknown): TurnResult => {
+        // runTurn reports its own failures; this only guards against a bug escaping it.
+        this.runtime.config.onBackgroundError(
+          toAgentError(error, 'INTERNAL_ERROR', 'a turn failed unexpectedly'),
+        );
+        const usage = copyUsageTotals(usageTotals);
+        emit({ type: 'turn_complete', usage });
+        return { status: 'failed', usage };
+      })
+      .then((settled) => {
+        observers?.notify({ type: 'turn_end', sessionId: state.id, turnId, status: settled.status });
+        return settled;
+      })
+      .finally(() => {
+        this.runtime.turns.close(turnId);
+        channel.close();
+        this.activeTurn = undefined;
+        // Steered messages the turn did not take (it ended or was cancelled first) start the next turn.
+        // The first is the new turn's input; the others enter it as steered messages, before its model call.
+        const [first, ...others] = inbox.take();
+        if (first !== undefined) this.followUps.unshift({ content: first, steered: others });
+        this.startNextFollowUp();
+        if (this.closing !== undefined && this.abandoned) void this.release();
+      });
+    const handle = new RunningTurn({ turnId, channel, controller, done });
+    this.activeTurn = { controller, done, turn: { handle, inbox, emit } };
+    return handle;
+  }
+
+  /** Starts the oldest queued follow-up; once the session is closing, refuses them all instead. */
+  private startNextFollowUp(): void {
+    const next = this.followUps.shift();
+    if (next === undefined) return;
+    if (this.closing !== undefined || this.slot.isShutDown) {
+      const refused = new AgentError({
+        code: 'SESSION_CLOSED',
+        message: `session '${this.state.id}' closed before the follow-up message could start a turn`,
+      });
+      for (const followUp of [next, ...this.followUps.splice(0)]) followUp.started?.reject(refused);
+      return;
+    }
+    const turn = this.begin({ content: next.content, steered: next.steered ?? [] });
+    next.started?.resolve(turn);
+  }
+
+  /** The full close path of `close()` and `shutdown()`: SessionEnd and memory extraction run. */
+  close(options: { cancelRunning: boolean }): Promise<void> {
+    this.closing ??= this.runClose(options.cancelRunning);
+    return this.closing;
+  }
+
+  /** The abandoned path: cancel the turn, skip SessionEnd and memory, free the slot once the turn settled. */
+  abandon(): void {
+    if (this.closing !== undefined) return;
+    this.abandoned = true;
+    this.closing = Promise.resolve();
+    const turn = this.activeTurn;
+    if (turn === undefined) {
+      void this.release();
+      return;
+    }
+    turn.controller.abort();
+  }
+
+  private async runClose(cancelRunning: boolean): Promise<void> {
+    await settleRunningTurn({ turn: this.activeTurn, cancelRunning, config: this.runtime.config });
+    try {
+      await finishSession({ state: this.state, runtime: this.runtime, priceOf: this.priceOf });
+    } finally {
+      await this.release();
+    }
+  }
+
+  /**
+   * Releases the storage's claim on the session (bounded by the tool timeout, so close never hangs on it),
+   * then frees the agent's slot: once close() resolves, other processes can have the session. Never rejects.
+   */
+  private async release(): Promise<void> {
+    if (this.released) return;
+    this.released = true;
+    await releaseSessionClaim({
+      claim: this.state.claim,
+      sessionId: this.state.id,
+      config: this.runtime.config,
+    });
+    this.slot.release(this);
+  }
+}

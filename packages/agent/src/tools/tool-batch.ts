@@ -1,0 +1,333 @@
+import type { HookDispatchResult, HookRegistry } from '../hooks/hook.js';
+import { AgentError, describeError } from '../kernel/error.js';
+import type { AgentEventPayload } from '../kernel/event.js';
+import type { SchemaCheck } from '../kernel/json-schema.js';
+import type { HookEvent } from '../ports/plugin.js';
+import type { ToolHandler, ToolOutput } from '../ports/tool.js';
+import { failed, normalizeOutput } from './tool-output.js';
+
+const CANCELLED_TEXT = 'Tool call cancelled before it ran';
+const LIMIT_TEXT = "Tool call not run: the turn's tool-call limit was reached";
+
+/** A parsed call from the model: arguments already parsed by parseToolArguments. */
+export interface ToolCallRequest {
+  callId: string;
+  toolName: string;
+  arguments: unknown;
+  /** Set when the raw text did not parse; `arguments` then holds the raw string. */
+  parseError?: string;
+}
+
+/** The result of one call of a batch, with the arguments the tool actually received. */
+export interface ToolCallOutcome {
+  callId: string;
+  toolName: string;
+  arguments: unknown;
+  output: ToolOutput;
+  durationMs: number;
+}
+
+/** A registered tool with its compiled schema check. */
+export interface RegisteredTool {
+  handler: ToolHandler;
+  check: SchemaCheck;
+}
+
+/** What `executeBatch` takes. */
+export interface ExecuteBatchOptions {
+  calls: readonly ToolCallRequest[];
+  sessionId: string;
+  turnId: string;
+  /** The turn's cancellation: calls not started are not started any more, running tools' signals fire. */
+  signal: AbortSignal;
+  hooks: HookRegistry;
+  /** How many calls of this batch may run (the tool-call limit); later calls get an `isError` result. */
+  runnable: number;
+  /** Receives tool_call_start / tool_call_end. */
+  emit: (payload: AgentEventPayload) => void;
+  /** Receives the PLUGIN_ERRORs of BeforeToolUse / AfterToolUse handlers. */
+  reportError: (error: AgentError) => void;
+  /** Calls refused approval, with their result text: they do not run, and their tool_call_end says `denied`. */
+  refused?: ReadonlyMap<string, string>;
+  /** Awaited strictly in call order, each as soon as it and every earlier outcome are in (write-ahead). */
+  onResult: (outcome: ToolCallOutcome) => Promise<void> | void;
+}
+
+/** A call whose tool runs now: when its time is up, and the state of its signal. */
+interface RunningTool {
+  readonly toolName: string;
+  /** A `performance.now()` time. */
+  readonly due: number;
+  /** Hands the call its output; called once, by whichever comes first: the tool's answer or the timeout. */
+  readonly resolve: (output: ToolOutput) => void;
+  /** The controller of the tool's signal, made when the tool first reads it (see `signalOf`). */
+  controller: AbortController | undefined;
+  /** Why the call was aborted while it ran (the turn's cancel or the timeout), once it was. */
+  abortedWith: { reason: unknown } | undefined;
+}
+
+/** Aborts a running tool's signal, or remembers why until the signal is made; only the first reason counts. */
+function abortTool(tool: RunningTool, reason: unknown): void {
+  if (tool.abortedWith !== undefined) return;
+  tool.abortedWith = { reason };
+  tool.controller?.abort(reason);
+}
+
+/**
+ * A tool's signal, made on first read: most tools never read it, and an AbortSignal costs microseconds to make.
+ * Made late, it is in the state one made at the start would be in: aborted when the call was, with its reason.
+ */
+function signalOf(tool: RunningTool): AbortSignal {
+  if (tool.controller === undefined) {
+    tool.controller = new AbortController();
+    if (tool.abortedWith !== undefined) tool.controller.abort(tool.abortedWith.reason);
+  }
+  return tool.controller.signal;
+}
+
+/**
+ * One `ToolDispatcher.executeBatch` call (0006 §12, SPEC §4 "Tool calls"). Each call lives through
+ * `#runCall`, top to bottom: checked (parsed, known, limit, schema) → BeforeToolUse → tool_call_start → the
+ * tool, with its own signal and the timeout → output capped → tool_call_end → AfterToolUse. `run` then hands
+ * the outcomes to `onResult` (the write-ahead of the results) in call order.
+ *
+ * Read-only calls run concurrently; a batch with a call of a mutating tool runs one call after another. The
+ * batch has one timer for all its running tools and one listener on the turn's signal.
+ */
+export class ToolBatch {
+  readonly #options: ExecuteBatchOptions;
+  readonly #timeoutMs: number;
+  /** Per call: the tool to run, or the error text of a call that will not run. */
+  readonly #plans: (RegisteredTool | string)[];
+  /** The tools running now, each until its answer or its timeout. */
+  readonly #running = new Set<RunningTool>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerDue = Number.POSITIVE_INFINITY;
+  /** The first error `onResult` threw or rejected with: nothing is handed over or started after it. */
+  #failure: { error: unknown } | undefined;
+
+  constructor(options: ExecuteBatchOptions, tools: ReadonlyMap<string, RegisteredTool>, timeoutMs: number) {
+    this.#options = options;
+    this.#timeoutMs = timeoutMs;
+    this.#plans = options.calls.map(
+      (call, index) => options.refused?.get(call.callId) ?? plan(call, index, options.runnable, tools),
+    );
+  }
+
+  /**
+   * Runs the calls and hands each outcome to `onResult` in call order, as soon as it and every earlier one
+   * are in and the previous `onResult` settled. Answers with the outcomes in call order once every call has
+   * settled; rejects only with the first error `onResult` threw (calls not started by then are skipped).
+   */
+  async run(): Promise<ToolCallOutcome[]> {
+    const { calls, signal } = this.#options;
+    const serial = this.#plans.some((plan) => typeof plan !== 'string' && plan.handler.isMutating);
+    const outcomes: ToolCallOutcome[] = [];
+    signal.addEventListener('abort', this.#cancelRunning);
+    try {
+      // Read-only calls all start now; otherwise each call starts once the previous one is handed over.
+      const started = serial ? [] : calls.map((_, index) => this.#runCall(index));
+      for (let index = 0; index < calls.length; index++) {
+        const outcome = await (serial ? this.#runCall(index) : started[index]!);
+        outcomes.push(outcome);
+        // Write-ahead: the outcome is handed over; after a failure of `onResult`, no other one is.
+        if (this.#failure !== undefined) continue;
+        try {
+          await this.#options.onResult(outcome);
+        } catch (error) {
+          this.#failure = { error };
+        }
+      }
+    } finally {
+      signal.removeEventListener('abort', this.#cancelRunning);
+    }
+    if (this.#failure !== undefined) throw this.#failure.error;
+    return outcomes;
+  }
+
+  /** One call from start to end; never rejects: a call that cannot run or fails ends as an `isError` outcome. */
+  async #runCall(index: number): Promise<ToolCallOutcome> {
+    const { calls, hooks, emit } = this.#options;
+    const call = calls[index]!;
+    const { callId, toolName } = call;
+    try {
+      // 1. Parsed, known, within the limit and valid against the schema (checked when the batch was made).
+      const plan = this.#plans[index]!;
+      if (typeof plan === 'string') return this.#notRun(call, call.arguments, plan);
+      if (this.#stopped()) return this.#notRun(call, call.arguments, CANCELLED_TEXT);
+
+      // 2. BeforeToolUse may stop the call, or change its arguments, which are then checked again.
+      let args = call.arguments;
+      if (hooks.has('BeforeToolUse')) {
+        const before = await this.#hook('BeforeToolUse', { callId, toolName, arguments: args });
+        if (before.abortReason !== undefined) {
+          return this.#notRun(call, args, `Tool aborted by hook: ${before.abortReason}`);
+        }
+        // Checked even when the data object is the same one: a handler may have changed it in place.
+        args = argumentsOf(before.data);
+        const failure = plan.check(args);
+        if (failure !== undefined) {
+          const text = `Invalid arguments for tool '${toolName}' (as changed by a BeforeToolUse hook): ${failure}`;
+          return this.#notRun(call, args, text);
+        }
+        if (this.#stopped()) return this.#notRun(call, args, CANCELLED_TEXT);
+      }
+
+      // 3. The tool runs with a signal of its own, bounded by the timeout; its output comes back capped.
+      emit({ type: 'tool_call_start', callId, toolName, arguments: args });
+      const started = performance.now();
+      const output = await this.#runTool(plan.handler, callId, args, started);
+      const durationMs = Math.round(performance.now() - started);
+      emit({ type: 'tool_call_end', callId, toolName, output, durationMs, success: !output.isError });
+      const outcome: ToolCallOutcome = { callId, toolName, arguments: args, output, durationMs };
+
+      // 4. AfterToolUse sees a copy of the output: a handler that changes it cannot change what is recorded.
+      if (hooks.has('AfterToolUse')) {
+        const data = { callId, toolName, arguments: args, output: { ...output }, durationMs };
+        await this.#hook('AfterToolUse', data);
+      }
+      return outcome;
+    } catch (error) {
+      // Only the runtime itself (an `emit` that threw) gets here; the call still needs a result.
+      const output = failed(`Tool call failed: ${describeError(error)}`);
+      return { callId, toolName, arguments: call.arguments, output, durationMs: 0 };
+    }
+  }
+
+  /**
+   * Calls the tool with its own signal, which fires on the turn's cancel or at the timeout. Never rejects: a
+   * throw or a rejection is an error result, and at the timeout the result is decided and a late answer ignored.
+   */
+  #runTool(handler: ToolHandler, callId: string, args: unknown, started: number): Promise<ToolOutput> {
+    const { sessionId, turnId } = this.#options;
+    return new Promise<ToolOutput>((resolve) => {
+      const tool: RunningTool = {
+        toolName: handler.name,
+        due: started + this.#timeoutMs,
+        resolve,
+        controller: undefined,
+        abortedWith: undefined,
+      };
+      this.#startTiming(tool);
+      try {
+        const answer = handler.execute({
+          callId,
+          arguments: args,
+          sessionId,
+          turnId,
+          get signal() {
+            return signalOf(tool);
+          },
+        });
+        // Whatever the tool answered is awaited the same way: a value that is not a promise is no faster.
+        Promise.resolve(answer).then(
+          (value) => this.#settle(tool, normalizeOutput(value, handler.name)),
+          (error: unknown) => this.#settle(tool, failed(describeError(error))),
+        );
+      } catch (error) {
+        // A tool that throws instead of rejecting: the same error result.
+        this.#settle(tool, failed(describeError(error)));
+      }
+    });
+  }
+
+  /** The tool's output is in: the call leaves the running tools. The first output a call gets is its result. */
+  #settle(tool: RunningTool, output: ToolOutput): void {
+    if (!this.#running.delete(tool)) return;
+    if (this.#running.size === 0) this.#setTimer(Number.POSITIVE_INFINITY);
+    tool.resolve(output);
+  }
+
+  /** A tool starts running: the batch's timer is moved earlier when this tool is due first. */
+  #startTiming(tool: RunningTool): void {
+    this.#running.add(tool);
+    if (tool.due < this.#timerDue) this.#setTimer(tool.due);
+  }
+
+  /** Sets the batch's one timer for `due` (a `performance.now()` time), or clears it for Infinity. */
+  #setTimer(due: number): void {
+    clearTimeout(this.#timer);
+    this.#timerDue = due;
+    this.#timer =
+      due === Number.POSITIVE_INFINITY
+        ? undefined
+        : setTimeout(this.#onTimer, Math.max(1, Math.ceil(due - performance.now())));
+  }
+
+  /** Times out every running tool that is due, then sets the timer for the next one. */
+  readonly #onTimer = (): void => {
+    this.#timerDue = Number.POSITIVE_INFINITY;
+    this.#timer = undefined;
+    const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const tool of this.#running) {
+      if (tool.due > now) next = Math.min(next, tool.due);
+      else {
+        const ms = this.#timeoutMs;
+        this.#settle(tool, failed(`Tool timed out after ${ms}ms`));
+        const message = `tool '${tool.toolName}' timed out after ${ms}ms`;
+        abortTool(tool, new AgentError({ code: 'TOOL_TIMEOUT', message }));
+      }
+    }
+    if (next < this.#timerDue) this.#setTimer(next);
+  };
+
+  /** The turn was cancelled: the signal of every running tool fires, with the turn's reason. */
+  readonly #cancelRunning = (): void => {
+    for (const tool of this.#running) abortTool(tool, this.#options.signal.reason);
+  };
+
+  /** Cancellation, or an `onResult` failure: calls not started yet are not started any more. */
+  #stopped(): boolean {
+    return this.#options.signal.aborted || this.#failure !== undefined;
+  }
+
+  /** Runs BeforeToolUse or AfterToolUse for a call, reporting its handlers' failures. */
+  async #hook(event: HookEvent, data: unknown): Promise<HookDispatchResult> {
+    const { hooks, sessionId, turnId, reportError } = this.#options;
+    const result = await hooks.dispatch({ event, sessionId, turnId, data, timeoutMs: this.#timeoutMs });
+    for (const error of result.errors) reportError(error);
+    return result;
+  }
+
+  /** A call that does not run: tool_call_start and tool_call_end (success false) with its error result. */
+  #notRun(call: ToolCallRequest, args: unknown, text: string): ToolCallOutcome {
+    const { callId, toolName } = call;
+    const output = failed(text);
+    this.#options.emit({ type: 'tool_call_start', callId, toolName, arguments: args });
+    const denied = this.#options.refused?.has(callId) === true;
+    this.#options.emit({
+      type: 'tool_call_end',
+      callId,
+      toolName,
+      output,
+      durationMs: 0,
+      success: false,
+      ...(denied ? { denied: true } : {}),
+    });
+    return { callId, toolName, arguments: args, output, durationMs: 0 };
+  }
+}
+
+/** The checks that need no hook and no tool: the limit, the JSON, the tool's name, the schema. */
+function plan(
+  call: ToolCallRequest,
+  index: number,
+  runnable: number,
+  tools: ReadonlyMap<string, RegisteredTool>,
+): RegisteredTool | string {
+  if (index >= runnable) return LIMIT_TEXT;
+  if (call.parseError !== undefined) {
+    return `Invalid arguments for tool '${call.toolName}': not valid JSON (${call.parseError})`;
+  }
+  const tool = tools.get(call.toolName);
+  if (tool === undefined) return `[TOOL_NOT_FOUND] tool '${call.toolName}'`;
+  const failure = tool.check(call.arguments);
+  if (failure !== undefined) return `Invalid arguments for tool '${call.toolName}': ${failure}`;
+  return tool;
+}
+
+/** The `arguments` of the data a BeforeToolUse chain ended with; undefined (so the schema fails) when it has none. */
+function argumentsOf(data: unknown): unknown {
+  return typeof data === 'object' && data !== null ? (data as { arguments?: unknown }).arguments : undefined;
+}

@@ -1,0 +1,159 @@
+import { ContextManager } from '../context/context.js';
+import type { HookRegistry } from '../hooks/hook.js';
+import type { PluginDescriptor } from '../hooks/plugin-manager.js';
+import type { HeldBatch } from '../kernel/approval-types.js';
+import type { ResolvedConfig } from '../kernel/config.js';
+import { AgentError } from '../kernel/error.js';
+import type { AgentEventPayload } from '../kernel/event.js';
+import type { Message, SubagentUsage } from '../kernel/types.js';
+import { SessionLog } from '../log/session-log.js';
+import type { MemoryManager } from '../memory/memory.js';
+import type { ObserverRegistry } from '../model/observation.js';
+import type { ModelInfo, ModelProvider } from '../ports/model.js';
+import type { Memory, SessionClaim, SessionStorage } from '../ports/storage.js';
+import type { SkillManager } from '../skills/skill.js';
+import type { ToolDispatcher } from '../tools/tool-dispatch.js';
+import { emptyUsageTotals, SessionUsage } from '../usage/usage.js';
+
+/** A model and the provider that serves it. */
+export interface RoutedModel {
+  provider: ModelProvider;
+  info: ModelInfo;
+}
+
+/** Finds the provider of a model id (0006 §7.1). */
+export class ModelRouter {
+  private readonly routes = new Map<string, RoutedModel>();
+
+  /** Indexes every model of the providers; the builder has already rejected duplicates. */
+  constructor(providers: readonly ModelProvider[]) {
+    for (const provider of providers) {
+      for (const info of provider.models) this.routes.set(info.id, { provider, info });
+    }
+  }
+
+  /** The route of a model id, or undefined. */
+  find(modelId: string): RoutedModel | undefined {
+    return this.routes.get(modelId);
+  }
+
+  /** The route of a model id; throws MODEL_NOT_SUPPORTED. */
+  resolve(modelId: string): RoutedModel {
+    const route = this.routes.get(modelId);
+    if (route === undefined) {
+      throw new AgentError({
+        code: 'MODEL_NOT_SUPPORTED',
+        message: `model '${modelId}' is not offered by any registered provider`,
+      });
+    }
+    return route;
+  }
+}
+
+/** Everything the agent holds for its sessions; immutable after build. */
+export interface AgentRuntime {
+  readonly config: ResolvedConfig;
+  readonly hooks: HookRegistry;
+  /** The plugins' observers (PluginContext.observe). */
+  readonly observers: ObserverRegistry;
+  readonly tools: ToolDispatcher;
+  /** Characters of the tool specs as JSON, for the token estimate (measured once). */
+  readonly toolsChars: number;
+  readonly skills: SkillManager;
+  readonly plugins: readonly PluginDescriptor[];
+  readonly models: ModelRouter;
+  readonly memory: MemoryManager | undefined;
+  readonly sessionStorage: SessionStorage | undefined;
+  /** The turns running now, for the sub-agent tools they call. */
+  readonly turns: TurnLinks;
+}
+
+/** The mutable state of one session (0006 §8 SessionState). */
+export interface SessionState {
+  readonly id: string;
+  readonly model: RoutedModel;
+  readonly systemPromptOverride: string | undefined;
+  readonly context: ContextManager;
+  readonly log: SessionLog;
+  /** The storage's claim on the session, released at close; undefined when the storage makes none. */
+  readonly claim: SessionClaim | undefined;
+  memories: Memory[];
+  /** Turns whose user message entered the context. */
+  turnCount: number;
+  /** Turns since the last memory checkpoint. */
+  turnsSinceCheckpoint: number;
+  /** Messages since the last memory checkpoint (or since the resume). */
+  sinceCheckpoint: Message[];
+  /** The next event's sequence number. */
+  nextSequence: number;
+  /** The session's running usage totals (restored from the log on resume). */
+  readonly usage: SessionUsage;
+  /** The tool batch a suspended turn holds until its calls are decided and the turn continued. */
+  heldBatch?: HeldBatch | undefined;
+}
+
+/** The state of a session before any of its events is replayed or saved: a new session, a resumed or a sub-agent's one. */
+export function newSessionState(options: {
+  runtime: AgentRuntime;
+  sessionId: string;
+  model: RoutedModel;
+  systemPromptOverride: string | undefined;
+  claim: SessionClaim | undefined;
+}): SessionState {
+  return {
+    id: options.sessionId,
+    model: options.model,
+    systemPromptOverride: options.systemPromptOverride,
+    context: new ContextManager(),
+    log: new SessionLog({ storage: options.runtime.sessionStorage, sessionId: options.sessionId }),
+    claim: options.claim,
+    memories: [],
+    turnCount: 0,
+    turnsSinceCheckpoint: 0,
+    sinceCheckpoint: [],
+    nextSequence: 0,
+    usage: new SessionUsage(),
+  };
+}
+
+/** One running turn, as its sub-agents see it. */
+export interface TurnLink {
+  readonly sessionId: string;
+  /** 0 for a turn of a session the host opened; a sub-agent's turn is one deeper than its caller's. */
+  readonly depth: number;
+  readonly emit: (payload: AgentEventPayload) => void;
+  readonly log: SessionLog;
+  /** The session's model: a sub-agent without a model of its own runs on it. */
+  readonly model: RoutedModel;
+  /** What the sub-agents this turn called have used, theirs included (filled as each one ends). */
+  readonly subagentUsage: SubagentUsage;
+}
+
+/**
+ * The turns running on an agent, by turn id: what a sub-agent tool needs of the turn that called it (its event
+ * stream, its log, its model, its depth) and where its sub-agents' usage is summed. A tool only gets the turn id
+ * in its ToolInput; this registry is how the runtime's own sub-agent tool finds the rest.
+ */
+export class TurnLinks {
+  readonly #links = new Map<string, TurnLink>();
+
+  /** Registers a turn for as long as it runs (until `close`). */
+  open(turnId: string, link: Omit<TurnLink, 'subagentUsage'>): TurnLink {
+    const full: TurnLink = {
+      ...link,
+      subagentUsage: emptyUsageTotals(),
+    };
+    this.#links.set(turnId, full);
+    return full;
+  }
+
+  /** Removes a turn that has ended. */
+  close(turnId: string): void {
+    this.#links.delete(turnId);
+  }
+
+  /** The running turn of this id, if any. */
+  get(turnId: string): TurnLink | undefined {
+    return this.#links.get(turnId);
+  }
+}

@@ -1,0 +1,36 @@
+import type { HeldBatch, TurnRunOptions } from '../kernel/approval-types.js';
+import type { AgentEventPayload } from '../kernel/event.js';
+import type { UsageTotals, UserInput } from '../kernel/types.js';
+import type { Observers } from '../model/observation.js';
+import type { StructuredOutputPlan } from '../output/structured-output.js';
+import type { UsageSink } from '../usage/usage.js';
+import type { AgentRuntime, SessionState } from './session-state.js';
+import type { SteeringInbox } from './steering-inbox.js';
+
+/** Everything one turn touches; the turn loop has no state of its own (0006 D1). */
+export interface TurnOptions {
+  runtime: AgentRuntime;
+  session: SessionState;
+  input: UserInput;
+  turnId: string;
+  /** The turn's cancellation: handed to its provider calls and tools, and checked between its steps. */
+  signal: AbortSignal;
+  emit: (payload: AgentEventPayload) => void;
+  /**
+   * Takes the usage of each model call the turn makes (its own, compaction, memory). Absent, `runTurn` makes
+   * one that emits on `emit` and adds to `usageTotals` and the session's totals.
+   */
+  recordUsage?: UsageSink | undefined;
+  /** The turn's usage so far, added to by `recordUsage`; `turn_complete` carries it. */
+  usageTotals?: UsageTotals | undefined;
+  /** Set when the turn's final answer must be structured output. */
+  output?: StructuredOutputPlan;
+  /** The observers that watch this turn (asked once at its start); unset when none does. */
+  observers?: Observers;
+  /** Messages steered into this turn while it runs; taken at its step boundaries. */
+  steering?: SteeringInbox;
+  /** The approver of calls that need approval, and its window. */
+  approval?: TurnRunOptions;
+  /** Set when the turn continues a suspended one: its held batch runs first, instead of steps 1–3. */
+  resume?: HeldBatch;
+}
