@@ -10,8 +10,8 @@ import type { Message } from '../kernel/types.js';
 import { cancelledError, collectText, internalRequest } from '../model/model-call.js';
 import type { ModelInfo, ModelProvider } from '../ports/model.js';
 import type { UsageSink } from '../usage/usage.js';
-import { type ContextManager, charsToTokens, messageChars } from './context.js';
-import { shrinkMessage, USER_MESSAGE_SHARE } from './context-limits.js';
+import { type ContextManager, messageChars } from './context.js';
+import { charsToTokens, shrinkMessage, USER_MESSAGE_SHARE } from './context-limits.js';
 
 /** The share of the context window the most recent messages keep after a compaction. */
 const KEEP_SHARE = 0.2;

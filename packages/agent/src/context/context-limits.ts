@@ -14,8 +14,8 @@ const MIN_KEPT_CHARS = 2_000;
 /** The part of the kept text taken from the head; the rest comes from the tail. */
 const HEAD_SHARE = 0.6;
 
-/** Tokens of `chars` characters, at four characters a token (as context.ts counts them). */
-function charsToTokens(chars: number): number {
+/** The estimated tokens of `chars` characters, at four characters a token. */
+export function charsToTokens(chars: number): number {
   return Math.ceil(chars / 4);
 }
 

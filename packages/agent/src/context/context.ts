@@ -1,7 +1,8 @@
 import { COMPACT_SUMMARY_PREFIX, INTERRUPTED_MESSAGE_NOTICE } from '../kernel/templates.js';
 import type { ContentBlock, Message, SessionConfig } from '../kernel/types.js';
+import { jsonText } from '../kernel/value-kind.js';
 import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
-import { shrinkMessage } from './context-limits.js';
+import { charsToTokens, shrinkMessage } from './context-limits.js';
 import { applyPruning } from './pruning.js';
 
 /** An image counts as 1,000 tokens (SPEC §5.11), i.e. 4,000 characters at four characters a token. */
@@ -32,11 +33,7 @@ function argumentsChars(value: unknown): number {
   if (typeof value === 'string') return value.length;
   const length = jsonLength(value, 0);
   if (length >= 0) return length;
-  try {
-    return JSON.stringify(value)?.length ?? 0;
-  } catch {
-    return 0;
-  }
+  return jsonText(value)?.length ?? 0;
 }
 
 /** A character JSON.stringify writes as an escape, or a surrogate (a lone one is escaped too). */
@@ -96,11 +93,6 @@ function jsonLength(value: unknown, depth: number): number {
 /** A value JSON.stringify leaves out of an object and writes as null in an array. */
 function isSkippedInJson(value: unknown): boolean {
   return value === undefined || typeof value === 'function' || typeof value === 'symbol';
-}
-
-/** Converts characters to the estimated token count. */
-export function charsToTokens(chars: number): number {
-  return Math.ceil(chars / 4);
 }
 
 /** The system message that replaces compacted history. */

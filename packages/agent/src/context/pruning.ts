@@ -5,6 +5,7 @@
  * applies the same call ids rebuilds the same view.
  */
 
+import { argumentsText } from '../kernel/transcript.js';
 import type { Message } from '../kernel/types.js';
 
 /** Tool results of the last this many user turns are never pruned. */
@@ -17,15 +18,6 @@ const STUB_EXCERPT_CHARS = 160;
 function excerpt(text: string): string {
   const oneLine = text.replace(/\s+/g, ' ').trim();
   return oneLine.length <= STUB_EXCERPT_CHARS ? oneLine : `${oneLine.slice(0, STUB_EXCERPT_CHARS)}…`;
-}
-
-function argumentsText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  try {
-    return JSON.stringify(value) ?? '';
-  } catch {
-    return '';
-  }
 }
 
 /** The text that replaces a pruned tool result: the call, the size of its result and its first line. */

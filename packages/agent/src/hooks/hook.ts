@@ -1,5 +1,6 @@
 import { AgentError, describeError } from '../kernel/error.js';
 import { isThenable, settleWithin } from '../kernel/settle.js';
+import { jsonOrString } from '../kernel/value-kind.js';
 import type { HookEvent, HookHandler, HookPayload, HookResult } from '../ports/plugin.js';
 
 /** What one dispatch ends with: the final data, the abort reason if a handler stopped the chain, and the failures. */
@@ -105,16 +106,8 @@ function checkedAnswer(
   return recordFailure(result, {
     entry,
     event,
-    message: `returned an invalid hook result: ${describeValue(value)}`,
+    message: `returned an invalid hook result: ${jsonOrString(value)}`,
   });
-}
-
-function describeValue(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }
 
 /**

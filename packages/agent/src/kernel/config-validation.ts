@@ -4,7 +4,7 @@
  * its config object after build() changes nothing in a running agent.
  */
 
-import { AgentError } from './error.js';
+import { invalidConfig } from './error.js';
 import { describeKind, isPlainObject } from './value-kind.js';
 
 /** Every field an AgentConfig may hold; anything else is a typo the host should hear about. */
@@ -32,11 +32,6 @@ export const AGENT_CONFIG_FIELDS: readonly string[] = [
 
 const PERSONALITY_FIELDS: readonly string[] = ['name', 'description'];
 const ENVIRONMENT_FIELDS: readonly string[] = ['cwd', 'platform', 'shell', 'date', 'timezone', 'extra'];
-
-/** An INVALID_CONFIG error; the message names the field and says what to fix. */
-export function invalidConfig(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_CONFIG', message });
-}
 
 /** Throws INVALID_CONFIG for a key of `value` not in `known`. */
 export function rejectUnknownFields(where: string, value: object, known: readonly string[]): void {

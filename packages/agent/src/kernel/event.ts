@@ -2,7 +2,7 @@ import type { ChatPurpose } from '../ports/model.js';
 import type { ToolOutput } from '../ports/tool.js';
 import type { PendingToolCall } from './approval-types.js';
 import type { AgentError } from './error.js';
-import type { ContentBlock, SubagentUsage, TokenUsage, UsageTotals } from './types.js';
+import type { ContentBlock, TokenUsage, UsageTotals } from './types.js';
 
 /** One event of a running turn, as the caller reads it from `RunningTurn`. */
 export interface AgentEvent {
@@ -75,7 +75,7 @@ export type AgentEventPayload =
       sessionId: string;
       turnId: string;
       event: AgentEventPayload;
-      usage?: SubagentUsage;
+      usage?: UsageTotals;
     };
 
 /** The `type` of an event payload. */

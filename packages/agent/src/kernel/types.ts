@@ -63,14 +63,5 @@ export interface SessionConfig {
 /** A JSON Schema document. */
 export type JsonSchema = { [key: string]: unknown };
 
-/** Token totals of sub-agent model calls, with how many calls were made. */
-export interface SubagentUsage {
-  inputTokens: number;
-  outputTokens: number;
-  cachedInputTokens: number;
-  cacheWriteTokens: number;
-  reasoningTokens: number;
-  modelCalls: number;
-  /** The sum of the calls' costs; absent while no call had a known price. */
-  costUsd?: number;
-}
+/** The usage of a sub-agent's model calls: the same totals as any turn's. @deprecated Use `UsageTotals`. */
+export type SubagentUsage = UsageTotals;

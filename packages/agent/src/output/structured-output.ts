@@ -2,8 +2,9 @@
 
 import type { TurnRunOptions } from '../kernel/approval-types.js';
 import { AgentError, describeError } from '../kernel/error.js';
-import { isPlainObject, type SchemaCheck, SchemaCompiler } from '../kernel/json-schema.js';
+import { type SchemaCheck, SchemaCompiler } from '../kernel/json-schema.js';
 import type { ContentBlock, JsonSchema } from '../kernel/types.js';
+import { isPlainObject } from '../kernel/value-kind.js';
 import type { ModelInfo, ResponseFormat } from '../ports/model.js';
 
 /** What a turn's final answer must be: one JSON value valid against `schema`. */

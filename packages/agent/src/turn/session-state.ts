@@ -5,7 +5,7 @@ import type { HeldBatch } from '../kernel/approval-types.js';
 import type { ResolvedConfig } from '../kernel/config.js';
 import { AgentError } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
-import type { Message, SubagentUsage } from '../kernel/types.js';
+import type { Message, UsageTotals } from '../kernel/types.js';
 import { SessionLog } from '../log/session-log.js';
 import type { MemoryManager } from '../memory/memory.js';
 import type { ObserverRegistry } from '../model/observation.js';
@@ -126,7 +126,7 @@ export interface TurnLink {
   /** The session's model: a sub-agent without a model of its own runs on it. */
   readonly model: RoutedModel;
   /** What the sub-agents this turn called have used, theirs included (filled as each one ends). */
-  readonly subagentUsage: SubagentUsage;
+  readonly subagentUsage: UsageTotals;
 }
 
 /**
