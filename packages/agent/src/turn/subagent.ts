@@ -14,7 +14,8 @@ import type { SessionConfig } from '../kernel/types.js';
 import type { SubagentLink, SubagentParent } from '../log/subagent-links.js';
 import {
   compileOutput,
-  OutputInvalidError,
+  isOutputInvalidError,
+  type OutputInvalidError,
   type OutputOptions,
   type StructuredOutputPlan,
 } from '../output/structured-output.js';
@@ -266,7 +267,7 @@ async function runSubagent(options: {
   let outputInvalid: OutputInvalidError | undefined;
   const emit = (payload: AgentEventPayload): void => {
     if (payload.type === 'error') {
-      if (payload.error instanceof OutputInvalidError) outputInvalid = payload.error;
+      if (isOutputInvalidError(payload.error)) outputInvalid = payload.error;
       else errors.push(payload.error.message);
     }
     const terminal = payload.type === 'turn_complete' || payload.type === 'turn_cancelled';
