@@ -1,6 +1,6 @@
 import {
   type Agent,
-  AgentError,
+  isAgentError,
   type Message,
   type PendingToolCall,
   type RunningTurn,
@@ -263,5 +263,5 @@ export class SessionHub {
 
 /** Whether an error means the agent has no free session slot right now. */
 export function isSessionBusy(error: unknown): boolean {
-  return error instanceof AgentError && error.code === 'SESSION_BUSY';
+  return isAgentError(error) && error.code === 'SESSION_BUSY';
 }
