@@ -129,22 +129,6 @@ const FOLDER_TABLE = new Map([
   ['testing', ['kernel', 'ports', 'model', 'storage']],
 ]);
 
-/**
- * Imports that break the table today and are being mended, as `from -> to` of core-relative paths. Each entry
- * is a debt: the check fails when one is no longer needed, so the list only shrinks.
- */
-const KNOWN_EXCEPTIONS = new Set([
-  'approvals/approvals.ts -> tools/tool-dispatch.ts',
-  'approvals/approvals.ts -> turn/session-state.ts',
-  'context/compaction.ts -> usage/usage.ts',
-  'kernel/event.ts -> ports/model.ts',
-  'kernel/event.ts -> ports/tool.ts',
-  'memory/memory.ts -> usage/usage.ts',
-  'model/model-call.ts -> usage/usage.ts',
-  'prompt/index.ts -> hooks/plugin-manager.ts',
-  'tools/tool-batch.ts -> hooks/hook.ts',
-]);
-
 /** The core folder a file is in: '' for a file directly in src/, undefined outside the core. */
 function coreFolderOf(file) {
   const path = relative(join(root, CORE), file).split('\\').join('/');
@@ -152,11 +136,9 @@ function coreFolderOf(file) {
   return path.includes('/') ? path.slice(0, path.indexOf('/')) : '';
 }
 
-/** The core's imports that the folder table forbids, as `{ from, to, allowed }`, and the exceptions unused. */
+/** The core's imports that the folder table forbids, as `{ from, to, folder, allowed }`. */
 function folderViolations(graph) {
   const violations = [];
-  const used = new Set();
-  const corePath = (file) => relative(join(root, CORE), file).split('\\').join('/');
   for (const [file, targets] of graph) {
     const from = coreFolderOf(file);
     if (from === undefined || from === '') continue;
@@ -165,20 +147,15 @@ function folderViolations(graph) {
       const to = coreFolderOf(target);
       if (to === undefined || to === from) continue;
       if (allowed?.includes(to)) continue;
-      const key = `${corePath(file)} -> ${corePath(target)}`;
-      if (KNOWN_EXCEPTIONS.has(key)) used.add(key);
-      else violations.push({ from: file, to: target, folder: from, allowed });
+      violations.push({ from: file, to: target, folder: from, allowed });
     }
   }
-  // A repository without the core (a test's) leaves every exception unused, and that is no news.
-  const hasCore = [...graph.keys()].some((file) => coreFolderOf(file) !== undefined);
-  const unused = hasCore ? [...KNOWN_EXCEPTIONS].filter((key) => !used.has(key)) : [];
-  return { violations, unused };
+  return violations;
 }
 
 /**
  * The floors of the core at folder level: a folder stands one floor above the highest folder it imports (the
- * ground is floor 1). The table admits no loop, so this terminates; a loop would show as a break of the table.
+ * ground is floor 1). Measured once the table holds, which admits no loop between folders.
  */
 function folderFloors(graph) {
   const imports = new Map();
@@ -212,7 +189,7 @@ const shown = (file) => relative(root, file).split('\\').join('/');
 for (const cycle of cycles) {
   console.error(`import cycle: ${[...cycle, cycle[0]].map(shown).join(' -> ')}`);
 }
-const { violations, unused } = folderViolations(graph);
+const violations = folderViolations(graph);
 for (const { from, to, folder, allowed } of violations) {
   const rule =
     allowed === undefined
@@ -220,18 +197,11 @@ for (const { from, to, folder, allowed } of violations) {
       : `${folder}/ may import ${allowed.length === 0 ? 'nothing of the core' : allowed.map((name) => `${name}/`).join(', ')}`;
   console.error(`import breaks the folder table: ${shown(from)} -> ${shown(to)} (${rule})`);
 }
-for (const key of unused) {
-  console.error(`known exception no longer needed: ${key} (remove it from KNOWN_EXCEPTIONS)`);
-}
 if (cycles.length > 0) console.error(`${cycles.length} import cycle(s) among ${files.length} source files`);
-if (violations.length + unused.length > 0) {
-  console.error(`${violations.length + unused.length} break(s) of the core's folder table`);
-}
-if (cycles.length + violations.length + unused.length > 0) process.exit(1);
+if (violations.length > 0) console.error(`${violations.length} break(s) of the core's folder table`);
+if (cycles.length + violations.length > 0) process.exit(1);
 console.log(`no import cycle among ${files.length} source files`);
 const floors = folderFloors(graph);
-const height = Math.max(0, ...floors.values());
-// A loop between folders (only possible through a known exception) leaves the height unmeasured.
-if (floors.size > 0 && Number.isFinite(height)) {
-  console.log(`the core's folders keep their table and stand on ${height} floor(s)`);
+if (floors.size > 0) {
+  console.log(`the core's folders keep their table and stand on ${Math.max(...floors.values())} floor(s)`);
 }

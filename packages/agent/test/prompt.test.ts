@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { PluginDescriptor } from '../src/hooks/plugin-manager.js';
 import type { SkillDefinition } from '../src/kernel/config.js';
 import {
   MEMORY_INSTRUCTIONS,
@@ -7,7 +6,7 @@ import {
   SKILL_SECTION_HEADER,
   SKILL_USAGE_RULES,
 } from '../src/kernel/templates.js';
-import type { Message } from '../src/kernel/types.js';
+import type { Message, PluginDescriptor } from '../src/kernel/types.js';
 import type { Memory } from '../src/ports/storage.js';
 import { buildDynamicPrompt, buildStablePrompt, placeDynamicPrompt } from '../src/prompt/index.js';
 

@@ -8,8 +8,8 @@ import {
 import { renderTranscript } from '../kernel/transcript.js';
 import type { Message } from '../kernel/types.js';
 import { cancelledError, collectText, internalRequest } from '../model/model-call.js';
+import type { UsageSink } from '../model/usage-sink.js';
 import type { ModelInfo, ModelProvider } from '../ports/model.js';
-import type { UsageSink } from '../usage/usage.js';
 import { type ContextManager, messageChars } from './context.js';
 import { charsToTokens, shrinkMessage, USER_MESSAGE_SHARE } from './context-limits.js';
 

@@ -1,6 +1,7 @@
 import { COMPACT_SUMMARY_PREFIX, INTERRUPTED_MESSAGE_NOTICE } from '../kernel/templates.js';
 import type { ContentBlock, Message, SessionConfig } from '../kernel/types.js';
 import { jsonText } from '../kernel/value-kind.js';
+import { MetadataKey } from '../log/metadata-keys.js';
 import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
 import { charsToTokens, shrinkMessage } from './context-limits.js';
 import { applyPruning } from './pruning.js';
@@ -325,9 +326,9 @@ export function replaySessionEvents(
   for (const event of events) {
     const payload = event.payload;
     if (payload.type === 'metadata') {
-      if (payload.key === 'session_config') {
+      if (payload.key === MetadataKey.sessionConfig) {
         sessionConfig = readSessionConfig(payload.value);
-      } else if (payload.key === 'compaction') {
+      } else if (payload.key === MetadataKey.compaction) {
         const compaction = readCompaction(payload.value);
         if (compaction !== undefined) {
           closeOpenCalls();
@@ -339,7 +340,7 @@ export function replaySessionEvents(
           chars = 0;
           for (const message of messages) chars += messageChars(message);
         }
-      } else if (payload.key === 'context_pruned') {
+      } else if (payload.key === MetadataKey.contextPruned) {
         const pruned = applyPruning(messages, readPrunedCallIds(payload.value));
         if (pruned !== messages) {
           messages = pruned.slice();

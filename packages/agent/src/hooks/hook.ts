@@ -185,3 +185,40 @@ export class HookRegistry {
     return result;
   }
 }
+
+/** Where a hook runner's dispatches happen, and where their handlers' failures go. */
+export interface HookScope {
+  sessionId: string;
+  turnId?: string;
+  /** Each handler's bound. */
+  timeoutMs: number;
+  /** Receives the PLUGIN_ERROR of each handler that failed. */
+  reportError: (error: AgentError) => void;
+}
+
+/**
+ * One event's hook as a function of its data, for a step that must not know the registry (the tool batch's
+ * BeforeToolUse / AfterToolUse). It answers undefined at once when no handler listens, so that a caller without
+ * hooks waits for nothing; otherwise the dispatch's result, its failures already reported.
+ */
+export function hookRunner(
+  hooks: HookRegistry,
+  event: HookEvent,
+  scope: HookScope,
+): (data: unknown) => Promise<HookDispatchResult> | undefined {
+  const { sessionId, turnId, timeoutMs, reportError } = scope;
+  return (data) => {
+    if (!hooks.has(event)) return undefined;
+    const dispatched = hooks.dispatch({
+      event,
+      sessionId,
+      ...(turnId === undefined ? {} : { turnId }),
+      data,
+      timeoutMs,
+    });
+    return dispatched.then((result) => {
+      for (const error of result.errors) reportError(error);
+      return result;
+    });
+  };
+}

@@ -1,5 +1,6 @@
 import { AgentError, describeError } from '../kernel/error.js';
 import { settleWithin } from '../kernel/settle.js';
+import type { PluginDescriptor } from '../kernel/types.js';
 import { ObserverRegistry } from '../model/observation.js';
 import type {
   HookEvent,
@@ -11,13 +12,6 @@ import type {
   PluginContext,
 } from '../ports/plugin.js';
 import type { HookRegistry } from './hook.js';
-
-/** What the prompt says about a plugin. */
-export interface PluginDescriptor {
-  id: string;
-  displayName: string;
-  description: string;
-}
 
 /** One registered plugin with the config it was registered with. */
 interface PluginRecord {

@@ -1,8 +1,6 @@
-import type { ChatPurpose } from '../ports/model.js';
-import type { ToolOutput } from '../ports/tool.js';
 import type { PendingToolCall } from './approval-types.js';
 import type { AgentError } from './error.js';
-import type { ContentBlock, TokenUsage, UsageTotals } from './types.js';
+import type { ChatPurpose, ContentBlock, TokenUsage, ToolOutput, UsageTotals } from './types.js';
 
 /** One event of a running turn, as the caller reads it from `RunningTurn`. */
 export interface AgentEvent {

@@ -65,3 +65,28 @@ export type JsonSchema = { [key: string]: unknown };
 
 /** The usage of a sub-agent's model calls: the same totals as any turn's. @deprecated Use `UsageTotals`. */
 export type SubagentUsage = UsageTotals;
+
+/** Why the runtime makes a model call; only `turn` calls offer tools. */
+export type ChatPurpose = 'turn' | 'compaction' | 'memory_extraction' | 'memory_consolidation';
+
+/** What a tool returns; `isError` results are shown to the model as failures. */
+export interface ToolOutput {
+  content: string;
+  isError: boolean;
+}
+
+/** What the prompt says about a plugin. */
+export interface PluginDescriptor {
+  id: string;
+  displayName: string;
+  description: string;
+}
+
+/** A parsed call from the model: arguments already parsed by parseToolArguments. */
+export interface ToolCallRequest {
+  callId: string;
+  toolName: string;
+  arguments: unknown;
+  /** Set when the raw text did not parse; `arguments` then holds the raw string. */
+  parseError?: string;
+}

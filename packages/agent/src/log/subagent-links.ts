@@ -1,6 +1,7 @@
 /** The links between a sub-agent's session and its caller's, as their logs hold them (metadata). */
 
 import type { SessionEvent } from '../ports/storage.js';
+import { MetadataKey } from './metadata-keys.js';
 
 /** The link a child session's log holds to its caller (metadata key `parent`). */
 export interface SubagentParent {
@@ -20,7 +21,7 @@ export function subagentLinksOf(events: readonly SessionEvent[]): SubagentLink[]
   const links: SubagentLink[] = [];
   for (const event of events) {
     const payload = event.payload;
-    if (payload.type !== 'metadata' || payload.key !== 'subagent') continue;
+    if (payload.type !== 'metadata' || payload.key !== MetadataKey.subagent) continue;
     const value = payload.value as Partial<SubagentLink> | null;
     if (
       typeof value?.callId === 'string' &&
@@ -37,7 +38,7 @@ export function subagentLinksOf(events: readonly SessionEvent[]): SubagentLink[]
 export function subagentParentOf(events: readonly SessionEvent[]): SubagentParent | undefined {
   for (const event of events) {
     const payload = event.payload;
-    if (payload.type !== 'metadata' || payload.key !== 'parent') continue;
+    if (payload.type !== 'metadata' || payload.key !== MetadataKey.parent) continue;
     const value = payload.value as Partial<SubagentParent> | null;
     if (typeof value?.sessionId === 'string' && typeof value.callId === 'string') {
       return { sessionId: value.sessionId, callId: value.callId };

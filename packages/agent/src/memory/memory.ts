@@ -10,9 +10,9 @@ import {
 import { renderTranscript } from '../kernel/transcript.js';
 import type { Message } from '../kernel/types.js';
 import { cancelledError, collectText, internalRequest } from '../model/model-call.js';
+import type { UsageSink } from '../model/usage-sink.js';
 import type { ChatRequest, ModelProvider, ResponseFormat } from '../ports/model.js';
 import type { Memory, MemoryStorage } from '../ports/storage.js';
-import type { UsageSink } from '../usage/usage.js';
 
 /** One memory as the model answered it, before it is stored. */
 export interface ExtractedMemory {

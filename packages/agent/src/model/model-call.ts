@@ -3,8 +3,8 @@ import { isThenable } from '../kernel/settle.js';
 import type { Message, TokenUsage } from '../kernel/types.js';
 import { describeKind } from '../kernel/value-kind.js';
 import type { ChatEvent, ChatPurpose, ChatRequest, ModelProvider } from '../ports/model.js';
-import type { UsageSink } from '../usage/usage.js';
 import { ChatEventChecker } from './provider-events.js';
+import type { UsageSink } from './usage-sink.js';
 
 /** Wraps whatever a provider threw as AgentError PROVIDER_ERROR (non-retryable unless it said otherwise). */
 export function toProviderError(error: unknown, providerId: string): AgentError {

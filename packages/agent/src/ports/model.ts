@@ -1,4 +1,4 @@
-import type { JsonSchema, Message, TokenUsage } from '../kernel/types.js';
+import type { ChatPurpose, JsonSchema, Message, TokenUsage } from '../kernel/types.js';
 
 /** What a model can do; the runtime checks `vision` before it sends an image. */
 export interface ModelCapabilities {
@@ -43,8 +43,8 @@ export interface ToolSpec {
   parameters: JsonSchema;
 }
 
-/** Why the runtime makes a model call; only `turn` calls offer tools. */
-export type ChatPurpose = 'turn' | 'compaction' | 'memory_extraction' | 'memory_consolidation';
+/** Why the runtime makes a model call (a value type, defined with the others in kernel/types.ts). */
+export type { ChatPurpose };
 
 /**
  * Asks for an answer that is one JSON value valid against `schema` (structured output). A provider that

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../kernel/types.js';
+import type { JsonSchema, ToolOutput } from '../kernel/types.js';
 
 /** What a tool receives for one call. */
 export interface ToolInput {
@@ -11,11 +11,8 @@ export interface ToolInput {
   signal: AbortSignal;
 }
 
-/** What a tool returns; `isError` results are shown to the model as failures. */
-export interface ToolOutput {
-  content: string;
-  isError: boolean;
-}
+/** What a tool returns (a value type, defined with the others in kernel/types.ts). */
+export type { ToolOutput };
 
 /**
  * A tool the model can call. Read-only tools (`isMutating: false`) of one batch run concurrently;

@@ -1,4 +1,3 @@
-import type { PluginDescriptor } from '../hooks/plugin-manager.js';
 import type { EnvironmentContext, Personality, SkillDefinition } from '../kernel/config.js';
 import {
   MEMORY_INSTRUCTIONS,
@@ -6,7 +5,7 @@ import {
   SKILL_SECTION_HEADER,
   SKILL_USAGE_RULES,
 } from '../kernel/templates.js';
-import type { Message } from '../kernel/types.js';
+import type { Message, PluginDescriptor } from '../kernel/types.js';
 import type { Memory } from '../ports/storage.js';
 
 /** Parts of a system prompt are separated by one blank line. */

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { pendingCallsOf, readHeldBatch } from '../approvals/approvals.js';
+import { pendingCallsOf, readHeldBatch } from '../approvals/held-batch.js';
 import { replaySessionEvents } from '../context/context.js';
 import type { PluginManager } from '../hooks/plugin-manager.js';
 import type { PendingToolCall } from '../kernel/approval-types.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import { settleWithin } from '../kernel/settle.js';
 import type { Message, SessionConfig } from '../kernel/types.js';
+import { MetadataKey } from '../log/metadata-keys.js';
 import { storageError } from '../log/session-log.js';
 import type { SessionClaim, SessionEvent } from '../ports/storage.js';
 import {
@@ -98,7 +99,7 @@ export class Agent {
       const sessionConfig: SessionConfig = { modelId: model.info.id };
       if (config.systemPromptOverride !== undefined)
         sessionConfig.systemPromptOverride = config.systemPromptOverride;
-      await state.log.append({ type: 'metadata', key: 'session_config', value: sessionConfig });
+      await state.log.append({ type: 'metadata', key: MetadataKey.sessionConfig, value: sessionConfig });
       state.memories = await this.loadMemories();
       await this.runSessionStart(sessionId, model.info.id);
       return new Session(this.activate(state));

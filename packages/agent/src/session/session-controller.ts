@@ -1,12 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import {
-  checkContinuable,
-  checkNotSuspended,
-  checkRunOptions,
-  type HeldBatch,
-  recordDecision,
-  type TurnRunOptions,
-} from '../approvals/approvals.js';
+import { checkContinuable, checkDecision, checkNotSuspended, checkRunOptions } from '../approvals/checks.js';
+import { decisionRecord } from '../approvals/held-batch.js';
+import type { HeldBatch, TurnRunOptions } from '../kernel/approval-types.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
 import type { ContentBlock, UserInput } from '../kernel/types.js';
@@ -119,7 +114,10 @@ export class SessionController {
     if (this.closing !== undefined || this.slot.isShutDown) {
       throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
     }
-    await recordDecision({ session: this.state, callId, approved, reason });
+    // Recorded in the log first, then in the batch: a crash between the two loses nothing the log holds.
+    const decided = checkDecision({ session: this.state, callId, approved, reason });
+    await this.state.log.append(decisionRecord(decided.callId, approved, decided.reason));
+    decided.batch.decisions.set(decided.callId, { approved, reason: decided.reason });
   }
 
   /**

@@ -1,4 +1,5 @@
-import { type PendingToolCall, pendingCallsOf, type TurnRunOptions } from '../approvals/approvals.js';
+import { pendingCallsOf } from '../approvals/held-batch.js';
+import type { PendingToolCall, TurnRunOptions } from '../kernel/approval-types.js';
 import type { AgentEvent } from '../kernel/event.js';
 import type { Message, UsageTotals, UserInput } from '../kernel/types.js';
 import type { SendMessageOptions } from '../output/structured-output.js';

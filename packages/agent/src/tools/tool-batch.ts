@@ -1,22 +1,14 @@
-import type { HookDispatchResult, HookRegistry } from '../hooks/hook.js';
 import { AgentError, describeError } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { SchemaCheck } from '../kernel/json-schema.js';
-import type { HookEvent } from '../ports/plugin.js';
+import type { ToolCallRequest } from '../kernel/types.js';
 import type { ToolHandler, ToolOutput } from '../ports/tool.js';
 import { failed, normalizeOutput } from './tool-output.js';
 
+export type { ToolCallRequest };
+
 const CANCELLED_TEXT = 'Tool call cancelled before it ran';
 const LIMIT_TEXT = "Tool call not run: the turn's tool-call limit was reached";
-
-/** A parsed call from the model: arguments already parsed by parseToolArguments. */
-export interface ToolCallRequest {
-  callId: string;
-  toolName: string;
-  arguments: unknown;
-  /** Set when the raw text did not parse; `arguments` then holds the raw string. */
-  parseError?: string;
-}
 
 /** The result of one call of a batch, with the arguments the tool actually received. */
 export interface ToolCallOutcome {
@@ -33,6 +25,21 @@ export interface RegisteredTool {
   check: SchemaCheck;
 }
 
+/** What a BeforeToolUse hook ended with: the data its chain ended with, and its abort reason when it stopped the call. */
+export interface BeforeToolUseResult {
+  data: unknown;
+  abortReason: string | undefined;
+}
+
+/**
+ * BeforeToolUse for one call (its callId, toolName and arguments): undefined, answered at once, when no handler
+ * listens. The turn makes it from the hooks (hooks/ `hookRunner`); the batch knows no registry.
+ */
+export type BeforeToolUse = (data: unknown) => Promise<BeforeToolUseResult> | undefined;
+
+/** AfterToolUse for one call (the call, a copy of its output, its duration): undefined when no handler listens. */
+export type AfterToolUse = (data: unknown) => Promise<unknown> | undefined;
+
 /** What `executeBatch` takes. */
 export interface ExecuteBatchOptions {
   calls: readonly ToolCallRequest[];
@@ -40,13 +47,14 @@ export interface ExecuteBatchOptions {
   turnId: string;
   /** The turn's cancellation: calls not started are not started any more, running tools' signals fire. */
   signal: AbortSignal;
-  hooks: HookRegistry;
+  /** Runs BeforeToolUse; the PLUGIN_ERRORs of its handlers are its own to report. */
+  beforeToolUse: BeforeToolUse;
+  /** Runs AfterToolUse; the PLUGIN_ERRORs of its handlers are its own to report. */
+  afterToolUse: AfterToolUse;
   /** How many calls of this batch may run (the tool-call limit); later calls get an `isError` result. */
   runnable: number;
   /** Receives tool_call_start / tool_call_end. */
   emit: (payload: AgentEventPayload) => void;
-  /** Receives the PLUGIN_ERRORs of BeforeToolUse / AfterToolUse handlers. */
-  reportError: (error: AgentError) => void;
   /** Calls refused approval, with their result text: they do not run, and their tool_call_end says `denied`. */
   refused?: ReadonlyMap<string, string>;
   /** Awaited strictly in call order, each as soon as it and every earlier outcome are in (write-ahead). */
@@ -147,7 +155,7 @@ export class ToolBatch {
 
   /** One call from start to end; never rejects: a call that cannot run or fails ends as an `isError` outcome. */
   async #runCall(index: number): Promise<ToolCallOutcome> {
-    const { calls, hooks, emit } = this.#options;
+    const { calls, beforeToolUse, afterToolUse, emit } = this.#options;
     const call = calls[index]!;
     const { callId, toolName } = call;
     try {
@@ -158,8 +166,9 @@ export class ToolBatch {
 
       // 2. BeforeToolUse may stop the call, or change its arguments, which are then checked again.
       let args = call.arguments;
-      if (hooks.has('BeforeToolUse')) {
-        const before = await this.#hook('BeforeToolUse', { callId, toolName, arguments: args });
+      const beforeRun = beforeToolUse({ callId, toolName, arguments: args });
+      if (beforeRun !== undefined) {
+        const before = await beforeRun;
         if (before.abortReason !== undefined) {
           return this.#notRun(call, args, `Tool aborted by hook: ${before.abortReason}`);
         }
@@ -182,10 +191,8 @@ export class ToolBatch {
       const outcome: ToolCallOutcome = { callId, toolName, arguments: args, output, durationMs };
 
       // 4. AfterToolUse sees a copy of the output: a handler that changes it cannot change what is recorded.
-      if (hooks.has('AfterToolUse')) {
-        const data = { callId, toolName, arguments: args, output: { ...output }, durationMs };
-        await this.#hook('AfterToolUse', data);
-      }
+      const afterRun = afterToolUse({ callId, toolName, arguments: args, output: { ...output }, durationMs });
+      if (afterRun !== undefined) await afterRun;
       return outcome;
     } catch (error) {
       // Only the runtime itself (an `emit` that threw) gets here; the call still needs a result.
@@ -280,14 +287,6 @@ export class ToolBatch {
   /** Cancellation, or an `onResult` failure: calls not started yet are not started any more. */
   #stopped(): boolean {
     return this.#options.signal.aborted || this.#failure !== undefined;
-  }
-
-  /** Runs BeforeToolUse or AfterToolUse for a call, reporting its handlers' failures. */
-  async #hook(event: HookEvent, data: unknown): Promise<HookDispatchResult> {
-    const { hooks, sessionId, turnId, reportError } = this.#options;
-    const result = await hooks.dispatch({ event, sessionId, turnId, data, timeoutMs: this.#timeoutMs });
-    for (const error of result.errors) reportError(error);
-    return result;
   }
 
   /** A call that does not run: tool_call_start and tool_call_end (success false) with its error result. */

@@ -10,7 +10,14 @@ import {
   type ToolCallOutcome,
 } from './tool-batch.js';
 
-export type { ExecuteBatchOptions, RegisteredTool, ToolCallOutcome, ToolCallRequest } from './tool-batch.js';
+export type {
+  AfterToolUse,
+  BeforeToolUse,
+  ExecuteBatchOptions,
+  RegisteredTool,
+  ToolCallOutcome,
+  ToolCallRequest,
+} from './tool-batch.js';
 export { TOOL_OUTPUT_LIMIT_BYTES, truncateToolOutput } from './tool-output.js';
 
 /** Parses a call's raw JSON text; empty or white-space text means `{}` (models send it for tools without parameters). */
@@ -32,6 +39,11 @@ export class ToolDispatcher {
   readonly specs: readonly ToolSpec[];
   readonly #tools = new Map<string, RegisteredTool>();
   readonly #timeoutMs: number;
+
+  /** How long a tool may run; the bound of its BeforeToolUse / AfterToolUse handlers too. */
+  get timeoutMs(): number {
+    return this.#timeoutMs;
+  }
 
   /**
    * Compiles every tool's schema once; throws INVALID_CONFIG for a schema that is not an object schema or does

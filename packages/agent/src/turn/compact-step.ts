@@ -9,10 +9,11 @@ import { summariseHistory } from '../context/compaction.js';
 import { prunableCallIds } from '../context/pruning.js';
 import { AgentError, describeError, isAgentError, toAgentError } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
+import { MetadataKey } from '../log/metadata-keys.js';
 import { type Observers, observedProvider } from '../model/observation.js';
-import type { UsageSink } from '../usage/usage.js';
+import type { UsageSink } from '../model/usage-sink.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
-import { usageSink } from './usage-sink.js';
+import { usageSink } from './turn-usage.js';
 
 /** What the compaction step touches: a turn's options without its input. */
 export interface CompactStepOptions {
@@ -69,7 +70,11 @@ export async function compactContext(
   // Pruning first: old tool results are the cheapest thing to give up, and need no model call.
   const pruned = prunableCallIds(context.messages);
   if (pruned.length > 0 && context.applyPruning(new Set(pruned))) {
-    await session.log.append({ type: 'metadata', key: 'context_pruned', value: { callIds: pruned } });
+    await session.log.append({
+      type: 'metadata',
+      key: MetadataKey.contextPruned,
+      value: { callIds: pruned },
+    });
     const estimate = context.estimateTokens({
       promptChars: request.promptChars,
       toolsChars: runtime.toolsChars,
@@ -97,7 +102,7 @@ export async function compactContext(
   context.applyCompaction(result);
   await session.log.append({
     type: 'metadata',
-    key: 'compaction',
+    key: MetadataKey.compaction,
     value:
       result.messageLimitChars === undefined
         ? { summary: result.summary, keptMessages: result.keptCount }

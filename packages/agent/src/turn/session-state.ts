@@ -1,11 +1,10 @@
 import { ContextManager } from '../context/context.js';
 import type { HookRegistry } from '../hooks/hook.js';
-import type { PluginDescriptor } from '../hooks/plugin-manager.js';
 import type { HeldBatch } from '../kernel/approval-types.js';
 import type { ResolvedConfig } from '../kernel/config.js';
 import { AgentError } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
-import type { Message, UsageTotals } from '../kernel/types.js';
+import type { Message, PluginDescriptor, UsageTotals } from '../kernel/types.js';
 import { SessionLog } from '../log/session-log.js';
 import type { MemoryManager } from '../memory/memory.js';
 import type { ObserverRegistry } from '../model/observation.js';

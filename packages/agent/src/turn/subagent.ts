@@ -11,6 +11,7 @@ import type { ResolvedConfig } from '../kernel/config.js';
 import { invalidConfig } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { SessionConfig } from '../kernel/types.js';
+import { MetadataKey } from '../log/metadata-keys.js';
 import type { SubagentLink, SubagentParent } from '../log/subagent-links.js';
 import {
   compileOutput,
@@ -257,11 +258,11 @@ async function runSubagent(options: {
   await Promise.all([
     parent.log.append({
       type: 'metadata',
-      key: 'subagent',
+      key: MetadataKey.subagent,
       value: { callId: input.callId, toolName: spec.name, sessionId } satisfies SubagentLink,
     }),
-    state.log.append({ type: 'metadata', key: 'session_config', value: sessionConfig }),
-    state.log.append({ type: 'metadata', key: 'parent', value: link }),
+    state.log.append({ type: 'metadata', key: MetadataKey.sessionConfig, value: sessionConfig }),
+    state.log.append({ type: 'metadata', key: MetadataKey.parent, value: link }),
   ]).catch(() => undefined);
   const errors: string[] = [];
   let outputInvalid: OutputInvalidError | undefined;

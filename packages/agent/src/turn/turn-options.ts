@@ -2,8 +2,8 @@ import type { HeldBatch, TurnRunOptions } from '../kernel/approval-types.js';
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { UsageTotals, UserInput } from '../kernel/types.js';
 import type { Observers } from '../model/observation.js';
+import type { UsageSink } from '../model/usage-sink.js';
 import type { StructuredOutputPlan } from '../output/structured-output.js';
-import type { UsageSink } from '../usage/usage.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import type { SteeringInbox } from './steering-inbox.js';
 

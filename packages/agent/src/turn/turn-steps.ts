@@ -9,7 +9,7 @@ import { buildStablePrompt } from '../prompt/index.js';
 import type { TurnStatus } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import type { TurnOptions } from './turn-options.js';
-import { usageSink } from './usage-sink.js';
+import { usageSink } from './turn-usage.js';
 
 /** What one streamed model answer produced. */
 export interface ModelAnswer {

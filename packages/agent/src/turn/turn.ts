@@ -1,4 +1,5 @@
-import { APPROVAL_CONTINUED, gateApprovals, type PendingToolCall } from '../approvals/approvals.js';
+import { gateApprovals } from '../approvals/gate.js';
+import { continuedRecord, heldBatchRecord, pendingCallsOf } from '../approvals/held-batch.js';
 import { interruptedNotice, logPayloadOf } from '../context/context.js';
 import {
   capToolResult,
@@ -6,6 +7,8 @@ import {
   toolResultLimitChars,
   userMessageLimitChars,
 } from '../context/context-limits.js';
+import { hookRunner } from '../hooks/hook.js';
+import type { PendingToolCall } from '../kernel/approval-types.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from '../kernel/templates.js';
 import type { Message } from '../kernel/types.js';
@@ -32,7 +35,7 @@ import {
   textOf,
   turnEnd,
 } from './turn-steps.js';
-import { foldSubagentUsage, type TurnUsageOptions, withTurnUsage } from './usage-sink.js';
+import { foldSubagentUsage, type TurnUsageOptions, withTurnUsage } from './turn-usage.js';
 
 /**
  * Runs one turn to its end (0006 §9.1): TurnStart → skills → user message → [prompt → compaction →
@@ -51,6 +54,7 @@ async function runTurnSteps(options: TurnUsageOptions): Promise<Omit<TurnResult,
   const { config, hooks } = runtime;
   const context = session.context;
   const reportError = (error: AgentError): void => emit({ type: 'error', error });
+  const hookScope = { sessionId: session.id, turnId, timeoutMs: runtime.tools.timeoutMs, reportError };
   // Widened: toolRound, a closure, sets it too, which narrowing cannot see.
   let status = 'completed' as TurnStatus;
   let toolCallCount = 0;
@@ -120,8 +124,9 @@ async function runTurnSteps(options: TurnUsageOptions): Promise<Omit<TurnResult,
      */
     const toolRound = async (calls: ToolCallRequest[], promptChars: number): Promise<'next' | 'end'> => {
       const gate = await gateApprovals({
-        runtime,
-        session,
+        tools: runtime.tools,
+        config,
+        sessionId: session.id,
         turnId,
         calls,
         held: resume,
@@ -129,10 +134,13 @@ async function runTurnSteps(options: TurnUsageOptions): Promise<Omit<TurnResult,
         run: options.approval ?? {},
         signal,
       });
-      if (gate.suspended !== undefined) {
+      if (gate.hold !== undefined) {
+        // Held: saved as metadata in the log (after the batch's tool_call messages); the turn suspends.
+        await session.log.append(heldBatchRecord(gate.hold));
+        session.heldBatch = gate.hold;
         status = 'suspended';
         // The event is the caller's to keep: it must not share objects with the held batch.
-        pendingCalls = structuredClone(gate.suspended);
+        pendingCalls = structuredClone(pendingCallsOf(gate.hold));
         return 'end';
       }
       const resultLimit = toolResultLimitChars({
@@ -147,10 +155,10 @@ async function runTurnSteps(options: TurnUsageOptions): Promise<Omit<TurnResult,
         sessionId: session.id,
         turnId,
         signal,
-        hooks,
+        beforeToolUse: hookRunner(hooks, 'BeforeToolUse', hookScope),
+        afterToolUse: hookRunner(hooks, 'AfterToolUse', hookScope),
         runnable: config.maxToolCallsPerTurn - toolCallCount,
         emit,
-        reportError,
         refused: gate.refused,
         onResult: results.add,
       });
@@ -179,7 +187,7 @@ async function runTurnSteps(options: TurnUsageOptions): Promise<Omit<TurnResult,
     if (resume !== undefined) {
       toolCallCount = resume.toolCallCount;
       for (const call of resume.calls) openCalls.add(call.callId);
-      await session.log.append({ type: 'metadata', key: APPROVAL_CONTINUED, value: { turnId } });
+      await session.log.append(continuedRecord(turnId));
       const promptChars =
         cachedStablePrompt(runtime, session).length +
         buildDynamicPrompt({

@@ -6,27 +6,11 @@
 
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { TokenUsage, UsageTotals } from '../kernel/types.js';
+import { MetadataKey } from '../log/metadata-keys.js';
 import type { SessionLog } from '../log/session-log.js';
-import type { ChatPurpose, ModelPricing } from '../ports/model.js';
+import type { UsageReport, UsageSink } from '../model/usage-sink.js';
+import type { ModelPricing } from '../ports/model.js';
 import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
-
-/** One model call's usage as the runtime reports it: the payload of a `usage` event without its type. */
-export interface UsageReport {
-  purpose: ChatPurpose;
-  providerId: string;
-  modelId: string;
-  usage: TokenUsage;
-  costUsd?: number;
-}
-
-/** Takes the usage of one finished model call (before its price is known). */
-export type UsageSink = (call: Omit<UsageReport, 'costUsd'>) => void;
-
-/** The key of the session-log metadata event that records one call's usage. */
-export const USAGE_METADATA_KEY = 'usage';
-
-/** The key of the session-log metadata event that records what a turn's sub-agents used, in sum. */
-export const SUBAGENT_USAGE_METADATA_KEY = 'subagent_usage';
 
 const PER_MILLION = 1_000_000;
 
@@ -99,7 +83,7 @@ export function pricedReport(
 
 /** The log event that records one call's usage; metadata, so replaying the log leaves the context as it was. */
 export function usageLogPayload(report: UsageReport): SessionEventPayload {
-  return { type: 'metadata', key: USAGE_METADATA_KEY, value: report };
+  return { type: 'metadata', key: MetadataKey.usage, value: report };
 }
 
 /** The `usage` event of one call. */
@@ -116,12 +100,12 @@ export function usageTotalsOfLog(events: readonly SessionEvent[]): UsageTotals {
   for (const event of events) {
     const payload = event.payload;
     if (payload.type !== 'metadata') continue;
-    if (payload.key === SUBAGENT_USAGE_METADATA_KEY) {
+    if (payload.key === MetadataKey.subagentUsage) {
       const summed = readLoggedTotals(payload.value);
       if (summed !== undefined) addTotals(totals, summed);
       continue;
     }
-    if (payload.key !== USAGE_METADATA_KEY) continue;
+    if (payload.key !== MetadataKey.usage) continue;
     const record = readLoggedUsage(payload.value);
     if (record !== undefined) addUsage(totals, record.usage, record.costUsd);
   }
@@ -210,7 +194,7 @@ export class SessionUsage {
   /** Adds what a turn's sub-agents used to the totals and records it in the log. */
   addSubagents(used: UsageTotals, log: SessionLog): void {
     addTotals(this.#totals, used);
-    const write = log.append({ type: 'metadata', key: SUBAGENT_USAGE_METADATA_KEY, value: { ...used } });
+    const write = log.append({ type: 'metadata', key: MetadataKey.subagentUsage, value: { ...used } });
     write.catch(ignore);
     this.#lastWrite = write;
   }

@@ -1,4 +1,4 @@
-import { HookRegistry } from '../../src/hooks/hook.js';
+import { HookRegistry, hookRunner } from '../../src/hooks/hook.js';
 import type { AgentError } from '../../src/kernel/error.js';
 import type { AgentEventPayload } from '../../src/kernel/event.js';
 import type { JsonSchema } from '../../src/kernel/types.js';
@@ -34,28 +34,38 @@ export function call(toolName: string, args: unknown = {}, callId = `call-${tool
   return { callId, toolName, arguments: args };
 }
 
-/** Runs a batch with recording sinks; any option can be replaced. */
+/**
+ * Runs a batch with recording sinks; any option can be replaced. Its BeforeToolUse / AfterToolUse are those of
+ * `hooks` (none by default), as the turn makes them.
+ */
 export async function runBatch(
   dispatcher: ToolDispatcher,
   calls: readonly ToolCallRequest[],
-  overrides: Partial<Parameters<ToolDispatcher['executeBatch']>[0]> = {},
+  overrides: Partial<Parameters<ToolDispatcher['executeBatch']>[0]> & { hooks?: HookRegistry } = {},
 ) {
   const events: AgentEventPayload[] = [];
   const errors: AgentError[] = [];
   const results: ToolCallOutcome[] = [];
+  const { hooks = new HookRegistry(), ...options } = overrides;
+  const scope = {
+    sessionId: 'session-1',
+    turnId: 'turn-1',
+    timeoutMs: dispatcher.timeoutMs,
+    reportError: (error: AgentError) => errors.push(error),
+  };
   const outcomes = await dispatcher.executeBatch({
     calls,
     sessionId: 'session-1',
     turnId: 'turn-1',
     signal: new AbortController().signal,
-    hooks: new HookRegistry(),
+    beforeToolUse: hookRunner(hooks, 'BeforeToolUse', scope),
+    afterToolUse: hookRunner(hooks, 'AfterToolUse', scope),
     runnable: calls.length,
     emit: (payload) => events.push(payload),
-    reportError: (error) => errors.push(error),
     onResult: (outcome) => {
       results.push(outcome);
     },
-    ...overrides,
+    ...options,
   });
   return { outcomes, events, errors, results };
 }

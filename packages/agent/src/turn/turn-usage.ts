@@ -1,6 +1,7 @@
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { UsageTotals } from '../kernel/types.js';
-import { addTotals, emptyUsageTotals, type UsageSink } from '../usage/usage.js';
+import type { UsageSink } from '../model/usage-sink.js';
+import { addTotals, emptyUsageTotals } from '../usage/usage.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import type { TurnOptions } from './turn-options.js';
 
