@@ -23,23 +23,19 @@ import { approvalWindowPassed } from './held-batch.js';
 import { denialText, expiredText } from './texts.js';
 
 /** What the gate reads of the registered tools: a tool by name, with its compiled schema check. */
-export interface ToolLookup {
+interface ToolLookup {
   find(name: string): { handler: ToolHandler; check: SchemaCheck } | undefined;
 }
 
 /** What the gate reads of the agent's config. */
-export type GateConfig = Pick<ResolvedConfig, 'maxToolCallsPerTurn' | 'toolTimeoutMs' | 'approvalWindowMs'>;
+type GateConfig = Pick<ResolvedConfig, 'maxToolCallsPerTurn' | 'toolTimeoutMs' | 'approvalWindowMs'>;
 
 /**
  * Whether a call needs approval: only a call that would run (valid JSON, a known tool, arguments that fit its
  * schema) whose tool says so. A `needsApproval` function that throws, answers something other than a boolean
  * or does not answer within the tool timeout means the call needs approval: approval never fails open.
  */
-export async function needsApproval(
-  tools: ToolLookup,
-  config: GateConfig,
-  call: ToolCallRequest,
-): Promise<boolean> {
+async function needsApproval(tools: ToolLookup, config: GateConfig, call: ToolCallRequest): Promise<boolean> {
   if (call.parseError !== undefined) return false;
   const tool = tools.find(call.toolName);
   if (tool === undefined) return false;
@@ -62,7 +58,7 @@ export async function needsApproval(
  * What `gateApprovals` decided: the calls refused (with their result text), and the batch to hold when the
  * turn must suspend (the turn records it in the log and ends suspended; nothing of the batch runs).
  */
-export interface GateOutcome {
+interface GateOutcome {
   refused: Map<string, string>;
   hold: HeldBatch | undefined;
 }

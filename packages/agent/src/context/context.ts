@@ -97,7 +97,7 @@ function isSkippedInJson(value: unknown): boolean {
 }
 
 /** The system message that replaces compacted history. */
-export function summaryMessage(summary: string): Message {
+function summaryMessage(summary: string): Message {
   return { type: 'system', content: `${COMPACT_SUMMARY_PREFIX}\n\n${summary}` };
 }
 
@@ -184,7 +184,7 @@ function compactedMessages(
 }
 
 /** What a replayed log yields. */
-export interface ReplayedSession {
+interface ReplayedSession {
   messages: Message[];
   /** The size of `messages` in characters, as `messageChars` counts it. */
   chars: number;
@@ -230,7 +230,7 @@ function readPrunedCallIds(value: unknown): Set<string> {
 }
 
 /** The result for a tool call left without one (by a crash); never saved. */
-export function missingResult(callId: string): Message {
+function missingResult(callId: string): Message {
   return {
     type: 'tool_result',
     callId,
@@ -269,7 +269,7 @@ export function logPayloadOf(message: Message): SessionEventPayload {
 }
 
 /** The context message a log payload holds (the inverse of `logPayloadOf`); undefined for metadata. */
-export function messageOf(payload: SessionEventPayload): Message | undefined {
+function messageOf(payload: SessionEventPayload): Message | undefined {
   switch (payload.type) {
     case 'user_message':
       return { type: 'user', content: payload.content };

@@ -4,7 +4,7 @@ import { jsonOrString } from '../kernel/value-kind.js';
 import type { HookEvent, HookHandler, HookPayload, HookResult } from '../ports/plugin.js';
 
 /** What one dispatch ends with: the final data, the abort reason if a handler stopped the chain, and the failures. */
-export interface HookDispatchResult {
+interface HookDispatchResult {
   data: unknown;
   /** Set when a handler answered `abort`; the handlers after it did not run. */
   abortReason: string | undefined;
@@ -35,7 +35,7 @@ interface DispatchState extends HookDispatchResult {
 }
 
 /** One tapped handler, with the plugin it belongs to. */
-export interface HookEntry {
+interface HookEntry {
   pluginId: string;
   pluginConfig: unknown;
   handler: HookHandler;
@@ -61,7 +61,7 @@ function toHookResult(value: unknown): HookResult | undefined | 'invalid' {
 }
 
 /** What `dispatch` takes. */
-export interface HookDispatchOptions {
+interface HookDispatchOptions {
   event: HookEvent;
   sessionId: string;
   turnId?: string;
@@ -187,7 +187,7 @@ export class HookRegistry {
 }
 
 /** Where a hook runner's dispatches happen, and where their handlers' failures go. */
-export interface HookScope {
+interface HookScope {
   sessionId: string;
   turnId?: string;
   /** Each handler's bound. */

@@ -50,7 +50,7 @@ function optionalString(name: string, value: unknown, what: string): string | un
 }
 
 /** What `personality` holds once checked. */
-export interface CheckedPersonality {
+interface CheckedPersonality {
   readonly name?: string;
   readonly description: string;
 }
@@ -75,7 +75,7 @@ export function checkPersonality(value: unknown): CheckedPersonality | undefined
 }
 
 /** What `environmentContext` holds once checked. */
-export interface CheckedEnvironment {
+interface CheckedEnvironment {
   readonly cwd?: string;
   readonly platform?: string;
   readonly shell?: string;

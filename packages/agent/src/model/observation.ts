@@ -21,7 +21,7 @@ interface ObserverEntry {
 }
 
 /** Where a model call happens: its session, and its turn when it is part of one. */
-export interface ModelCallScope {
+interface ModelCallScope {
   sessionId: string;
   turnId?: string;
 }

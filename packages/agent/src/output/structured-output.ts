@@ -32,7 +32,7 @@ export interface StructuredOutputPlan {
 }
 
 /** The verdict on a final answer. */
-export type OutputVerdict = { ok: true; value: unknown } | { ok: false; errors: string[]; text: string };
+type OutputVerdict = { ok: true; value: unknown } | { ok: false; errors: string[]; text: string };
 
 const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const DEFAULT_NAME = 'output';

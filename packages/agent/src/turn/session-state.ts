@@ -116,7 +116,7 @@ export function newSessionState(options: {
 }
 
 /** One running turn, as its sub-agents see it. */
-export interface TurnLink {
+interface TurnLink {
   readonly sessionId: string;
   /** 0 for a turn of a session the host opened; a sub-agent's turn is one deeper than its caller's. */
   readonly depth: number;

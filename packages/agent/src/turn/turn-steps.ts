@@ -12,7 +12,7 @@ import type { TurnOptions } from './turn-options.js';
 import { usageSink } from './turn-usage.js';
 
 /** What one streamed model answer produced. */
-export interface ModelAnswer {
+interface ModelAnswer {
   content: ContentBlock[];
   toolCalls: { callId: string; toolName: string; arguments: string }[];
   /** The failure that ended the stream early, if any (not set for a cancellation). */
