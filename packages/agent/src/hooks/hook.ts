@@ -187,7 +187,7 @@ export class HookRegistry {
 }
 
 /** Where a hook runner's dispatches happen, and where their handlers' failures go. */
-interface HookScope {
+export interface HookScope {
   sessionId: string;
   turnId?: string;
   /** Each handler's bound. */

@@ -9,12 +9,7 @@ import type { Message, SessionConfig } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import { storageError } from '../log/session-log.js';
 import type { SessionClaim, SessionEvent } from '../ports/storage.js';
-import {
-  type AgentRuntime,
-  newSessionState,
-  type RoutedModel,
-  type SessionState,
-} from '../turn/session-state.js';
+import { type AgentRuntime, type RoutedModel, SessionState } from '../turn/session-state.js';
 import { usageTotalsOfLog } from '../usage/usage.js';
 import { Session } from './session.js';
 import { releaseSessionClaim } from './session-close.js';
@@ -89,7 +84,7 @@ export class Agent {
     let claim: SessionClaim | undefined;
     try {
       claim = await this.claimSession(sessionId);
-      const state = newSessionState({
+      const state = new SessionState({
         runtime: this.runtime,
         sessionId,
         model,
@@ -144,7 +139,7 @@ export class Agent {
         held: new Set(heldBatch?.calls.map((call) => call.callId)),
       });
       const model = this.modelForResume(replayed.sessionConfig?.modelId, sessionId);
-      const state = newSessionState({
+      const state = new SessionState({
         runtime: this.runtime,
         sessionId,
         model,
@@ -152,11 +147,9 @@ export class Agent {
         claim,
       });
       state.context.reset(replayed.messages, replayed.chars);
-      state.turnCount = replayed.turnCount;
+      state.restoreCounts(replayed.turnCount, this.runtime.config.memoryCheckpointInterval);
       state.usage.restore(usageTotalsOfLog(events));
       state.heldBatch = heldBatch;
-      const interval = this.runtime.config.memoryCheckpointInterval;
-      state.turnsSinceCheckpoint = interval > 0 ? replayed.turnCount % interval : 0;
       state.memories = await this.loadMemories();
       return new Session(this.activate(state));
     } catch (error) {

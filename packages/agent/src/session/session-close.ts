@@ -51,7 +51,7 @@ export async function finishSession(options: {
     });
     for (const error of outcome.errors) config.onBackgroundError(error);
   }
-  if (memory !== undefined && state.sinceCheckpoint.length > 0) await extractAtClose(options);
+  if (memory !== undefined && state.hasUncheckpointed) await extractAtClose(options);
   // Bounded like every other wait of close: a storage that never answers must not hang it.
   const flushed = await settleWithin(state.log.flush(), config.toolTimeoutMs);
   if (flushed.status === 'rejected') {
@@ -78,8 +78,7 @@ async function extractAtClose(options: {
   const { config, memory, models } = runtime;
   if (memory === undefined) return;
   const route = config.memoryModel === undefined ? state.model : models.resolve(config.memoryModel);
-  const messages = state.sinceCheckpoint;
-  state.sinceCheckpoint = [];
+  const messages = state.takeSinceCheckpoint();
   // The extraction is bounded so that close() and shutdown() never hang on a model that does not answer,
   // even one that ignores its signal.
   const controller = new AbortController();

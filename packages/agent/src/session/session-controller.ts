@@ -138,13 +138,7 @@ export class SessionController {
     const turnId = randomUUID();
     const events: AgentEvent[] = [];
     const emit = (payload: AgentEventPayload): void => {
-      events.push({
-        sessionId: state.id,
-        turnId,
-        timestamp: new Date(),
-        sequence: state.nextSequence++,
-        payload,
-      });
+      events.push(state.nextEvent(turnId, payload));
     };
     const run = compactOnDemand({
       runtime: this.runtime,
@@ -241,13 +235,7 @@ export class SessionController {
       // Nothing comes after the terminal event, not even a follow_up_queued given in the last moment.
       if (ended) return;
       if (payload.type === 'turn_complete' || payload.type === 'turn_cancelled') ended = true;
-      const event = {
-        sessionId: state.id,
-        turnId,
-        timestamp: new Date(),
-        sequence: state.nextSequence++,
-        payload,
-      };
+      const event = state.nextEvent(turnId, payload);
       channel.push(event);
       observers?.notify({ type: 'agent_event', event });
     };

@@ -1,9 +1,9 @@
-import { ContextManager } from '../context/context.js';
+import { ContextManager, logPayloadOf } from '../context/context.js';
 import type { HookRegistry } from '../hooks/hook.js';
 import type { HeldBatch } from '../kernel/approval-types.js';
 import type { ResolvedConfig } from '../kernel/config.js';
 import { AgentError } from '../kernel/error.js';
-import type { AgentEventPayload } from '../kernel/event.js';
+import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
 import type { Message, PluginDescriptor, UsageTotals } from '../kernel/types.js';
 import { SessionLog } from '../log/session-log.js';
 import type { MemoryManager } from '../memory/memory.js';
@@ -67,52 +67,113 @@ export interface AgentRuntime {
   readonly turns: TurnLinks;
 }
 
-/** The mutable state of one session (0006 §8 SessionState). */
-export interface SessionState {
+/**
+ * The state of one session (0006 §8 SessionState), and the owner of its invariants: a message enters the
+ * context, the messages since the memory checkpoint and the log together (`commit`); the turn count follows the
+ * user messages as replaying the log counts them; every event of the session gets the next sequence number.
+ */
+export class SessionState {
   readonly id: string;
   readonly model: RoutedModel;
   readonly systemPromptOverride: string | undefined;
-  readonly context: ContextManager;
+  readonly context = new ContextManager();
   readonly log: SessionLog;
   /** The storage's claim on the session, released at close; undefined when the storage makes none. */
   readonly claim: SessionClaim | undefined;
-  memories: Memory[];
-  /** Turns whose user message entered the context. */
-  turnCount: number;
-  /** Turns since the last memory checkpoint. */
-  turnsSinceCheckpoint: number;
-  /** Messages since the last memory checkpoint (or since the resume). */
-  sinceCheckpoint: Message[];
-  /** The next event's sequence number. */
-  nextSequence: number;
   /** The session's running usage totals (restored from the log on resume). */
-  readonly usage: SessionUsage;
+  readonly usage = new SessionUsage();
+  /** The memories the prompt shows (loaded at start, reloaded after each checkpoint). */
+  memories: Memory[] = [];
   /** The tool batch a suspended turn holds until its calls are decided and the turn continued. */
-  heldBatch?: HeldBatch | undefined;
+  heldBatch: HeldBatch | undefined;
+  #turnCount = 0;
+  #turnsSinceCheckpoint = 0;
+  #sinceCheckpoint: Message[] = [];
+  #nextSequence = 0;
+
+  /** A session before any of its events is replayed or saved: a new session, a resumed or a sub-agent's one. */
+  constructor(options: {
+    runtime: AgentRuntime;
+    sessionId: string;
+    model: RoutedModel;
+    systemPromptOverride: string | undefined;
+    claim: SessionClaim | undefined;
+  }) {
+    this.id = options.sessionId;
+    this.model = options.model;
+    this.systemPromptOverride = options.systemPromptOverride;
+    this.log = new SessionLog({ storage: options.runtime.sessionStorage, sessionId: options.sessionId });
+    this.claim = options.claim;
+  }
+
+  /** Turns whose user message entered the context (steered messages included, as a replay counts them). */
+  get turnCount(): number {
+    return this.#turnCount;
+  }
+
+  /** True when messages entered since the last memory checkpoint (or since the resume). */
+  get hasUncheckpointed(): boolean {
+    return this.#sinceCheckpoint.length > 0;
+  }
+
+  /** Adds a message to the context and saves it as it enters (write-ahead, SPEC §4). */
+  commit(message: Message): Promise<void> {
+    this.#enter(message);
+    return this.log.append(logPayloadOf(message));
+  }
+
+  /** Adds a message derived from the log and not saved (replaying the log adds it at the same place). */
+  addDerived(message: Message): void {
+    this.#enter(message);
+  }
+
+  /**
+   * Counts a user message that entered the context: a turn's own input counts toward the memory checkpoint too,
+   * a steered one only as a turn (a user message in the log counts as a turn when it is replayed).
+   */
+  countTurn(kind: 'input' | 'steered'): void {
+    this.#turnCount += 1;
+    if (kind === 'input') this.#turnsSinceCheckpoint += 1;
+  }
+
+  /** The counts a resumed session starts from: those of its replayed log. */
+  restoreCounts(turnCount: number, checkpointInterval: number): void {
+    this.#turnCount = turnCount;
+    this.#turnsSinceCheckpoint = checkpointInterval > 0 ? turnCount % checkpointInterval : 0;
+  }
+
+  /** True when `interval` turns (at least one) have run since the last memory checkpoint. */
+  checkpointDue(interval: number): boolean {
+    return interval !== 0 && this.#turnsSinceCheckpoint >= interval;
+  }
+
+  /** Takes the messages since the last checkpoint for an extraction: the count starts again from zero. */
+  takeSinceCheckpoint(): Message[] {
+    const messages = this.#sinceCheckpoint;
+    this.#sinceCheckpoint = [];
+    this.#turnsSinceCheckpoint = 0;
+    return messages;
+  }
+
+  /** Gives back the messages of an extraction that failed, before those that came meanwhile. */
+  returnSinceCheckpoint(messages: readonly Message[]): void {
+    this.#sinceCheckpoint = [...messages, ...this.#sinceCheckpoint];
+  }
+
+  /** The session's next event: stamped now, with the next sequence number (strictly increasing, across turns). */
+  nextEvent(turnId: string, payload: AgentEventPayload): AgentEvent {
+    return { sessionId: this.id, turnId, timestamp: new Date(), sequence: this.#nextSequence++, payload };
+  }
+
+  #enter(message: Message): void {
+    this.context.push(message);
+    this.#sinceCheckpoint.push(message);
+  }
 }
 
 /** The state of a session before any of its events is replayed or saved: a new session, a resumed or a sub-agent's one. */
-export function newSessionState(options: {
-  runtime: AgentRuntime;
-  sessionId: string;
-  model: RoutedModel;
-  systemPromptOverride: string | undefined;
-  claim: SessionClaim | undefined;
-}): SessionState {
-  return {
-    id: options.sessionId,
-    model: options.model,
-    systemPromptOverride: options.systemPromptOverride,
-    context: new ContextManager(),
-    log: new SessionLog({ storage: options.runtime.sessionStorage, sessionId: options.sessionId }),
-    claim: options.claim,
-    memories: [],
-    turnCount: 0,
-    turnsSinceCheckpoint: 0,
-    sinceCheckpoint: [],
-    nextSequence: 0,
-    usage: new SessionUsage(),
-  };
+function newSessionState(options: ConstructorParameters<typeof SessionState>[0]): SessionState {
+  return new SessionState(options);
 }
 
 /** One running turn, as its sub-agents see it. */

@@ -4,7 +4,6 @@
  * between a tool call and its result, since a whole batch's results are in before the loop comes back.
  */
 
-import { logPayloadOf } from '../context/context.js';
 import type { Message } from '../kernel/types.js';
 import type { TurnOptions } from './turn-options.js';
 
@@ -23,11 +22,9 @@ export async function deliverSteering(options: TurnOptions): Promise<void> {
   if (steering === undefined || !steering.hasPending || signal.aborted) return;
   for (const content of steering.take()) {
     const message: Message = { type: 'user', content };
-    session.context.push(message);
-    session.sinceCheckpoint.push(message);
-    // A user message in the log counts as a turn when it is replayed; counting it now keeps the two equal.
-    session.turnCount += 1;
-    await session.log.append(logPayloadOf(message));
+    const saved = session.commit(message);
+    session.countTurn('steered');
+    await saved;
     emit({ type: 'steered', content });
   }
 }

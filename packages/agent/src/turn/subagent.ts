@@ -23,7 +23,7 @@ import {
 import type { ToolHandler, ToolInput, ToolOutput } from '../ports/tool.js';
 import { SkillManager } from '../skills/skill.js';
 import { addTotals, copyUsageTotals, emptyUsageTotals } from '../usage/usage.js';
-import { type AgentRuntime, newSessionState, type RoutedModel, type SessionState } from './session-state.js';
+import { type AgentRuntime, type RoutedModel, SessionState } from './session-state.js';
 import { runTurn } from './turn.js';
 
 /** What `agentTool` takes. */
@@ -243,7 +243,7 @@ async function runSubagent(options: {
   const model: RoutedModel = baseModel;
   const sessionId = randomUUID();
   const turnId = randomUUID();
-  const state = newSessionState({
+  const state = new SessionState({
     runtime,
     sessionId,
     model,

@@ -12,7 +12,7 @@ import type { TurnOptions } from './turn-options.js';
 import { usageSink } from './turn-usage.js';
 
 /** What one streamed model answer produced. */
-interface ModelAnswer {
+export interface ModelAnswer {
   content: ContentBlock[];
   toolCalls: { callId: string; toolName: string; arguments: string }[];
   /** The failure that ended the stream early, if any (not set for a cancellation). */
@@ -125,11 +125,9 @@ export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | '
   const { runtime, session, turnId, signal, emit } = options;
   const memory = runtime.memory;
   const interval = runtime.config.memoryCheckpointInterval;
-  if (memory === undefined || interval === 0 || session.turnsSinceCheckpoint < interval) return 'done';
+  if (memory === undefined || !session.checkpointDue(interval)) return 'done';
   if (signal.aborted) return 'cancelled';
-  const messages = session.sinceCheckpoint;
-  session.sinceCheckpoint = [];
-  session.turnsSinceCheckpoint = 0;
+  const messages = session.takeSinceCheckpoint();
   const memoryModel = runtime.config.memoryModel;
   const route = memoryModel === undefined ? session.model : runtime.models.resolve(memoryModel);
   try {
@@ -142,7 +140,7 @@ export async function memoryCheckpoint(options: TurnOptions): Promise<'done' | '
       onUsage: usageSink(options),
     });
   } catch (error) {
-    session.sinceCheckpoint = [...messages, ...session.sinceCheckpoint];
+    session.returnSinceCheckpoint(messages);
     if (signal.aborted) return 'cancelled';
     emit({ type: 'error', error: toAgentError(error, 'MEMORY_ERROR', 'memory checkpoint failed') });
     return 'done';

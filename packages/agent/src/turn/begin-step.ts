@@ -1,0 +1,88 @@
+/**
+ * How a turn begins (0006 §9.1 steps 1–3): the TurnStart hook, the skills invoked with /name, the user message.
+ * A turn that continues a suspended one begins instead with the batch it held (3c).
+ */
+
+import { continuedRecord } from '../approvals/held-batch.js';
+import { cutBlocks, userMessageLimitChars } from '../context/context-limits.js';
+import type { HeldBatch } from '../kernel/approval-types.js';
+import { AgentError } from '../kernel/error.js';
+import { outputPromptSection } from '../output/structured-output.js';
+import { buildDynamicPrompt } from '../prompt/index.js';
+import { toolStep } from './tool-step.js';
+import type { NextStep, TurnRun } from './turn-run.js';
+import { cachedStablePrompt, readDynamicSections, textOf } from './turn-steps.js';
+
+/** Steps 1–3 of a new turn; answers `cancelled` when a TurnStart hook stopped it, else `run_again`. */
+export async function begin(turn: TurnRun): Promise<NextStep> {
+  const { runtime, session, input, turnId } = turn.options;
+  const { config, hooks } = runtime;
+  // 1. TurnStart: plugins may add dynamic prompt sections, or stop the turn before the model is called.
+  const userText = textOf(input.content);
+  if (hooks.has('TurnStart')) {
+    const outcome = await hooks.dispatch({
+      event: 'TurnStart',
+      sessionId: session.id,
+      turnId,
+      data: { userInput: userText, dynamicSections: [] },
+      timeoutMs: config.toolTimeoutMs,
+    });
+    for (const error of outcome.errors) turn.reportError(error);
+    if (outcome.abortReason !== undefined) {
+      turn.reportError(
+        new AgentError({
+          code: 'REQUEST_CANCELLED',
+          message: `a TurnStart hook stopped the turn: ${outcome.abortReason}`,
+          sourceComponent: 'plugin',
+        }),
+      );
+      return { type: 'cancelled' };
+    }
+    turn.dynamicSections = readDynamicSections(outcome.data);
+  }
+
+  // 2. Skills invoked with /name are injected before the user message.
+  for (const skill of runtime.skills.detectInvocations(userText)) {
+    const injection = runtime.skills.renderInjection(skill);
+    if (injection.type === 'system') await session.commit({ type: 'system', content: injection.content });
+  }
+
+  // 3. The user message is saved before the model is called; one too large for the window is cut (head and
+  // tail, with a notice) as it enters, so it can never fill every later request.
+  const userLimit = userMessageLimitChars({
+    contextWindow: session.model.info.contextWindow,
+    promptChars: cachedStablePrompt(runtime, session).length,
+    toolsChars: runtime.toolsChars,
+  });
+  await session.commit({ type: 'user', content: cutBlocks(input.content, userLimit).slice() });
+  session.countTurn('input');
+  addOutputSection(turn);
+  return { type: 'run_again' };
+}
+
+/**
+ * 3c. A continued turn first runs the batch it held, once the log says it is no longer held (so a crash from
+ * here on gives its calls the interrupted result, never a second run). Answers what its tool step answers.
+ */
+export async function continueHeld(turn: TurnRun, held: HeldBatch): Promise<NextStep> {
+  const { runtime, session, turnId } = turn.options;
+  addOutputSection(turn);
+  turn.toolCallCount = held.toolCallCount;
+  for (const call of held.calls) turn.openCalls.add(call.callId);
+  await session.log.append(continuedRecord(turnId));
+  const promptChars =
+    cachedStablePrompt(runtime, session).length +
+    buildDynamicPrompt({
+      memories: session.memories,
+      environmentContext: runtime.config.environmentContext,
+      dynamicSections: turn.dynamicSections,
+    }).length;
+  return toolStep(turn, held.calls, promptChars);
+}
+
+/** A structured-output turn tells the model the format of its answer in the dynamic part of the prompt. */
+function addOutputSection(turn: TurnRun): void {
+  const { output, session } = turn.options;
+  const section = output === undefined ? '' : outputPromptSection(output, session.model.info);
+  if (section !== '') turn.dynamicSections = [...turn.dynamicSections, section];
+}

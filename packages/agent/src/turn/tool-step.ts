@@ -1,0 +1,113 @@
+/**
+ * The tool step of a turn (0006 §9.1 steps 4g–4i): the approval gate decides the batch's calls (or holds the
+ * batch, and the turn suspends), the batch runs, its results enter the context in call order, and the
+ * tool-call limit is checked.
+ */
+
+import { gateApprovals } from '../approvals/gate.js';
+import { heldBatchRecord, pendingCallsOf } from '../approvals/held-batch.js';
+import { capToolResult, toolResultLimitChars } from '../context/context-limits.js';
+import { hookRunner } from '../hooks/hook.js';
+import { AgentError } from '../kernel/error.js';
+import { fillTemplate, TOOL_LIMIT_NOTICE } from '../kernel/templates.js';
+import type { ToolCallRequest } from '../kernel/types.js';
+import type { ToolCallOutcome } from '../tools/tool-dispatch.js';
+import type { SessionState } from './session-state.js';
+import type { NextStep, TurnRun } from './turn-run.js';
+
+/**
+ * One batch: calls that need approval are decided (or the batch is held and the turn suspends), then the batch
+ * runs; its results are saved as they arrive, in call order, and waited for once at its end. Each enters the
+ * context cut to its share of the window (the tool_call_end event had it whole). `promptChars` is the size of
+ * the system prompt of the model call that asked for the calls.
+ */
+export async function toolStep(
+  turn: TurnRun,
+  calls: readonly ToolCallRequest[],
+  promptChars: number,
+): Promise<NextStep> {
+  const { runtime, session, turnId, signal, emit } = turn.options;
+  const { config, hooks } = runtime;
+  // 4g. The approval gate: the turn writes what it decided; a held batch is saved after its tool_call messages.
+  const gate = await gateApprovals({
+    tools: runtime.tools,
+    config,
+    sessionId: session.id,
+    turnId,
+    calls,
+    held: turn.options.resume,
+    toolCallCount: turn.toolCallCount,
+    run: turn.options.approval ?? {},
+    signal,
+  });
+  if (gate.hold !== undefined) {
+    await session.log.append(heldBatchRecord(gate.hold));
+    session.heldBatch = gate.hold;
+    // The event is the caller's to keep: it must not share objects with the held batch.
+    return { type: 'interruption', pendingCalls: structuredClone(pendingCallsOf(gate.hold)) };
+  }
+
+  // 4g–4h. The batch, with the hooks it runs; each result is saved as it arrives.
+  const resultLimit = toolResultLimitChars({
+    contextWindow: session.model.info.contextWindow,
+    promptChars,
+    toolsChars: runtime.toolsChars,
+    share: config.maxToolResultShare,
+  });
+  const results = batchResults(session, turn.openCalls, resultLimit);
+  await runtime.tools.executeBatch({
+    calls,
+    sessionId: session.id,
+    turnId,
+    signal,
+    beforeToolUse: hookRunner(hooks, 'BeforeToolUse', turn.hookScope),
+    afterToolUse: hookRunner(hooks, 'AfterToolUse', turn.hookScope),
+    runnable: config.maxToolCallsPerTurn - turn.toolCallCount,
+    emit,
+    refused: gate.refused,
+    onResult: results.add,
+  });
+  await results.written();
+
+  // 4i. The count, and the limit: reaching it ends the turn with a notice to the model.
+  turn.toolCallCount += calls.length;
+  if (signal.aborted) return { type: 'cancelled' };
+  if (turn.toolCallCount >= config.maxToolCallsPerTurn) {
+    const limit = config.maxToolCallsPerTurn;
+    await session.commit({ type: 'system', content: fillTemplate(TOOL_LIMIT_NOTICE, { limit }) });
+    turn.reportError(
+      new AgentError({
+        code: 'MAX_TOOL_CALLS_EXCEEDED',
+        message: `the turn ran ${turn.toolCallCount} tool calls and its limit is ${limit}`,
+      }),
+    );
+    return { type: 'final_output' };
+  }
+  return { type: 'run_again' };
+}
+
+/**
+ * The write-ahead of one batch's results: each enters the context and is queued for writing as it arrives (the
+ * log keeps their order); `written` waits for the writes once, at the batch's end, and rejects with the first
+ * storage failure among them.
+ */
+function batchResults(session: SessionState, openCalls: Set<string>, resultLimit: number) {
+  let last: Promise<void> = Promise.resolve();
+  let failure: { error: unknown } | undefined;
+  return {
+    add(outcome: ToolCallOutcome): void {
+      openCalls.delete(outcome.callId);
+      const { isError } = outcome.output;
+      const content = capToolResult(outcome.output.content, resultLimit);
+      last = session.commit({ type: 'tool_result', callId: outcome.callId, content, isError });
+      last.catch((error: unknown) => {
+        failure ??= { error };
+      });
+    },
+    async written(): Promise<void> {
+      // Earlier writes settle before the last one: their failures are known once it settled.
+      await last.catch(() => {});
+      if (failure !== undefined) throw failure.error;
+    },
+  };
+}

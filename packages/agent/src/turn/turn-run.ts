@@ -1,0 +1,57 @@
+/**
+ * What one turn carries from step to step, and the value each step answers with: what happens next. The steps
+ * (begin-step.ts, model-step.ts, tool-step.ts, finish-step.ts) share this state and nothing else; the loop in
+ * turn.ts only reads their answers. Step numbers are those of 0006 §9.1, as docs/architecture.md lists them.
+ */
+
+import type { HookScope } from '../hooks/hook.js';
+import type { PendingToolCall } from '../kernel/approval-types.js';
+import type { AgentError } from '../kernel/error.js';
+import type { TurnUsageOptions } from './turn-usage.js';
+
+/**
+ * What a step says happens next (openai-agents' NextStep): another model step, the turn's final answer, an
+ * interruption for approvals (the turn suspends with the calls that wait), a cancellation, or a failure that
+ * was reported already.
+ */
+export type NextStep =
+  | { type: 'run_again' }
+  | { type: 'final_output'; output?: { value: unknown } }
+  | { type: 'interruption'; pendingCalls: PendingToolCall[] }
+  | { type: 'cancelled' }
+  | { type: 'failed' };
+
+/** The state of one running turn; the loop itself keeps none (0006 D1). */
+export interface TurnRun {
+  readonly options: TurnUsageOptions;
+  /** Reports a failure as an `error` event; the turn goes on unless the step says otherwise. */
+  readonly reportError: (error: AgentError) => void;
+  /** Where the turn's hooks run (BeforeToolUse, AfterToolUse), bounded by the tool timeout. */
+  readonly hookScope: HookScope;
+  /** Sections plugins (TurnStart) and structured output add to the dynamic part of the prompt. */
+  dynamicSections: readonly string[];
+  /** Tool calls run so far, a continued turn's earlier ones included (for the tool-call limit). */
+  toolCallCount: number;
+  /** Calls saved without a result yet: a turn that fails gives each one, so every call keeps its result. */
+  readonly openCalls: Set<string>;
+  /** Structured output: whether the one repair round was used. */
+  repairUsed: boolean;
+  /** Whether the one retry after the provider said the request was too large was used. */
+  contextRetryUsed: boolean;
+}
+
+/** A turn about to begin. */
+export function startTurnRun(options: TurnUsageOptions): TurnRun {
+  const { runtime, session, turnId, emit } = options;
+  const reportError = (error: AgentError): void => emit({ type: 'error', error });
+  return {
+    options,
+    reportError,
+    hookScope: { sessionId: session.id, turnId, timeoutMs: runtime.tools.timeoutMs, reportError },
+    dynamicSections: [],
+    toolCallCount: 0,
+    openCalls: new Set(),
+    repairUsed: false,
+    contextRetryUsed: false,
+  };
+}
