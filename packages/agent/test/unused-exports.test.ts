@@ -1,20 +1,11 @@
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-
-const repository = fileURLToPath(new URL('../../../', import.meta.url));
-const script = join(repository, 'scripts', 'unused-exports.mjs');
+import { runScript, type ScriptRun, temporaryRepositories } from './support/script-runs.js';
 
 /** Runs the script in a child process with these arguments. */
-function unusedExports(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [script, ...args], (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
-    });
-  });
+function unusedExports(args: string[]): Promise<ScriptRun> {
+  return runScript('unused-exports.mjs', args);
 }
 
 const LIBRARY = [
@@ -34,22 +25,11 @@ const LIBRARY = [
 ].join('\n');
 
 describe('scripts/unused-exports.mjs', () => {
-  const folders: string[] = [];
-
+  const repositories = temporaryRepositories('youyou-exports-');
   /** A temporary repository (no git checkout) holding these files (path → source). */
-  function repositoryWith(files: Record<string, string>): string {
-    const root = mkdtempSync(join(tmpdir(), 'youyou-exports-'));
-    folders.push(root);
-    for (const [path, source] of Object.entries(files)) {
-      mkdirSync(dirname(join(root, path)), { recursive: true });
-      writeFileSync(join(root, path), source);
-    }
-    return root;
-  }
+  const repositoryWith = repositories.create;
 
-  afterEach(() => {
-    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
-  });
+  afterEach(() => repositories.removeAll());
 
   it('lists the exports only their own file uses, exits 1, and --fix removes their export keyword', async () => {
     const root = repositoryWith({
