@@ -12,7 +12,8 @@ import {
   type Session,
   type ToolHandler,
 } from '../src/index.js';
-import { ObserverRegistry, observedProvider } from '../src/model/observation.js';
+import { ObserverRegistry } from '../src/model/observation.js';
+import { observedProvider } from '../src/model/observed-provider.js';
 import { ScriptedModelProvider, type ScriptedResponse, scriptedModel } from '../src/testing/index.js';
 
 /** A plugin that only observes. */

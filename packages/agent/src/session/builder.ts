@@ -3,6 +3,7 @@ import { PluginManager } from '../hooks/plugin-manager.js';
 import { type AgentConfig, resolveConfig, type SkillDefinition } from '../kernel/config.js';
 import { AgentError, invalidConfig } from '../kernel/error.js';
 import { MemoryManager } from '../memory/memory.js';
+import { ModelRouter } from '../model/model-router.js';
 import { ObserverRegistry } from '../model/observation.js';
 import type { ModelProvider } from '../ports/model.js';
 import type { Plugin } from '../ports/plugin.js';
@@ -10,8 +11,9 @@ import type { MemoryStorage, SessionStorage } from '../ports/storage.js';
 import type { ToolHandler } from '../ports/tool.js';
 import { ACTIVATE_SKILL_TOOL_NAME, SkillManager, validateSkills } from '../skills/skill.js';
 import { ToolDispatcher } from '../tools/tool-dispatch.js';
-import { type AgentRuntime, ModelRouter, TurnLinks } from '../turn/session-state.js';
+import { type AgentRuntime, TurnLinks } from '../turn/session-state.js';
 import { bindAgentTools } from '../turn/subagent.js';
+import { runTurn } from '../turn/turn.js';
 import { pricingProblem } from '../usage/usage.js';
 import { Agent } from './agent.js';
 
@@ -140,6 +142,7 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
       tools: this.tools,
       models,
       runtime: () => runtime as AgentRuntime,
+      runTurn,
     });
     const tools = new ToolDispatcher({
       tools: activateSkill === undefined ? bound : [...bound, activateSkill],

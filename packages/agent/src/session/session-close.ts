@@ -6,7 +6,7 @@
 import type { ResolvedConfig } from '../kernel/config.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import { settleWithin } from '../kernel/settle.js';
-import { observedProvider } from '../model/observation.js';
+import { observedProvider } from '../model/observed-provider.js';
 import type { ModelPricing } from '../ports/model.js';
 import type { SessionClaim } from '../ports/storage.js';
 import type { AgentRuntime, SessionState } from '../turn/session-state.js';

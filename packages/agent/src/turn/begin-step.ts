@@ -7,11 +7,12 @@ import { continuedRecord } from '../approvals/held-batch.js';
 import { cutBlocks, userMessageLimitChars } from '../context/context-limits.js';
 import type { HeldBatch } from '../kernel/approval-types.js';
 import { AgentError } from '../kernel/error.js';
+import type { ContentBlock } from '../kernel/types.js';
 import { outputPromptSection } from '../output/structured-output.js';
 import { buildDynamicPrompt } from '../prompt/index.js';
+import { cachedStablePrompt } from './stable-prompt.js';
 import { toolStep } from './tool-step.js';
 import type { NextStep, TurnRun } from './turn-run.js';
-import { cachedStablePrompt, readDynamicSections, textOf } from './turn-steps.js';
 
 /** Steps 1–3 of a new turn; answers `cancelled` when a TurnStart hook stopped it, else `run_again`. */
 export async function begin(turn: TurnRun): Promise<NextStep> {
@@ -85,4 +86,21 @@ function addOutputSection(turn: TurnRun): void {
   const { output, session } = turn.options;
   const section = output === undefined ? '' : outputPromptSection(output, session.model.info);
   if (section !== '') turn.dynamicSections = [...turn.dynamicSections, section];
+}
+
+/** The text of the user's input, for skills and the TurnStart hook. */
+function textOf(content: readonly ContentBlock[]): string {
+  let text = '';
+  for (const block of content) {
+    if (block.type === 'text') text = text === '' ? block.text : `${text}\n${block.text}`;
+  }
+  return text;
+}
+
+/** The dynamic sections the TurnStart hooks' data ends with (strings only, none empty). */
+function readDynamicSections(data: unknown): readonly string[] {
+  if (typeof data !== 'object' || data === null) return [];
+  const sections = (data as { dynamicSections?: unknown }).dynamicSections;
+  if (!Array.isArray(sections)) return [];
+  return sections.filter((section): section is string => typeof section === 'string' && section !== '');
 }

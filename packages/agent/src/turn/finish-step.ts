@@ -6,11 +6,12 @@
 import { logPayloadOf } from '../context/context.js';
 import { toAgentError } from '../kernel/error.js';
 import type { Message } from '../kernel/types.js';
+import { observedProvider } from '../model/observed-provider.js';
 import { copyUsageTotals } from '../usage/usage.js';
 import type { TurnStatus } from './running-turn.js';
+import type { TurnOptions } from './turn-options.js';
 import type { NextStep, TurnRun } from './turn-run.js';
-import { memoryCheckpoint, turnEnd } from './turn-steps.js';
-import { foldSubagentUsage } from './turn-usage.js';
+import { foldSubagentUsage, usageSink } from './turn-usage.js';
 
 /** How the turn ends, by the step that ended it. */
 export function statusOf(next: NextStep): TurnStatus {
@@ -69,4 +70,59 @@ export async function finish(turn: TurnRun, next: NextStep): Promise<void> {
   else if (next.type === 'final_output' && next.output !== undefined) {
     emit({ type: 'turn_complete', usage, output: next.output.value });
   } else emit({ type: 'turn_complete', usage });
+}
+
+/**
+ * Extracts memories when the checkpoint interval is reached, then reloads the memories the prompt shows.
+ * The messages are given up only once an extraction succeeded, so a failed or cancelled one leaves them
+ * for the next extraction (at the next checkpoint or at close).
+ */
+async function memoryCheckpoint(options: TurnOptions): Promise<'done' | 'cancelled'> {
+  const { runtime, session, turnId, signal, emit } = options;
+  const memory = runtime.memory;
+  const interval = runtime.config.memoryCheckpointInterval;
+  if (memory === undefined || !session.checkpointDue(interval)) return 'done';
+  if (signal.aborted) return 'cancelled';
+  const messages = session.takeSinceCheckpoint();
+  const memoryModel = runtime.config.memoryModel;
+  const route = memoryModel === undefined ? session.model : runtime.models.resolve(memoryModel);
+  try {
+    await memory.extract({
+      messages,
+      provider: observedProvider(options.observers, route.provider, { sessionId: session.id, turnId }),
+      modelId: route.info.id,
+      sessionId: session.id,
+      signal,
+      onUsage: usageSink(options),
+    });
+  } catch (error) {
+    session.returnSinceCheckpoint(messages);
+    if (signal.aborted) return 'cancelled';
+    emit({ type: 'error', error: toAgentError(error, 'MEMORY_ERROR', 'memory checkpoint failed') });
+    return 'done';
+  }
+  try {
+    session.memories = await memory.load();
+  } catch (error) {
+    emit({ type: 'error', error: toAgentError(error, 'STORAGE_ERROR', 'reloading memories failed') });
+  }
+  return 'done';
+}
+
+/** Runs TurnEnd; its failures are reported, never thrown. */
+async function turnEnd(options: TurnOptions, status: TurnStatus, toolCallCount: number): Promise<void> {
+  const { runtime, session, turnId, emit } = options;
+  if (!runtime.hooks.has('TurnEnd')) return;
+  try {
+    const outcome = await runtime.hooks.dispatch({
+      event: 'TurnEnd',
+      sessionId: session.id,
+      turnId,
+      data: { status, toolCallCount },
+      timeoutMs: runtime.config.toolTimeoutMs,
+    });
+    for (const error of outcome.errors) emit({ type: 'error', error });
+  } catch (error) {
+    emit({ type: 'error', error: toAgentError(error, 'PLUGIN_ERROR', 'TurnEnd failed') });
+  }
 }

@@ -10,9 +10,10 @@ import type { ChatRequest } from '../ports/model.js';
 import { buildDynamicPrompt, placeDynamicPrompt } from '../prompt/index.js';
 import { parseToolArguments, type ToolCallRequest } from '../tools/tool-dispatch.js';
 import { compact } from './compact-step.js';
+import { type ModelAnswer, streamAnswer } from './model-answer.js';
+import { cachedStablePrompt } from './stable-prompt.js';
 import { deliverSteering, hasSteering } from './steering.js';
 import type { NextStep, TurnRun } from './turn-run.js';
-import { cachedStablePrompt, type ModelAnswer, streamAnswer } from './turn-steps.js';
 
 /** What a model step answers: what happens next, or the tool calls to run (saved already). */
 type ModelStepOutcome = NextStep | { type: 'run_tools'; calls: ToolCallRequest[]; promptChars: number };

@@ -2,52 +2,16 @@ import { ContextManager, logPayloadOf } from '../context/context.js';
 import type { HookRegistry } from '../hooks/hook.js';
 import type { HeldBatch } from '../kernel/approval-types.js';
 import type { ResolvedConfig } from '../kernel/config.js';
-import { AgentError } from '../kernel/error.js';
 import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
 import type { Message, PluginDescriptor, UsageTotals } from '../kernel/types.js';
 import { SessionLog } from '../log/session-log.js';
 import type { MemoryManager } from '../memory/memory.js';
+import type { ModelRouter, RoutedModel } from '../model/model-router.js';
 import type { ObserverRegistry } from '../model/observation.js';
-import type { ModelInfo, ModelProvider } from '../ports/model.js';
 import type { Memory, SessionClaim, SessionStorage } from '../ports/storage.js';
 import type { SkillManager } from '../skills/skill.js';
 import type { ToolDispatcher } from '../tools/tool-dispatch.js';
 import { emptyUsageTotals, SessionUsage } from '../usage/usage.js';
-
-/** A model and the provider that serves it. */
-export interface RoutedModel {
-  provider: ModelProvider;
-  info: ModelInfo;
-}
-
-/** Finds the provider of a model id (0006 §7.1). */
-export class ModelRouter {
-  private readonly routes = new Map<string, RoutedModel>();
-
-  /** Indexes every model of the providers; the builder has already rejected duplicates. */
-  constructor(providers: readonly ModelProvider[]) {
-    for (const provider of providers) {
-      for (const info of provider.models) this.routes.set(info.id, { provider, info });
-    }
-  }
-
-  /** The route of a model id, or undefined. */
-  find(modelId: string): RoutedModel | undefined {
-    return this.routes.get(modelId);
-  }
-
-  /** The route of a model id; throws MODEL_NOT_SUPPORTED. */
-  resolve(modelId: string): RoutedModel {
-    const route = this.routes.get(modelId);
-    if (route === undefined) {
-      throw new AgentError({
-        code: 'MODEL_NOT_SUPPORTED',
-        message: `model '${modelId}' is not offered by any registered provider`,
-      });
-    }
-    return route;
-  }
-}
 
 /** Everything the agent holds for its sessions; immutable after build. */
 export interface AgentRuntime {

@@ -13,6 +13,7 @@ import type { AgentEventPayload } from '../kernel/event.js';
 import type { SessionConfig } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import type { SubagentLink, SubagentParent } from '../log/subagent-links.js';
+import type { RoutedModel } from '../model/model-router.js';
 import {
   compileOutput,
   isOutputInvalidError,
@@ -23,8 +24,9 @@ import {
 import type { ToolHandler, ToolInput, ToolOutput } from '../ports/tool.js';
 import { SkillManager } from '../skills/skill.js';
 import { addTotals, copyUsageTotals, emptyUsageTotals } from '../usage/usage.js';
-import { type AgentRuntime, type RoutedModel, SessionState } from './session-state.js';
-import { runTurn } from './turn.js';
+import type { TurnResult } from './running-turn.js';
+import { type AgentRuntime, SessionState } from './session-state.js';
+import type { RunTurn } from './turn-options.js';
 
 /** What `agentTool` takes. */
 export interface AgentToolOptions {
@@ -136,13 +138,14 @@ function optionsOf(tool: ToolHandler): Readonly<AgentToolSpec> | undefined {
 
 /**
  * Replaces the `agentTool` handlers among the registered tools by ones bound to the agent (`runtime` is
- * read on the first call, once the agent is built). A sub-agent is read-only when every tool it may call
+ * read on the first call, once the agent is built) and to the turn loop they run their turns with. A sub-agent is read-only when every tool it may call
  * is, sub-agents included, so several run side by side. Throws INVALID_CONFIG for unknown tools or models.
  */
 export function bindAgentTools(options: {
   tools: readonly ToolHandler[];
   models: ReadonlySet<string>;
   runtime: () => AgentRuntime;
+  runTurn: RunTurn;
 }): ToolHandler[] {
   const byName = new Map(options.tools.map((tool) => [tool.name, tool]));
   for (const tool of options.tools) {
@@ -182,7 +185,7 @@ export function bindAgentTools(options: {
       execute(input: ToolInput): Promise<ToolOutput> {
         const runtime = options.runtime();
         child ??= childRuntime(runtime, spec);
-        return runSubagent({ runtime, child, spec, input });
+        return runSubagent({ runtime, child, spec, input, runTurn: options.runTurn });
       },
     } satisfies ToolHandler;
   });
@@ -222,8 +225,9 @@ async function runSubagent(options: {
   child: ChildRuntime;
   spec: Readonly<AgentToolSpec>;
   input: ToolInput;
+  runTurn: RunTurn;
 }): Promise<ToolOutput> {
-  const { runtime, child, spec, input } = options;
+  const { runtime, child, spec, input, runTurn } = options;
   const parent = runtime.turns.get(input.turnId);
   if (parent === undefined) {
     return { content: `the sub-agent '${spec.name}' can only be called from a running turn`, isError: true };
@@ -293,7 +297,7 @@ async function runSubagent(options: {
     log: state.log,
     model: baseModel,
   });
-  let ended: Awaited<ReturnType<typeof runTurn>>;
+  let ended: TurnResult;
   try {
     ended = await runTurn({
       runtime: child.runtime,

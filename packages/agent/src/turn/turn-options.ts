@@ -4,6 +4,7 @@ import type { UsageTotals, UserInput } from '../kernel/types.js';
 import type { Observers } from '../model/observation.js';
 import type { UsageSink } from '../model/usage-sink.js';
 import type { StructuredOutputPlan } from '../output/structured-output.js';
+import type { TurnResult } from './running-turn.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import type { SteeringInbox } from './steering-inbox.js';
 
@@ -34,3 +35,6 @@ export interface TurnOptions {
   /** Set when the turn continues a suspended one: its held batch runs first, instead of steps 1–3. */
   resume?: HeldBatch;
 }
+
+/** The turn loop (`runTurn`), as the builder hands it to the sub-agent tools, which run turns of their own. */
+export type RunTurn = (options: TurnOptions) => Promise<TurnResult>;
