@@ -299,7 +299,7 @@ function messageOf(payload: SessionEventPayload): Message | undefined {
 /**
  * Rebuilds the context from a log (0006 §8.1): messages in order, a notice after each incomplete assistant
  * message, compaction markers applied, and a synthetic error result for every tool call left without one, but
- * for the `held` calls of a suspended turn, which still wait for approval (see approvals.ts). With
+ * for the `held` calls of a suspended turn, which still wait for approval (see approvals/held-batch.ts). With
  * `keepTrailingCalls` the calls still unanswered at the end of the log get none: a reader's view of a session
  * whose turn may be running elsewhere, not a resume.
  */

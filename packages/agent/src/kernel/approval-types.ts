@@ -1,4 +1,4 @@
-/** The types of durable approvals (see approvals.ts); a leaf module, so events and state can name them. */
+/** The types of durable approvals (see approvals/); value types, so events and the session state can name them. */
 
 /** A tool call that waits for a decision. */
 export interface PendingToolCall {
