@@ -1,40 +1,19 @@
-import { execFile } from 'node:child_process';
-import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { appendFileSync, cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-
-const repository = fileURLToPath(new URL('../../../', import.meta.url));
-const script = join(repository, 'scripts', 'check-cycles.mjs');
+import { repository, runScript, type ScriptRun, temporaryRepositories } from './support/script-runs.js';
 
 /** Runs the cycle check on `root` in a child process. */
-function checkCycles(root?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const args = root === undefined ? [script] : [script, root];
-  return new Promise((resolve) => {
-    execFile(process.execPath, args, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : Number(error.code), stdout, stderr });
-    });
-  });
+function checkCycles(root?: string): Promise<ScriptRun> {
+  return runScript('check-cycles.mjs', root === undefined ? [] : [root]);
 }
 
 describe('scripts/check-cycles.mjs', () => {
-  const folders: string[] = [];
-
+  const repositories = temporaryRepositories('youyou-cycles-');
   /** A temporary repository whose packages hold these files (path → source). */
-  function repositoryWith(files: Record<string, string>): string {
-    const root = mkdtempSync(join(tmpdir(), 'youyou-cycles-'));
-    folders.push(root);
-    for (const [path, source] of Object.entries(files)) {
-      mkdirSync(dirname(join(root, path)), { recursive: true });
-      writeFileSync(join(root, path), source);
-    }
-    return root;
-  }
+  const repositoryWith = repositories.create;
 
-  afterEach(() => {
-    for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
-  });
+  afterEach(() => repositories.removeAll());
 
   it('finds a planted cycle, type imports and index files included, and exits 1', async () => {
     const root = repositoryWith({

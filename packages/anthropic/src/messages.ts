@@ -1,5 +1,6 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { AgentError, type ContentBlock, type Message } from '@youyou/agent';
+import { isRecord } from './json-value.js';
 
 /** A message of the Messages API as this adapter sends it: only the two conversation roles. */
 export type ApiMessage = Anthropic.UserMessageParam | Anthropic.AssistantMessageParam;
@@ -35,17 +36,13 @@ export interface MappedHistory {
   boundaryBlocks: Block[];
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** A tool call's arguments as the object `tool_use.input` must be; unparsable text becomes `{}`. */
 function toolInput(value: unknown): Record<string, unknown> {
-  if (isPlainObject(value)) return value;
+  if (isRecord(value)) return value;
   if (typeof value === 'string') {
     try {
       const parsed: unknown = JSON.parse(value === '' ? '{}' : value);
-      if (isPlainObject(parsed)) return parsed;
+      if (isRecord(parsed)) return parsed;
     } catch {
       // The call's result already tells the model its arguments were not JSON.
     }

@@ -1,17 +1,12 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ChatEvent, ChatRequest, JsonSchema } from '@youyou/agent';
+import { isRecord } from './json-value.js';
 
 /**
  * How a request's `responseFormat` is put to the Messages API: `native` as `output_config.format` (Claude
  * 4.5 and later), or `tool`: a final tool whose input is the answer, whose call is turned back into text.
  */
 export type OutputRoute = { kind: 'native' } | { kind: 'tool'; toolName: string };
-
-type Json = Record<string, unknown>;
-
-function isRecord(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * True when every object schema in `schema` says `additionalProperties: false`, which Anthropic's JSON

@@ -98,13 +98,16 @@ function valueText(value: unknown, bare: boolean): string {
     return bare || !/[\s"]/.test(cut) ? cut : JSON.stringify(cut);
   }
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  let json: string;
+  return truncate(oneLine(jsonOrString(value)), MAX_VALUE_LENGTH);
+}
+
+/** `value` as JSON (indented by `indent` spaces when given), or `String(value)` where JSON has no text for it. */
+export function jsonOrString(value: unknown, indent?: number): string {
   try {
-    json = JSON.stringify(value) ?? String(value);
+    return JSON.stringify(value, null, indent) ?? String(value);
   } catch {
-    json = String(value);
+    return String(value);
   }
-  return truncate(oneLine(json), MAX_VALUE_LENGTH);
 }
 
 /** One line saying what a tool call was asked to do: `src/a.ts startLine=3`, control characters shown escaped. */

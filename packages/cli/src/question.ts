@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { structuredPatch } from 'diff';
 import type { ApprovalRequest } from './approval.js';
-import { createStyles, type Styles, wrapLine } from './format.js';
+import { createStyles, jsonOrString, type Styles, wrapLine } from './format.js';
 import { SHELL_TOOL } from './rules.js';
 import { neutralizeLine } from './terminal-text.js';
 
@@ -137,20 +137,14 @@ function describe(options: { request: ApprovalRequest; workspace: string; styles
       ...diffLines({ file, before: oldString, after: newString, styles }),
     ];
   }
-  let json: string;
-  try {
-    json = JSON.stringify(args, null, 2) ?? String(args);
-  } catch {
-    json = String(args);
-  }
-  return json.split('\n').map(neutralizeLine);
+  return jsonOrString(args, 2).split('\n').map(neutralizeLine);
 }
 
 function otherArguments(args: unknown, shown: readonly string[]): string[] {
   if (typeof args !== 'object' || args === null) return [];
   return Object.entries(args as Record<string, unknown>)
     .filter(([key]) => !shown.includes(key))
-    .map(([key, value]) => neutralizeLine(`${key}: ${JSON.stringify(value) ?? String(value)}`));
+    .map(([key, value]) => neutralizeLine(`${key}: ${jsonOrString(value)}`));
 }
 
 /**

@@ -1,6 +1,7 @@
 import {
   type Agent,
-  AgentError,
+  type AgentError,
+  isAgentError,
   type Message,
   type PendingToolCall,
   type RunningTurn,
@@ -346,7 +347,7 @@ export class SessionHub {
 
 /** Whether an error means the agent has no free session slot right now. */
 export function isSessionBusy(error: unknown): boolean {
-  return error instanceof AgentError && error.code === 'SESSION_BUSY';
+  return isAgentError(error) && error.code === 'SESSION_BUSY';
 }
 
 /**

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AgentError, type SessionClaim } from '@youyou/agent';
+import { AgentError, isAgentError, type SessionClaim } from '@youyou/agent';
 import { checkSessionId } from '@youyou/agent/storage';
 import type { SqliteClaimOptions, SqliteConnection } from './connection.js';
+import { invalidConfig } from './errors.js';
 
 export type { SqliteClaimOptions } from './connection.js';
 
@@ -33,10 +34,6 @@ const SQL = {
   release: 'DELETE FROM session_claims WHERE session_id = ? AND token = ?',
   token: 'SELECT token FROM session_claims WHERE session_id = ?',
 } as const;
-
-function invalidConfig(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_CONFIG', message, sourceComponent: 'storage' });
-}
 
 function busy(sessionId: string, detail: string): AgentError {
   return new AgentError({
@@ -153,7 +150,7 @@ export class ClaimManager {
   #releaseAll(): void {
     for (const claim of [...this.#held.values()]) {
       claim.release().catch((error: unknown) => {
-        if (error instanceof AgentError) this.#onBackgroundError(error);
+        if (isAgentError(error)) this.#onBackgroundError(error);
       });
     }
   }
@@ -236,7 +233,7 @@ class HeldClaim implements SqliteSessionClaim {
           if (Date.now() >= this.#deadline) {
             this.loseTo('it could not be renewed before it expired');
             this.#manager.reportBackground(this.lostError());
-          } else if (error instanceof AgentError) {
+          } else if (isAgentError(error)) {
             this.#manager.reportBackground(error);
           }
         },

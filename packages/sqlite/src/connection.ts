@@ -1,8 +1,8 @@
 import { closeSync, openSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AgentError, isAgentError } from '@youyou/agent';
+import { type AgentError, isAgentError } from '@youyou/agent';
 import Database from 'better-sqlite3';
-import { closedError, isBusy, storageError } from './errors.js';
+import { closedError, invalidConfig, isBusy, storageError } from './errors.js';
 import { MIGRATIONS, type Migration, runMigrations } from './migrations.js';
 
 /** What `openSqliteStorage` takes besides the path; every field is optional. */
@@ -43,10 +43,6 @@ const DEFAULT_BUSY_RETRIES = 3;
 const DEFAULT_FILE_MODE = 0o600;
 const BACKOFF_BASE_MS = 20;
 const BACKOFF_CAP_MS = 500;
-
-function invalidConfig(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_CONFIG', message, sourceComponent: 'storage' });
-}
 
 function checkOptions(path: unknown, options: SqliteStorageOptions): void {
   if (typeof path !== 'string' || path === '') {

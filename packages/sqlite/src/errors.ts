@@ -6,6 +6,11 @@ export function invalidInput(message: string): AgentError {
   return new AgentError({ code: 'INVALID_INPUT', message, sourceComponent: 'storage' });
 }
 
+/** A rejection for a bad option of `openSqliteStorage` (the claim settings among them). */
+export function invalidConfig(message: string): AgentError {
+  return new AgentError({ code: 'INVALID_CONFIG', message, sourceComponent: 'storage' });
+}
+
 /** The error of every call made after `close()`. */
 export function closedError(path: string): AgentError {
   return new AgentError({

@@ -9,7 +9,7 @@ import { AgentError } from '../kernel/error.js';
 import { approvalWindowPassed, pendingCallsOf } from './held-batch.js';
 
 /** What these checks read of a session: its id, and the batch it holds for approval, if any. */
-export interface SuspendableSession {
+interface SuspendableSession {
   readonly id: string;
   readonly heldBatch?: HeldBatch | undefined;
 }

@@ -62,7 +62,7 @@ export async function needsApproval(
  * What `gateApprovals` decided: the calls refused (with their result text), and the batch to hold when the
  * turn must suspend (the turn records it in the log and ends suspended; nothing of the batch runs).
  */
-export interface GateOutcome {
+interface GateOutcome {
   refused: Map<string, string>;
   hold: HeldBatch | undefined;
 }

@@ -97,7 +97,7 @@ export async function reconcileCalls(options: {
  * Whether a call without a result may have changed something before the interruption: a valid call of a mutating
  * tool that does not declare itself idempotent. Such a call is never run again without a person's decision.
  */
-export function mayHaveRun(tools: ToolLookup, call: ToolCallRequest): boolean {
+function mayHaveRun(tools: ToolLookup, call: ToolCallRequest): boolean {
   const tool = tools.find(call.toolName);
   if (tool === undefined || !tool.handler.isMutating || tool.handler.idempotent === true) return false;
   return tool.check(call.arguments) === undefined;

@@ -10,8 +10,8 @@ import type { Message } from '../kernel/types.js';
 import { cancelledError, collectText, internalRequest } from '../model/model-call.js';
 import type { UsageSink } from '../model/usage-sink.js';
 import type { ModelInfo, ModelProvider } from '../ports/model.js';
-import { type ContextManager, charsToTokens, messageChars } from './context.js';
-import { shrinkMessage, USER_MESSAGE_SHARE } from './context-limits.js';
+import { type ContextManager, messageChars } from './context.js';
+import { charsToTokens, shrinkMessage, USER_MESSAGE_SHARE } from './context-limits.js';
 
 /** The share of the context window the most recent messages keep after a compaction. */
 const KEEP_SHARE = 0.2;
@@ -26,7 +26,7 @@ const TRANSCRIPT_MESSAGE_SHARE = 0.5;
  * Marks where the history may be cut: `safe[i]` is true when no tool call before `i` has its result
  * at `i` or later, so cutting there never separates a tool call from its result.
  */
-export function safeCutPoints(messages: readonly Message[]): boolean[] {
+function safeCutPoints(messages: readonly Message[]): boolean[] {
   const callIndex = new Map<string, number>();
   // depth[i] > 0 means some pair spans the cut before message i.
   const delta = new Array<number>(messages.length + 1).fill(0);
@@ -53,7 +53,7 @@ export function safeCutPoints(messages: readonly Message[]): boolean[] {
  * The index where the kept part of the history starts: the most recent messages worth about
  * `keepTokens`, moved back to the nearest safe cut, and never 0 while anything can be summarised.
  */
-export function selectKeptStart(messages: readonly Message[], keepTokens: number): number {
+function selectKeptStart(messages: readonly Message[], keepTokens: number): number {
   const safe = safeCutPoints(messages);
   let start = messages.length;
   let chars = 0;
@@ -101,7 +101,7 @@ function dropOldest(messages: readonly Message[], count: number): Message[] {
 }
 
 /** What a compaction produced: the summary and how many recent messages stay after it. */
-export interface CompactionResult {
+interface CompactionResult {
   summary: string;
   keptCount: number;
   /**

@@ -14,8 +14,8 @@ const MIN_KEPT_CHARS = 2_000;
 /** The part of the kept text taken from the head; the rest comes from the tail. */
 const HEAD_SHARE = 0.6;
 
-/** Tokens of `chars` characters, at four characters a token (as context.ts counts them). */
-function charsToTokens(chars: number): number {
+/** The estimated tokens of `chars` characters, at four characters a token. */
+export function charsToTokens(chars: number): number {
   return Math.ceil(chars / 4);
 }
 
@@ -25,7 +25,7 @@ function tokensToChars(tokens: number): number {
 }
 
 /** The tokens of the window left after the system prompt and the tool specs (never below a tenth of it). */
-export function windowAfterPrompt(options: {
+function windowAfterPrompt(options: {
   contextWindow: number;
   promptChars: number;
   toolsChars: number;
@@ -94,7 +94,7 @@ export function capToolResult(content: string, maxChars: number): string {
 }
 
 /** Cuts a text (a user message, or any message compaction shrinks) to `maxChars`, head and tail, with a notice. */
-export function cutText(text: string, maxChars: number): string {
+function cutText(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
   const { headEnd, tailStart } = cutBounds(text, maxChars);
   const notice =

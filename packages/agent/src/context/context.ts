@@ -1,9 +1,10 @@
 import { checkBudgetConfig } from '../kernel/config-validation.js';
 import { COMPACT_SUMMARY_PREFIX, INTERRUPTED_MESSAGE_NOTICE } from '../kernel/templates.js';
 import type { BudgetConfig, ContentBlock, Message, SessionConfig } from '../kernel/types.js';
+import { jsonText } from '../kernel/value-kind.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
-import { shrinkMessage } from './context-limits.js';
+import { charsToTokens, shrinkMessage } from './context-limits.js';
 import { applyPruning } from './pruning.js';
 
 /** An image counts as 1,000 tokens (SPEC §5.11), i.e. 4,000 characters at four characters a token. */
@@ -34,11 +35,7 @@ function argumentsChars(value: unknown): number {
   if (typeof value === 'string') return value.length;
   const length = jsonLength(value, 0);
   if (length >= 0) return length;
-  try {
-    return JSON.stringify(value)?.length ?? 0;
-  } catch {
-    return 0;
-  }
+  return jsonText(value)?.length ?? 0;
 }
 
 /** A character JSON.stringify writes as an escape, or a surrogate (a lone one is escaped too). */
@@ -100,13 +97,8 @@ function isSkippedInJson(value: unknown): boolean {
   return value === undefined || typeof value === 'function' || typeof value === 'symbol';
 }
 
-/** Converts characters to the estimated token count. */
-export function charsToTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}
-
 /** The system message that replaces compacted history. */
-export function summaryMessage(summary: string): Message {
+function summaryMessage(summary: string): Message {
   return { type: 'system', content: `${COMPACT_SUMMARY_PREFIX}\n\n${summary}` };
 }
 
@@ -193,7 +185,7 @@ function compactedMessages(
 }
 
 /** What a replayed log yields. */
-export interface ReplayedSession {
+interface ReplayedSession {
   messages: Message[];
   /** The size of `messages` in characters, as `messageChars` counts it. */
   chars: number;
@@ -256,7 +248,7 @@ function readPrunedCallIds(value: unknown): Set<string> {
 }
 
 /** The result for a tool call left without one (by a crash); never saved. */
-export function missingResult(callId: string): Message {
+function missingResult(callId: string): Message {
   return {
     type: 'tool_result',
     callId,
@@ -295,7 +287,7 @@ export function logPayloadOf(message: Message): SessionEventPayload {
 }
 
 /** The context message a log payload holds (the inverse of `logPayloadOf`); undefined for metadata. */
-export function messageOf(payload: SessionEventPayload): Message | undefined {
+function messageOf(payload: SessionEventPayload): Message | undefined {
   switch (payload.type) {
     case 'user_message':
       return { type: 'user', content: payload.content };

@@ -5,12 +5,13 @@
  * applies the same call ids rebuilds the same view.
  */
 
+import { argumentsText } from '../kernel/transcript.js';
 import type { Message } from '../kernel/types.js';
 
 /** Tool results of the last this many user turns are never pruned. */
-export const PRUNE_KEEP_TURNS = 2;
+const PRUNE_KEEP_TURNS = 2;
 /** A result shorter than this is left alone: its stub would save next to nothing. */
-export const PRUNE_MIN_CHARS = 1_000;
+const PRUNE_MIN_CHARS = 1_000;
 /** The most characters of the call's arguments and of the first line a stub repeats. */
 const STUB_EXCERPT_CHARS = 160;
 
@@ -19,17 +20,8 @@ function excerpt(text: string): string {
   return oneLine.length <= STUB_EXCERPT_CHARS ? oneLine : `${oneLine.slice(0, STUB_EXCERPT_CHARS)}…`;
 }
 
-function argumentsText(value: unknown): string {
-  if (typeof value === 'string') return value;
-  try {
-    return JSON.stringify(value) ?? '';
-  } catch {
-    return '';
-  }
-}
-
 /** The text that replaces a pruned tool result: the call, the size of its result and its first line. */
-export function prunedStub(call: Message | undefined, content: string, isError: boolean): string {
+function prunedStub(call: Message | undefined, content: string, isError: boolean): string {
   const name = call?.type === 'tool_call' ? call.toolName : 'a tool';
   const args = call?.type === 'tool_call' ? excerpt(argumentsText(call.arguments)) : '';
   const firstLine = excerpt(content.slice(0, content.indexOf('\n') === -1 ? 1_000 : content.indexOf('\n')));

@@ -1,9 +1,10 @@
 import { AgentError, describeError } from '../kernel/error.js';
 import { isThenable, settleWithin } from '../kernel/settle.js';
+import { jsonOrString } from '../kernel/value-kind.js';
 import type { HookEvent, HookHandler, HookPayload, HookResult } from '../ports/plugin.js';
 
 /** What one dispatch ends with: the final data, the abort reason if a handler stopped the chain, and the failures. */
-export interface HookDispatchResult {
+interface HookDispatchResult {
   data: unknown;
   /** Set when a handler answered `abort`; the handlers after it did not run. */
   abortReason: string | undefined;
@@ -34,7 +35,7 @@ interface DispatchState extends HookDispatchResult {
 }
 
 /** One tapped handler, with the plugin it belongs to. */
-export interface HookEntry {
+interface HookEntry {
   pluginId: string;
   pluginConfig: unknown;
   handler: HookHandler;
@@ -60,7 +61,7 @@ function toHookResult(value: unknown): HookResult | undefined | 'invalid' {
 }
 
 /** What `dispatch` takes. */
-export interface HookDispatchOptions {
+interface HookDispatchOptions {
   event: HookEvent;
   sessionId: string;
   turnId?: string;
@@ -105,16 +106,8 @@ function checkedAnswer(
   return recordFailure(result, {
     entry,
     event,
-    message: `returned an invalid hook result: ${describeValue(value)}`,
+    message: `returned an invalid hook result: ${jsonOrString(value)}`,
   });
-}
-
-function describeValue(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }
 
 /**

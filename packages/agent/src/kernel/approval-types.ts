@@ -62,7 +62,7 @@ export interface HeldCall {
 }
 
 /** A decision recorded for a held call. */
-export interface RecordedDecision {
+interface RecordedDecision {
   approved: boolean;
   reason: string | undefined;
 }

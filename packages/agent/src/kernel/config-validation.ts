@@ -4,7 +4,7 @@
  * its config object after build() changes nothing in a running agent.
  */
 
-import { AgentError, type AgentErrorCode } from './error.js';
+import { AgentError, type AgentErrorCode, invalidConfig } from './error.js';
 import type { Budget, BudgetConfig } from './types.js';
 import { describeKind, isPlainObject } from './value-kind.js';
 
@@ -37,11 +37,6 @@ export const AGENT_CONFIG_FIELDS: readonly string[] = [
 const PERSONALITY_FIELDS: readonly string[] = ['name', 'description'];
 const ENVIRONMENT_FIELDS: readonly string[] = ['cwd', 'platform', 'shell', 'date', 'timezone', 'extra'];
 
-/** An INVALID_CONFIG error; the message names the field and says what to fix. */
-export function invalidConfig(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_CONFIG', message });
-}
-
 /** Throws INVALID_CONFIG for a key of `value` not in `known`. */
 export function rejectUnknownFields(where: string, value: object, known: readonly string[]): void {
   for (const key of Object.keys(value)) {
@@ -59,7 +54,7 @@ function optionalString(name: string, value: unknown, what: string): string | un
 }
 
 /** What `personality` holds once checked. */
-export interface CheckedPersonality {
+interface CheckedPersonality {
   readonly name?: string;
   readonly description: string;
 }
@@ -84,7 +79,7 @@ export function checkPersonality(value: unknown): CheckedPersonality | undefined
 }
 
 /** What `environmentContext` holds once checked. */
-export interface CheckedEnvironment {
+interface CheckedEnvironment {
   readonly cwd?: string;
   readonly platform?: string;
   readonly shell?: string;

@@ -8,10 +8,9 @@ import {
   checkPersonality,
   checkSystemInstructions,
   checkToolResultShare,
-  invalidConfig,
   rejectUnknownFields,
 } from './config-validation.js';
-import type { AgentError } from './error.js';
+import { type AgentError, invalidConfig } from './error.js';
 import type { BudgetConfig } from './types.js';
 import { describeKind, isPlainObject } from './value-kind.js';
 
@@ -128,8 +127,6 @@ const MAX_TIMER_MS = 2_147_483_647;
 /** The longest approval window: a year. */
 export const MAX_APPROVAL_WINDOW_MS = 365 * 24 * 60 * 60 * 1000;
 
-const invalid = invalidConfig;
-
 function integerInRange(
   name: string,
   value: number | undefined,
@@ -139,7 +136,7 @@ function integerInRange(
 ): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw invalid(`${name} must be an integer from ${min} to ${max}, got ${describeKind(value)}`);
+    throw invalidConfig(`${name} must be an integer from ${min} to ${max}, got ${describeKind(value)}`);
   }
   return value;
 }
@@ -147,7 +144,7 @@ function integerInRange(
 function optionalText(name: string, value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.trim() === '') {
-    throw invalid(`${name} must be a non-empty string or left out, got ${describeKind(value)}`);
+    throw invalidConfig(`${name} must be a non-empty string or left out, got ${describeKind(value)}`);
   }
   return value;
 }
@@ -169,20 +166,21 @@ function guardBackgroundHandler(handler: (error: AgentError) => void): (error: A
 
 /** Checks every field of the config and fills in the defaults; throws INVALID_CONFIG. */
 export function resolveConfig(config: AgentConfig): ResolvedConfig {
-  if (!isPlainObject(config)) throw invalid(`the AgentConfig must be an object, got ${describeKind(config)}`);
+  if (!isPlainObject(config))
+    throw invalidConfig(`the AgentConfig must be an object, got ${describeKind(config)}`);
   rejectUnknownFields('the AgentConfig', config, AGENT_CONFIG_FIELDS);
   const defaultModel = optionalText('defaultModel', config.defaultModel);
-  if (defaultModel === undefined) throw invalid('defaultModel must be a non-empty string');
+  if (defaultModel === undefined) throw invalidConfig('defaultModel must be a non-empty string');
   const instructions = checkSystemInstructions(config.systemInstructions);
   const personality = checkPersonality(config.personality);
   const environmentContext = checkEnvironmentContext(config.environmentContext);
   // Only undefined means "left out": a null is a mistake to report, not a default to apply.
   const threshold = config.compactThreshold === undefined ? 0.8 : config.compactThreshold;
   if (typeof threshold !== 'number' || !(threshold > 0 && threshold <= 1)) {
-    throw invalid(`compactThreshold must be a number in (0, 1], got ${describeKind(threshold)}`);
+    throw invalidConfig(`compactThreshold must be a number in (0, 1], got ${describeKind(threshold)}`);
   }
   if (config.onBackgroundError !== undefined && typeof config.onBackgroundError !== 'function') {
-    throw invalid(
+    throw invalidConfig(
       `onBackgroundError must be a function (error) => void or left out, got ${describeKind(config.onBackgroundError)}`,
     );
   }

@@ -1,3 +1,5 @@
+import { jsonOrString } from './value-kind.js';
+
 /** Every code an AgentError can carry; the code is the stable part a caller matches on. */
 export type AgentErrorCode =
   | 'NO_MODEL_PROVIDER'
@@ -123,15 +125,29 @@ export function isAgentError(value: unknown): value is AgentError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
 
+/** What the INVALID_* constructors take besides the message. */
+interface InvalidOptions {
+  /** Default `agent`; a storage's own checks say `storage`. */
+  sourceComponent?: SourceComponent;
+  /** The lower-level error that showed the value was bad (a failed parse). */
+  cause?: unknown;
+}
+
+/** An INVALID_INPUT error: a call got an argument it cannot use; the message says which and what to pass. */
+export function invalidInput(message: string, options: InvalidOptions = {}): AgentError {
+  return new AgentError({ code: 'INVALID_INPUT', message, ...options });
+}
+
+/** An INVALID_CONFIG error: a setting cannot be used; the message names the field and says what to fix. */
+export function invalidConfig(message: string, options: InvalidOptions = {}): AgentError {
+  return new AgentError({ code: 'INVALID_CONFIG', message, ...options });
+}
+
 /** The message of any thrown value, for wrapping it into an AgentError. */
 export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (typeof error === 'string') return error;
-  try {
-    return JSON.stringify(error) ?? String(error);
-  } catch {
-    return String(error);
-  }
+  return jsonOrString(error);
 }
 
 /** Returns `error` when it is an AgentError already, else wraps it with the given code. */

@@ -1,13 +1,6 @@
 import type { PendingToolCall } from './approval-types.js';
 import type { AgentError } from './error.js';
-import type {
-  ChatPurpose,
-  ContentBlock,
-  SubagentUsage,
-  TokenUsage,
-  ToolOutput,
-  UsageTotals,
-} from './types.js';
+import type { ChatPurpose, ContentBlock, TokenUsage, ToolOutput, UsageTotals } from './types.js';
 
 /** One event of a running turn, as the caller reads it from `RunningTurn`. */
 export interface AgentEvent {
@@ -96,7 +89,7 @@ export type AgentEventPayload =
       sessionId: string;
       turnId: string;
       event: AgentEventPayload;
-      usage?: SubagentUsage;
+      usage?: UsageTotals;
     };
 
 /** The `type` of an event payload. */

@@ -48,13 +48,6 @@ function draftOf(schema: JsonSchema): Draft {
   return 'draft-07';
 }
 
-/** True for `{...}` made by a literal, `JSON.parse` or `Object.create(null)`: not an array, a class instance or null. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype: unknown = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}
-
 /**
  * Compiles the parameter schemas of one set of tools. Each compiler has its own ajv instances (made on first
  * use, without the costly meta-schema), so the compiled schemas live as long as the validators, and the

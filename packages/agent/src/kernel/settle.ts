@@ -1,5 +1,5 @@
 /** How a bounded wait ended. */
-export type Settled<T> =
+type Settled<T> =
   | { status: 'fulfilled'; value: T }
   | { status: 'rejected'; error: unknown }
   | { status: 'timeout' };

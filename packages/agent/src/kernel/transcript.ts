@@ -1,4 +1,5 @@
 import type { ContentBlock, Message } from './types.js';
+import { jsonText } from './value-kind.js';
 
 function renderBlocks(blocks: readonly ContentBlock[]): string {
   const parts: string[] = [];
@@ -9,13 +10,9 @@ function renderBlocks(blocks: readonly ContentBlock[]): string {
   return parts.join('\n');
 }
 
-function renderArguments(value: unknown): string {
-  if (typeof value === 'string') return value;
-  try {
-    return JSON.stringify(value) ?? '';
-  } catch {
-    return String(value);
-  }
+/** A tool call's arguments as text: the raw text the model sent, else their JSON ('' where JSON has none). */
+export function argumentsText(value: unknown): string {
+  return typeof value === 'string' ? value : (jsonText(value) ?? '');
 }
 
 /** Renders messages as plain text for the runtime's own requests (compaction, memory extraction). */
@@ -32,9 +29,7 @@ export function renderTranscript(messages: readonly Message[]): string {
         );
         break;
       case 'tool_call':
-        lines.push(
-          `[tool call ${message.toolName} #${message.callId}]\n${renderArguments(message.arguments)}`,
-        );
+        lines.push(`[tool call ${message.toolName} #${message.callId}]\n${argumentsText(message.arguments)}`);
         break;
       case 'tool_result':
         lines.push(

@@ -87,17 +87,8 @@ export interface BudgetConfig {
 /** A JSON Schema document. */
 export type JsonSchema = { [key: string]: unknown };
 
-/** Token totals of sub-agent model calls, with how many calls were made. */
-export interface SubagentUsage {
-  inputTokens: number;
-  outputTokens: number;
-  cachedInputTokens: number;
-  cacheWriteTokens: number;
-  reasoningTokens: number;
-  modelCalls: number;
-  /** The sum of the calls' costs; absent while no call had a known price. */
-  costUsd?: number;
-}
+/** The usage of a sub-agent's model calls: the same totals as any turn's. @deprecated Use `UsageTotals`. */
+export type SubagentUsage = UsageTotals;
 
 /** Why the runtime makes a model call; only `turn` calls offer tools. */
 export type ChatPurpose = 'turn' | 'compaction' | 'memory_extraction' | 'memory_consolidation';

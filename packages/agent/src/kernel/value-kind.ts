@@ -28,3 +28,17 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   const prototype = Object.getPrototypeOf(value);
   return prototype === Object.prototype || prototype === null;
 }
+
+/** `JSON.stringify(value)`, or undefined where JSON has no text for it (undefined, a function, a cycle, a BigInt). */
+export function jsonText(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The JSON text of `value`, or `String(value)` where JSON has none: any value as text, for a message. */
+export function jsonOrString(value: unknown): string {
+  return jsonText(value) ?? String(value);
+}

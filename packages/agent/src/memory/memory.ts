@@ -15,7 +15,7 @@ import type { ChatRequest, ModelProvider, ResponseFormat } from '../ports/model.
 import type { Memory, MemoryStorage } from '../ports/storage.js';
 
 /** One memory as the model answered it, before it is stored. */
-export interface ExtractedMemory {
+interface ExtractedMemory {
   content: string;
   category?: string;
 }
@@ -217,7 +217,7 @@ function cleanEntries(entries: readonly ExtractedMemory[], seen: Set<string>): E
 }
 
 /** What `MemoryManager.extract` takes. */
-export interface ExtractMemoriesOptions {
+interface ExtractMemoriesOptions {
   /** The conversation since the last checkpoint. */
   messages: readonly Message[];
   provider: ModelProvider;

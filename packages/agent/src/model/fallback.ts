@@ -22,7 +22,7 @@ export interface FallbackMove {
 }
 
 /** What `fallbackProvider` takes. */
-export interface FallbackOptions {
+interface FallbackOptions {
   /** The provider of the request's own model. */
   first: ModelProvider;
   /** The models to try after the request's own, in order, for this request. */
@@ -34,7 +34,7 @@ export interface FallbackOptions {
 }
 
 /** True for a failure another model may not have: rate limits, overload, server errors, timeouts, the network. */
-export function isRetryableFailure(error: unknown): error is AgentError {
+function isRetryableFailure(error: unknown): error is AgentError {
   return isAgentError(error) && error.code === 'PROVIDER_ERROR' && error.retryable;
 }
 

@@ -17,7 +17,7 @@ export function toProviderError(error: unknown, providerId: string): AgentError 
 }
 
 /** What readChatStream takes. */
-export interface ChatStreamOptions {
+interface ChatStreamOptions {
   provider: ModelProvider;
   request: ChatRequest;
   signal: AbortSignal;

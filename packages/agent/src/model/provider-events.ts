@@ -7,7 +7,7 @@
 
 import { AgentError, describeError, isAgentError } from '../kernel/error.js';
 import type { TokenUsage } from '../kernel/types.js';
-import { describeKind, isPlainObject } from '../kernel/value-kind.js';
+import { describeKind, isPlainObject, jsonText } from '../kernel/value-kind.js';
 import type { ChatEvent } from '../ports/model.js';
 
 type StopReason = Extract<ChatEvent, { type: 'done' }>['stopReason'];
@@ -95,12 +95,7 @@ export class ChatEventChecker {
   #arguments(value: unknown): string {
     if (typeof value === 'string') return value;
     if (isPlainObject(value)) {
-      let text: string | undefined;
-      try {
-        text = JSON.stringify(value);
-      } catch {
-        text = undefined;
-      }
+      const text = jsonText(value);
       if (text !== undefined) return text;
     }
     throw this.#field('tool_call', 'arguments', value, 'the JSON text of the arguments');

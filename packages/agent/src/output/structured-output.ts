@@ -1,9 +1,10 @@
 /** Structured output: a turn whose final answer must be JSON valid against a schema (issue 16). */
 
 import type { TurnRunOptions } from '../kernel/approval-types.js';
-import { AgentError, describeError } from '../kernel/error.js';
-import { isPlainObject, type SchemaCheck, SchemaCompiler } from '../kernel/json-schema.js';
+import { AgentError, describeError, isAgentError } from '../kernel/error.js';
+import { type SchemaCheck, SchemaCompiler } from '../kernel/json-schema.js';
 import type { ContentBlock, JsonSchema } from '../kernel/types.js';
+import { isPlainObject } from '../kernel/value-kind.js';
 import type { ModelInfo, ResponseFormat } from '../ports/model.js';
 
 /** What a turn's final answer must be: one JSON value valid against `schema`. */
@@ -31,7 +32,7 @@ export interface StructuredOutputPlan {
 }
 
 /** The verdict on a final answer. */
-export type OutputVerdict = { ok: true; value: unknown } | { ok: false; errors: string[]; text: string };
+type OutputVerdict = { ok: true; value: unknown } | { ok: false; errors: string[]; text: string };
 
 const NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const DEFAULT_NAME = 'output';
@@ -128,6 +129,9 @@ export function repairNotice(errors: readonly string[]): string {
   ].join('\n');
 }
 
+/** Marks an OutputInvalidError, so that one made by another copy of this package is still recognised. */
+const OUTPUT_INVALID_BRAND = Symbol.for('youyou.agent.OutputInvalidError');
+
 /** An AgentError OUTPUT_INVALID that keeps the validation errors and the raw answer. */
 export class OutputInvalidError extends AgentError {
   /** What the schema check said of the last answer. */
@@ -142,12 +146,18 @@ export class OutputInvalidError extends AgentError {
     });
     this.validationErrors = [...options.errors];
     this.rawText = options.text;
+    Object.defineProperty(this, OUTPUT_INVALID_BRAND, { value: true });
   }
 
   /** AgentError's plain-data view plus the validation errors (the raw text stays out of logs). */
   override toJSON(): ReturnType<AgentError['toJSON']> & { validationErrors: string[] } {
     return { ...super.toJSON(), validationErrors: [...this.validationErrors] };
   }
+}
+
+/** True for an OutputInvalidError, even one made by another copy of this package (STYLE 6: a brand, not instanceof). */
+export function isOutputInvalidError(value: unknown): value is OutputInvalidError {
+  return isAgentError(value) && (value as unknown as Record<symbol, unknown>)[OUTPUT_INVALID_BRAND] === true;
 }
 
 /**

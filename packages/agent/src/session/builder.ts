@@ -1,7 +1,7 @@
 import { HookRegistry } from '../hooks/hook.js';
 import { PluginManager } from '../hooks/plugin-manager.js';
 import { type AgentConfig, resolveConfig, type SkillDefinition } from '../kernel/config.js';
-import { AgentError } from '../kernel/error.js';
+import { AgentError, invalidConfig } from '../kernel/error.js';
 import { MemoryManager } from '../memory/memory.js';
 import { ModelRouter } from '../model/model-router.js';
 import { ObserverRegistry } from '../model/observation.js';
@@ -32,10 +32,6 @@ export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
 function conflict(kind: string, name: string): AgentError {
   return new AgentError({ code: 'NAME_CONFLICT', message: `${kind} '${name}' is registered more than once` });
-}
-
-function invalidConfig(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_CONFIG', message });
 }
 
 /**

@@ -4,7 +4,7 @@
  * image is refused before it is saved, rather than sent to the model and resent on every later turn.
  */
 
-import { AgentError } from '../kernel/error.js';
+import { type AgentError, invalidInput } from '../kernel/error.js';
 
 /** The largest image accepted, in decoded bytes (5 MiB: the per-image limit of the strictest common provider API). */
 export const IMAGE_MAX_BYTES = 5 * 1024 * 1024;
@@ -16,10 +16,6 @@ export const IMAGE_MEDIA_TYPES: readonly string[] = ['image/png', 'image/jpeg', 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const WHITE_SPACE = /\s/;
 const WHITE_SPACE_ALL = /\s+/g;
-
-function invalid(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_INPUT', message });
-}
 
 /** The media type whose signature the bytes start with, 'svg' for SVG/XML text, or undefined. */
 function sniff(head: Uint8Array): string | undefined {
@@ -55,45 +51,49 @@ export function checkImage(options: { data: unknown; mediaType: unknown; where: 
 } {
   const { where } = options;
   if (typeof options.mediaType !== 'string') {
-    throw invalid(`${where}.mediaType must be one of ${IMAGE_MEDIA_TYPES.join(', ')}`);
+    throw invalidInput(`${where}.mediaType must be one of ${IMAGE_MEDIA_TYPES.join(', ')}`);
   }
   const mediaType = options.mediaType.trim().toLowerCase();
   if (mediaType === 'image/svg+xml') {
-    throw invalid(`${where} is an SVG, which models do not accept; convert it to PNG first`);
+    throw invalidInput(`${where} is an SVG, which models do not accept; convert it to PNG first`);
   }
   if (!IMAGE_MEDIA_TYPES.includes(mediaType)) {
-    throw invalid(
+    throw invalidInput(
       `${where}.mediaType ${JSON.stringify(options.mediaType)} is not supported; use one of ${IMAGE_MEDIA_TYPES.join(', ')}`,
     );
   }
   if (typeof options.data !== 'string' || options.data.trim() === '') {
-    throw invalid(`${where}.data must be the image's bytes as non-empty base64 text`);
+    throw invalidInput(`${where}.data must be the image's bytes as non-empty base64 text`);
   }
   // Refused by its length before any work on it: base64 holds 3 bytes in 4 characters.
   if (options.data.length > (IMAGE_MAX_BYTES / 3) * 4 * 1.1 + 4096) throw tooLarge(where);
   const data = WHITE_SPACE.test(options.data) ? options.data.replace(WHITE_SPACE_ALL, '') : options.data;
   if (data.startsWith('data:')) {
-    throw invalid(`${where}.data is a data: URL; send only the base64 text after the comma`);
+    throw invalidInput(`${where}.data is a data: URL; send only the base64 text after the comma`);
   }
   if (data.startsWith('<')) {
-    throw invalid(
+    throw invalidInput(
       `${where}.data is markup (an SVG or HTML?), not base64 image bytes; send a PNG, JPEG, GIF or WebP`,
     );
   }
   if (data.length % 4 !== 0 || !BASE64.test(data)) {
-    throw invalid(`${where}.data is not valid base64 (standard alphabet A–Z a–z 0–9 + /, padded with =)`);
+    throw invalidInput(
+      `${where}.data is not valid base64 (standard alphabet A–Z a–z 0–9 + /, padded with =)`,
+    );
   }
   if (decodedLength(data) > IMAGE_MAX_BYTES) throw tooLarge(where);
   // 16 characters decode to the 12 bytes the longest signature (WebP's) needs.
   const found = sniff(Buffer.from(data.slice(0, 16), 'base64'));
   if (found === 'svg') {
-    throw invalid(`${where}.data holds an SVG, which models do not accept; convert it to PNG first`);
+    throw invalidInput(`${where}.data holds an SVG, which models do not accept; convert it to PNG first`);
   }
   if (found === undefined) {
-    throw invalid(`${where}.data is not a PNG, JPEG, GIF or WebP image (its first bytes match none of them)`);
+    throw invalidInput(
+      `${where}.data is not a PNG, JPEG, GIF or WebP image (its first bytes match none of them)`,
+    );
   }
   if (found !== mediaType) {
-    throw invalid(
+    throw invalidInput(
       `${where}.mediaType says ${mediaType} but the data is ${found}; send the matching media type`,
     );
   }
@@ -101,7 +101,7 @@ export function checkImage(options: { data: unknown; mediaType: unknown; where: 
 }
 
 function tooLarge(where: string): AgentError {
-  return invalid(
+  return invalidInput(
     `${where} is larger than ${IMAGE_MAX_BYTES} bytes (${IMAGE_MAX_BYTES / 1024 / 1024} MiB); send a smaller or scaled-down image`,
   );
 }

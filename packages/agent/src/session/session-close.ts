@@ -12,7 +12,7 @@ import { gatedModel, sessionBudgetGate } from '../turn/model-gate.js';
 import type { AgentRuntime, SessionState } from '../turn/session-state.js';
 
 /** The pricing of a model id, as the controller looks it up in the registered providers' catalogues. */
-export type PriceOf = (modelId: string) => ModelPricing | undefined;
+type PriceOf = (modelId: string) => ModelPricing | undefined;
 
 /** Waits for the running turn to end; with `cancelRunning`, cancels it first and waits at most the tool timeout. */
 export async function settleRunningTurn(options: {

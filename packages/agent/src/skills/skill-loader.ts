@@ -6,7 +6,7 @@ import type { SkillDefinition } from '../kernel/config.js';
 import { SKILL_NAME_PATTERN } from './skill.js';
 
 /** The file in each skill folder that holds the skill: YAML front matter, then the prompt. */
-export const SKILL_FILE_NAME = 'SKILL.md';
+const SKILL_FILE_NAME = 'SKILL.md';
 
 /** What `loadSkillsFromDirectories` takes. */
 export interface LoadSkillsOptions {

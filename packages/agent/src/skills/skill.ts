@@ -1,5 +1,5 @@
 import type { SkillDefinition } from '../kernel/config.js';
-import { AgentError } from '../kernel/error.js';
+import { AgentError, invalidConfig } from '../kernel/error.js';
 import type { Message } from '../kernel/types.js';
 import type { ToolHandler, ToolInput, ToolOutput } from '../ports/tool.js';
 
@@ -16,10 +16,6 @@ export const SKILL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
  */
 const INVOCATION = /(?<=^|\s)\/([a-zA-Z0-9_-]+)(?![a-zA-Z0-9_/-])/g;
 
-function invalid(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_CONFIG', message });
-}
-
 /**
  * Checks skill definitions at build: names, texts, duplicates and required tools. Throws AgentError
  * INVALID_CONFIG, NAME_CONFLICT or SKILL_DEPENDENCY_NOT_MET.
@@ -30,22 +26,24 @@ export function validateSkills(options: {
 }): void {
   const seen = new Set<string>();
   for (const skill of options.skills) {
-    if (typeof skill !== 'object' || skill === null) throw invalid('a skill definition must be an object');
+    if (typeof skill !== 'object' || skill === null)
+      throw invalidConfig('a skill definition must be an object');
     const { name } = skill;
     if (typeof name !== 'string' || !SKILL_NAME_PATTERN.test(name)) {
-      throw invalid(`skill name ${JSON.stringify(name)} must match ${SKILL_NAME_PATTERN.source}`);
+      throw invalidConfig(`skill name ${JSON.stringify(name)} must match ${SKILL_NAME_PATTERN.source}`);
     }
-    if (typeof skill.description !== 'string') throw invalid(`skill '${name}': description must be a string`);
-    if (typeof skill.prompt !== 'string') throw invalid(`skill '${name}': prompt must be a string`);
+    if (typeof skill.description !== 'string')
+      throw invalidConfig(`skill '${name}': description must be a string`);
+    if (typeof skill.prompt !== 'string') throw invalidConfig(`skill '${name}': prompt must be a string`);
     if (skill.displayName !== undefined && typeof skill.displayName !== 'string') {
-      throw invalid(`skill '${name}': displayName must be a string`);
+      throw invalidConfig(`skill '${name}': displayName must be a string`);
     }
     if (skill.allowImplicitInvocation !== undefined && typeof skill.allowImplicitInvocation !== 'boolean') {
-      throw invalid(`skill '${name}': allowImplicitInvocation must be a boolean`);
+      throw invalidConfig(`skill '${name}': allowImplicitInvocation must be a boolean`);
     }
     const required = skill.requiredTools ?? [];
     if (!Array.isArray(required) || required.some((tool) => typeof tool !== 'string')) {
-      throw invalid(`skill '${name}': requiredTools must be an array of tool names`);
+      throw invalidConfig(`skill '${name}': requiredTools must be an array of tool names`);
     }
     if (seen.has(name)) {
       throw new AgentError({ code: 'NAME_CONFLICT', message: `skill '${name}' is registered twice` });

@@ -9,7 +9,9 @@
  * still load. A tag this codec does not know (or a malformed one) stays a plain object: loading a log
  * never fails on a value the runtime itself never looks into.
  */
-import { AgentError, isAgentError } from '../kernel/error.js';
+import { isAgentError } from '../kernel/error.js';
+import { isPlainObject } from '../kernel/value-kind.js';
+import { invalidStorageInput } from './support.js';
 
 /** The key of a tagged object. */
 const TAG = '$youyou';
@@ -41,20 +43,6 @@ const REFUSED_OBJECTS: readonly (abstract new (...args: never[]) => object)[] = 
   Promise,
   ArrayBuffer,
 ];
-
-function invalidInput(message: string, cause?: unknown): AgentError {
-  return new AgentError({
-    code: 'INVALID_INPUT',
-    message,
-    sourceComponent: 'storage',
-    ...(cause === undefined ? {} : { cause }),
-  });
-}
-
-function isPlainObject(value: object): boolean {
-  const prototype = Object.getPrototypeOf(value);
-  return prototype === Object.prototype || prototype === null;
-}
 
 /** True when `value` holds anything plain JSON would not keep exactly (the slow path then handles it). */
 function needsTags(value: unknown, ancestors: Set<object>): boolean {
@@ -112,13 +100,14 @@ function toTagged(options: { value: unknown; path: string; what: string; ancesto
       return { [TAG]: 'bigint', value: value.toString() } satisfies Tag;
     case 'function':
     case 'symbol':
-      throw invalidInput(`${what} cannot be stored: it holds a ${typeof value} at ${path}`);
+      throw invalidStorageInput(`${what} cannot be stored: it holds a ${typeof value} at ${path}`);
     case 'string':
     case 'boolean':
       return value;
   }
   if (typeof value !== 'object' || value === null) return null;
-  if (ancestors.has(value)) throw invalidInput(`${what} cannot be stored: it refers to itself at ${path}`);
+  if (ancestors.has(value))
+    throw invalidStorageInput(`${what} cannot be stored: it refers to itself at ${path}`);
   if (value instanceof Date) {
     const ms = value.getTime();
     return { [TAG]: 'date', ms: Number.isNaN(ms) ? null : ms } satisfies Tag;
@@ -137,7 +126,7 @@ function toTagged(options: { value: unknown; path: string; what: string; ancesto
     }
     if (!isPlainObject(value)) {
       if (REFUSED_OBJECTS.some((type) => value instanceof type) || ArrayBuffer.isView(value)) {
-        throw invalidInput(
+        throw invalidStorageInput(
           `${what} cannot be stored: it holds a ${value.constructor.name} at ${path}; store JSON values and Dates`,
         );
       }
@@ -169,10 +158,13 @@ export function encodeStoredValue(value: unknown, what = 'the value'): EncodedVa
   } catch (error) {
     if (isAgentError(error)) throw error;
     if (error instanceof RangeError) {
-      throw invalidInput(`${what} cannot be stored: it is nested too deeply (${error.message})`, error);
+      throw invalidStorageInput(
+        `${what} cannot be stored: it is nested too deeply (${error.message})`,
+        error,
+      );
     }
     const detail = error instanceof Error ? error.message : String(error);
-    throw invalidInput(`${what} cannot be stored: reading it threw (${detail})`, error);
+    throw invalidStorageInput(`${what} cannot be stored: reading it threw (${detail})`, error);
   }
 }
 

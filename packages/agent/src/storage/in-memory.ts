@@ -1,4 +1,3 @@
-import { AgentError } from '../kernel/error.js';
 import type {
   Memory,
   MemoryStorage,
@@ -15,6 +14,7 @@ import {
   checkSessionId,
   decodeSessionCursor,
   encodeSessionCursor,
+  invalidStorageInput,
   messageTextOf,
   type SessionCursorPosition as SessionPosition,
   searchWordsOf,
@@ -32,10 +32,6 @@ interface SessionRecord {
   messageCount: number;
   /** The lower-cased text of each user and assistant message, for `findSession`. */
   searchTexts: string[];
-}
-
-function invalidInput(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_INPUT', message, sourceComponent: 'storage' });
 }
 
 /** Newest first by `updatedAt`, ties by sessionId descending; negative when `a` comes first. */
@@ -125,7 +121,7 @@ export class InMemorySessionStorage implements SessionStorage {
 
   /** Sessions whose id starts with the query or whose title or message text contains it, newest first. */
   async findSession(query: string): Promise<SessionSummary[]> {
-    if (typeof query !== 'string') throw invalidInput('query must be a string');
+    if (typeof query !== 'string') throw invalidStorageInput('query must be a string');
     const needle = query.trim().toLowerCase();
     if (needle === '') return [];
     return this.#ordered()
@@ -169,10 +165,10 @@ export class InMemoryMemoryStorage implements MemoryStorage {
 
   /** Memories of `namespace`, best first; `limit` is an integer >= 0 or Infinity (the whole namespace). */
   async search(namespace: string, query: string, limit: number): Promise<Memory[]> {
-    if (typeof namespace !== 'string') throw invalidInput('namespace must be a string');
-    if (typeof query !== 'string') throw invalidInput('query must be a string');
+    if (typeof namespace !== 'string') throw invalidStorageInput('namespace must be a string');
+    if (typeof query !== 'string') throw invalidStorageInput('query must be a string');
     if (limit !== Number.POSITIVE_INFINITY && (!Number.isInteger(limit) || limit < 0)) {
-      throw invalidInput(`limit must be an integer of at least 0 or Infinity, got ${String(limit)}`);
+      throw invalidStorageInput(`limit must be an integer of at least 0 or Infinity, got ${String(limit)}`);
     }
     const inNamespace = [...this.#memories.values()].filter((memory) => memory.namespace === namespace);
     const words = searchWordsOf(query);
@@ -201,7 +197,7 @@ export class InMemoryMemoryStorage implements MemoryStorage {
 
   /** Removes a memory; an unknown id is not an error. */
   async delete(id: string): Promise<void> {
-    if (typeof id !== 'string') throw invalidInput('id must be a string');
+    if (typeof id !== 'string') throw invalidStorageInput('id must be a string');
     this.#memories.delete(id);
   }
 }

@@ -3,7 +3,7 @@
  * (SQLite, PostgreSQL, a host's own) reject the same input with the same INVALID_INPUT message and give
  * the same titles and cursors. Every error thrown here is AgentError INVALID_INPUT from 'storage'.
  */
-import { AgentError } from '../kernel/error.js';
+import { type AgentError, invalidInput } from '../kernel/error.js';
 import type { ContentBlock } from '../kernel/types.js';
 import type { Memory, SessionEvent, SessionEventPayload } from '../ports/storage.js';
 
@@ -22,8 +22,9 @@ const PAYLOAD_TYPES: ReadonlySet<string> = new Set<SessionEventPayload['type']>(
 /** The version tag of the cursor format, so a future format can tell old cursors apart. */
 const CURSOR_VERSION = 1;
 
-function invalidInput(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_INPUT', message, sourceComponent: 'storage' });
+/** The INVALID_INPUT of a storage's checks (sourceComponent `storage`), here and in the storages of this folder. */
+export function invalidStorageInput(message: string, cause?: unknown): AgentError {
+  return invalidInput(message, { sourceComponent: 'storage', cause });
 }
 
 function isValidDate(value: unknown): value is Date {
@@ -33,61 +34,62 @@ function isValidDate(value: unknown): value is Date {
 /** Throws INVALID_INPUT unless `sessionId` is a non-empty string. */
 export function checkSessionId(sessionId: unknown): asserts sessionId is string {
   if (typeof sessionId !== 'string' || sessionId.length === 0) {
-    throw invalidInput('sessionId must be a non-empty string');
+    throw invalidStorageInput('sessionId must be a non-empty string');
   }
 }
 
 /** Throws INVALID_INPUT for an event a log cannot hold: no valid Date, unknown type, bad content blocks. */
 export function checkSessionEvent(event: unknown): asserts event is SessionEvent {
-  if (typeof event !== 'object' || event === null) throw invalidInput('a session event must be an object');
+  if (typeof event !== 'object' || event === null)
+    throw invalidStorageInput('a session event must be an object');
   const { timestamp, payload } = event as { timestamp?: unknown; payload?: unknown };
-  if (!isValidDate(timestamp)) throw invalidInput('a session event needs a valid Date `timestamp`');
+  if (!isValidDate(timestamp)) throw invalidStorageInput('a session event needs a valid Date `timestamp`');
   if (typeof payload !== 'object' || payload === null) {
-    throw invalidInput('a session event needs a `payload` object');
+    throw invalidStorageInput('a session event needs a `payload` object');
   }
   const { type, content } = payload as { type?: unknown; content?: unknown };
   if (typeof type !== 'string' || !PAYLOAD_TYPES.has(type)) {
-    throw invalidInput(`unknown session event payload type: ${String(type)}`);
+    throw invalidStorageInput(`unknown session event payload type: ${String(type)}`);
   }
   if (type !== 'user_message' && type !== 'assistant_message') return;
-  if (!Array.isArray(content)) throw invalidInput(`a ${type} event needs a \`content\` array`);
+  if (!Array.isArray(content)) throw invalidStorageInput(`a ${type} event needs a \`content\` array`);
   // Titles and searches read the text blocks, so a block they cannot read is refused at the door.
   for (const block of content as unknown[]) {
     const blockType =
       typeof block === 'object' && block !== null ? (block as { type?: unknown }).type : undefined;
     if (typeof blockType !== 'string') {
-      throw invalidInput(`every content block of a ${type} needs a string \`type\``);
+      throw invalidStorageInput(`every content block of a ${type} needs a string \`type\``);
     }
     if (blockType === 'text' && typeof (block as { text?: unknown }).text !== 'string') {
-      throw invalidInput(`a text block of a ${type} needs a string \`text\``);
+      throw invalidStorageInput(`a text block of a ${type} needs a string \`text\``);
     }
   }
 }
 
 /** Throws INVALID_INPUT for a memory with a missing or mistyped field. */
 export function checkMemory(memory: unknown): asserts memory is Memory {
-  if (typeof memory !== 'object' || memory === null) throw invalidInput('a memory must be an object');
+  if (typeof memory !== 'object' || memory === null) throw invalidStorageInput('a memory must be an object');
   const value = memory as Partial<Record<keyof Memory, unknown>>;
   if (typeof value.id !== 'string' || value.id.length === 0) {
-    throw invalidInput('a memory needs a non-empty string `id`');
+    throw invalidStorageInput('a memory needs a non-empty string `id`');
   }
-  if (typeof value.namespace !== 'string') throw invalidInput('a memory needs a string `namespace`');
-  if (typeof value.content !== 'string') throw invalidInput('a memory needs a string `content`');
+  if (typeof value.namespace !== 'string') throw invalidStorageInput('a memory needs a string `namespace`');
+  if (typeof value.content !== 'string') throw invalidStorageInput('a memory needs a string `content`');
   if (!isValidDate(value.createdAt) || !isValidDate(value.updatedAt)) {
-    throw invalidInput('a memory needs valid Date `createdAt` and `updatedAt`');
+    throw invalidStorageInput('a memory needs valid Date `createdAt` and `updatedAt`');
   }
   if (value.category !== undefined && typeof value.category !== 'string') {
-    throw invalidInput('a memory `category` must be a string');
+    throw invalidStorageInput('a memory `category` must be a string');
   }
   if (value.sourceSessionId !== undefined && typeof value.sourceSessionId !== 'string') {
-    throw invalidInput('a memory `sourceSessionId` must be a string');
+    throw invalidStorageInput('a memory `sourceSessionId` must be a string');
   }
 }
 
 /** Throws INVALID_INPUT unless `limit` is a safe integer of at least 1 (the page size of listSessions). */
 export function checkPageLimit(limit: unknown): asserts limit is number {
   if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1) {
-    throw invalidInput(`limit must be an integer of at least 1, got ${String(limit)}`);
+    throw invalidStorageInput(`limit must be an integer of at least 1, got ${String(limit)}`);
   }
 }
 
@@ -105,8 +107,8 @@ export function encodeSessionCursor(position: SessionCursorPosition): string {
 
 /** The position a cursor from `encodeSessionCursor` names; throws INVALID_INPUT for anything else. */
 export function decodeSessionCursor(cursor: unknown): SessionCursorPosition {
-  const malformed = () => invalidInput('malformed cursor: pass back a `nextCursor` from listSessions');
-  if (typeof cursor !== 'string') throw invalidInput('cursor must be a string or undefined');
+  const malformed = () => invalidStorageInput('malformed cursor: pass back a `nextCursor` from listSessions');
+  if (typeof cursor !== 'string') throw invalidStorageInput('cursor must be a string or undefined');
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));

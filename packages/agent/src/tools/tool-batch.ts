@@ -26,7 +26,7 @@ export interface RegisteredTool {
 }
 
 /** What a BeforeToolUse hook ended with: the data its chain ended with, and its abort reason when it stopped the call. */
-export interface BeforeToolUseResult {
+interface BeforeToolUseResult {
   data: unknown;
   abortReason: string | undefined;
 }

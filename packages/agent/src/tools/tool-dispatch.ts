@@ -1,5 +1,6 @@
 import { AgentError, describeError } from '../kernel/error.js';
-import { isPlainObject, type SchemaCheck, SchemaCompiler } from '../kernel/json-schema.js';
+import { type SchemaCheck, SchemaCompiler } from '../kernel/json-schema.js';
+import { isPlainObject } from '../kernel/value-kind.js';
 import type { ToolSpec } from '../ports/model.js';
 import type { ToolHandler } from '../ports/tool.js';
 import {

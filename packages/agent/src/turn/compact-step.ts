@@ -18,7 +18,7 @@ import type { AgentRuntime, SessionState } from './session-state.js';
 import { usageSink } from './turn-usage.js';
 
 /** What the compaction step touches: a turn's options without its input. */
-export interface CompactStepOptions {
+interface CompactStepOptions {
   runtime: AgentRuntime;
   session: SessionState;
   turnId: string;
@@ -33,7 +33,7 @@ export interface CompactStepOptions {
 }
 
 /** Why and how a compaction runs. */
-export interface CompactRequest {
+interface CompactRequest {
   /** The estimate that triggered it, for the BeforeCompact hook. */
   estimatedTokens: number;
   /** Characters of the system prompt of the next request, to estimate again after pruning. */
@@ -48,7 +48,7 @@ export interface CompactRequest {
  * Compacts the context; throws what went wrong (COMPACT_ERROR, STORAGE_ERROR), 'skipped' when a BeforeCompact
  * hook stopped it, 'cancelled' when the signal fired. Emits `context_compacted` once the context changed.
  */
-export async function compactContext(
+async function compactContext(
   options: CompactStepOptions,
   request: CompactRequest,
 ): Promise<'compacted' | 'skipped' | 'cancelled'> {

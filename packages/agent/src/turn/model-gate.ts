@@ -19,10 +19,10 @@ import { type AdmittedCall, BudgetGate, type BudgetScope } from '../usage/budget
 import type { AgentRuntime, SessionState } from './session-state.js';
 
 /** The output a call is counted for when neither its request nor its model says how long an answer may be. */
-export const DEFAULT_OUTPUT_LIMIT = 8192;
+const DEFAULT_OUTPUT_LIMIT = 8192;
 
 /** Where one model call is made from. */
-export interface ModelGateScope {
+interface ModelGateScope {
   runtime: AgentRuntime;
   session: SessionState;
   /** Unset for a call outside any turn (memory extraction at close, a compaction asked for by the host). */
@@ -36,7 +36,7 @@ export interface ModelGateScope {
 }
 
 /** The provider a step calls, and how its calls' usage is attributed. */
-export interface GatedModel {
+interface GatedModel {
   provider: ModelProvider;
   /** The sink with each call's usage attributed to the model that answered it (a fallback model, maybe). */
   attribute(sink: UsageSink): UsageSink;

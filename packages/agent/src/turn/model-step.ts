@@ -16,9 +16,7 @@ import { deliverSteering, hasSteering } from './steering.js';
 import type { NextStep, TurnRun } from './turn-run.js';
 
 /** What a model step answers: what happens next, or the tool calls to run (saved already). */
-export type ModelStepOutcome =
-  | NextStep
-  | { type: 'run_tools'; calls: ToolCallRequest[]; promptChars: number };
+type ModelStepOutcome = NextStep | { type: 'run_tools'; calls: ToolCallRequest[]; promptChars: number };
 
 /** One model step, from the steered messages to the saved tool calls of the answer. */
 export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {

@@ -4,7 +4,7 @@ import type { HookRegistry } from '../hooks/hook.js';
 import type { HeldBatch } from '../kernel/approval-types.js';
 import type { ResolvedConfig } from '../kernel/config.js';
 import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
-import type { BudgetConfig, Message, PluginDescriptor, SubagentUsage } from '../kernel/types.js';
+import type { BudgetConfig, Message, PluginDescriptor, UsageTotals } from '../kernel/types.js';
 import { SessionLog } from '../log/session-log.js';
 import type { MemoryManager } from '../memory/memory.js';
 import type { ModelRouter, RoutedModel } from '../model/model-router.js';
@@ -163,12 +163,12 @@ export class SessionState {
 }
 
 /** The state of a session before any of its events is replayed or saved: a new session, a resumed or a sub-agent's one. */
-export function newSessionState(options: ConstructorParameters<typeof SessionState>[0]): SessionState {
+function newSessionState(options: ConstructorParameters<typeof SessionState>[0]): SessionState {
   return new SessionState(options);
 }
 
 /** One running turn, as its sub-agents see it. */
-export interface TurnLink {
+interface TurnLink {
   readonly sessionId: string;
   /** 0 for a turn of a session the host opened; a sub-agent's turn is one deeper than its caller's. */
   readonly depth: number;
@@ -179,7 +179,7 @@ export interface TurnLink {
   /** The budget gate of the turn: its sub-agents' calls count against it too. */
   readonly budgetGate?: BudgetGate | undefined;
   /** What the sub-agents this turn called have used, theirs included (filled as each one ends). */
-  readonly subagentUsage: SubagentUsage;
+  readonly subagentUsage: UsageTotals;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Message } from '../kernel/types.js';
 import type { SteeringInbox } from './steering-inbox.js';
 
 /** What steering reads of a turn: its inbox, its cancellation, its stream and where a message is committed. */
-export interface SteeredTurn {
+interface SteeredTurn {
   readonly steering?: SteeringInbox | undefined;
   readonly signal: AbortSignal;
   readonly emit: (payload: AgentEventPayload) => void;

@@ -8,7 +8,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { ResolvedConfig } from '../kernel/config.js';
-import { AgentError } from '../kernel/error.js';
+import { invalidConfig } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { SessionConfig } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
@@ -16,7 +16,8 @@ import type { SubagentLink, SubagentParent } from '../log/subagent-links.js';
 import type { RoutedModel } from '../model/model-router.js';
 import {
   compileOutput,
-  OutputInvalidError,
+  isOutputInvalidError,
+  type OutputInvalidError,
   type OutputOptions,
   type StructuredOutputPlan,
 } from '../output/structured-output.js';
@@ -70,10 +71,6 @@ const PARAMETERS = {
   additionalProperties: false,
 } as const;
 
-function invalid(message: string): AgentError {
-  return new AgentError({ code: 'INVALID_CONFIG', message });
-}
-
 /**
  * A tool that runs a sub-agent: register it with `AgentBuilder.registerTool`. The model calls it with
  * `{ task }`; the answer is the child's final text, or its structured output as JSON text. Throws INVALID_CONFIG for bad options; `build()` checks
@@ -81,26 +78,26 @@ function invalid(message: string): AgentError {
  */
 export function agentTool(options: AgentToolOptions): ToolHandler {
   if (typeof options !== 'object' || options === null) {
-    throw invalid(
+    throw invalidConfig(
       'agentTool takes { name, description, instructions, model?, tools?, output?, maxToolCalls? }',
     );
   }
   const { name, description, instructions, model, tools, output, maxToolCalls } = options;
-  if (typeof description !== 'string') throw invalid(`agentTool '${String(name)}' needs a description`);
+  if (typeof description !== 'string') throw invalidConfig(`agentTool '${String(name)}' needs a description`);
   if (typeof instructions !== 'string' || instructions.trim() === '') {
-    throw invalid(`agentTool '${String(name)}' needs instructions (the sub-agent's system prompt)`);
+    throw invalidConfig(`agentTool '${String(name)}' needs instructions (the sub-agent's system prompt)`);
   }
   if (model !== undefined && (typeof model !== 'string' || model === '')) {
-    throw invalid(`agentTool '${String(name)}': model must be a model id or left out`);
+    throw invalidConfig(`agentTool '${String(name)}': model must be a model id or left out`);
   }
   if (tools !== undefined && (!Array.isArray(tools) || tools.some((tool) => typeof tool !== 'string'))) {
-    throw invalid(`agentTool '${String(name)}': tools must be an array of tool names or left out`);
+    throw invalidConfig(`agentTool '${String(name)}': tools must be an array of tool names or left out`);
   }
   if (
     maxToolCalls !== undefined &&
     (typeof maxToolCalls !== 'number' || !Number.isInteger(maxToolCalls) || maxToolCalls < 1)
   ) {
-    throw invalid(`agentTool '${String(name)}': maxToolCalls must be a positive integer or left out`);
+    throw invalidConfig(`agentTool '${String(name)}': maxToolCalls must be a positive integer or left out`);
   }
   // A bad schema fails here, where the tool is made, not in the middle of some later turn.
   const plan =
@@ -155,13 +152,13 @@ export function bindAgentTools(options: {
     const spec = optionsOf(tool);
     if (spec === undefined) continue;
     if (spec.model !== undefined && !options.models.has(spec.model)) {
-      throw invalid(
+      throw invalidConfig(
         `agentTool '${spec.name}': model '${spec.model}' is not offered by any registered provider`,
       );
     }
     for (const child of spec.tools ?? []) {
       if (!byName.has(child))
-        throw invalid(`agentTool '${spec.name}': the tool '${child}' is not registered`);
+        throw invalidConfig(`agentTool '${spec.name}': the tool '${child}' is not registered`);
     }
   }
   const mutating = (name: string, visiting: Set<string>): boolean => {
@@ -275,7 +272,7 @@ async function runSubagent(options: {
   let outputInvalid: OutputInvalidError | undefined;
   const emit = (payload: AgentEventPayload): void => {
     if (payload.type === 'error') {
-      if (payload.error instanceof OutputInvalidError) outputInvalid = payload.error;
+      if (isOutputInvalidError(payload.error)) outputInvalid = payload.error;
       else errors.push(payload.error.message);
     }
     const terminal = payload.type === 'turn_complete' || payload.type === 'turn_cancelled';

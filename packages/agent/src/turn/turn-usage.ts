@@ -6,7 +6,7 @@ import type { AgentRuntime, SessionState } from './session-state.js';
 import type { TurnOptions } from './turn-options.js';
 
 /** What a step that makes model calls knows: a turn's options, or those of a step run on its own. */
-export interface UsageSinkSource {
+interface UsageSinkSource {
   runtime: AgentRuntime;
   session: SessionState;
   emit: (payload: AgentEventPayload) => void;

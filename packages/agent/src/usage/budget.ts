@@ -21,7 +21,7 @@ export interface BudgetScope {
 }
 
 /** A model call's worst case, as the gate weighs it. */
-export interface CallEstimate {
+interface CallEstimate {
   modelId: string;
   promptTokens: number;
   outputTokens: number;

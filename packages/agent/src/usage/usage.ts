@@ -45,7 +45,7 @@ export function emptyUsageTotals(): UsageTotals {
 }
 
 /** Adds one call's usage (and cost, when known) to `totals`, in place. */
-export function addUsage(totals: UsageTotals, usage: TokenUsage, costUsd: number | undefined): void {
+function addUsage(totals: UsageTotals, usage: TokenUsage, costUsd: number | undefined): void {
   totals.inputTokens += usage.inputTokens;
   totals.outputTokens += usage.outputTokens;
   totals.cachedInputTokens += usage.cachedInputTokens ?? 0;
@@ -72,22 +72,19 @@ export function copyUsageTotals(totals: UsageTotals): UsageTotals {
 }
 
 /** The usage report with its price: `costUsd` is set only when the model's pricing is known. */
-export function pricedReport(
-  call: Omit<UsageReport, 'costUsd'>,
-  pricing: ModelPricing | undefined,
-): UsageReport {
+function pricedReport(call: Omit<UsageReport, 'costUsd'>, pricing: ModelPricing | undefined): UsageReport {
   const report: UsageReport = { ...call, usage: { ...call.usage } };
   if (pricing !== undefined) report.costUsd = usageCost(call.usage, pricing);
   return report;
 }
 
 /** The log event that records one call's usage; metadata, so replaying the log leaves the context as it was. */
-export function usageLogPayload(report: UsageReport): SessionEventPayload {
+function usageLogPayload(report: UsageReport): SessionEventPayload {
   return { type: 'metadata', key: MetadataKey.usage, value: report };
 }
 
 /** The `usage` event of one call. */
-export function usageEventPayload(report: UsageReport): AgentEventPayload {
+function usageEventPayload(report: UsageReport): AgentEventPayload {
   return { type: 'usage', ...report };
 }
 
@@ -148,7 +145,7 @@ function countOf(value: unknown): number | undefined {
 }
 
 /** What a usage sink of a session writes to and tells. */
-export interface UsageSinkOptions {
+interface UsageSinkOptions {
   log: SessionLog;
   /** The pricing of a model id, when it is known. */
   priceOf: (modelId: string) => ModelPricing | undefined;
