@@ -134,9 +134,13 @@ test('a turn streams into the page: reasoning, tool lines and the answer', async
   await page.locator('.assistant', { hasText: 'It is noon.' }).waitFor();
   await expect(page.locator('.user').textContent()).resolves.toBe('What time is it?');
   await expect(page.locator('.reasoning').textContent()).resolves.toBe('The user wants the time.');
-  await expect(page.locator('.tool.done').textContent()).resolves.toContain('clock({}) → 12:00');
+  // The tool call is one row; opening it shows the output.
+  const tool = page.locator('.tool.done[data-call-id="call_clock"]');
+  await expect(tool.locator('.tool-name').textContent()).resolves.toBe('clock');
+  await tool.locator('summary').click();
+  await expect(tool.locator('.tool-output').textContent()).resolves.toBe('12:00');
   // The new session is in the list, titled by its first message.
-  await page.locator('#sessions button', { hasText: 'What time is it?' }).waitFor();
+  await page.locator('#sessions a', { hasText: 'What time is it?' }).waitFor();
   await mkdir(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: join(ARTIFACTS, 'turn.png') });
 }, 60_000);
@@ -274,11 +278,13 @@ test("a second tenant's token cannot open the first tenant's session", async () 
 
   // The same tenant in a fresh browser finds the session in its list and reads it from the log.
   const aliceAgain = await openChat(server, 'alice');
-  await aliceAgain.locator('#sessions button', { hasText: 'alice secret question' }).click();
+  await aliceAgain.locator('#sessions a', { hasText: 'alice secret question' }).click();
   await aliceAgain.locator('.assistant', { hasText: 'alice secret answer' }).waitFor();
 
   const bob = await openChat(server, 'bob', sessionId ?? '');
-  await bob.locator('#error', { hasText: 'SESSION_NOT_FOUND' }).waitFor();
+  // A sentence for the person; the code only under Details.
+  await bob.locator('#error .sentence', { hasText: 'does not exist' }).waitFor();
+  await expect(bob.locator('#error details code').textContent()).resolves.toContain('SESSION_NOT_FOUND');
   expect(await transcript(bob)).toBe('');
   expect(await bob.locator('#sessions li').count()).toBe(0);
   expect(await bob.content()).not.toContain('alice secret');
