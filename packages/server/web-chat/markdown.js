@@ -81,9 +81,11 @@ function decorateCode(pre) {
   const code = pre.querySelector('code');
   if (code === null) return;
   const language = /language-([\w+-]+)/.exec(code.className)?.[1] ?? '';
+  const source = (code.textContent ?? '').replace(/\n$/, '');
   if (language !== '' && hljs.getLanguage(language) !== undefined) {
-    code.innerHTML = hljs.highlight(code.textContent ?? '', { language, ignoreIllegals: true }).value;
-  }
+    // highlight.js escapes the source itself and adds only its own <span class="hljs-…"> elements.
+    code.innerHTML = hljs.highlight(source, { language, ignoreIllegals: true }).value;
+  } else code.textContent = source;
   const block = document.createElement('div');
   block.className = 'code-block';
   const head = document.createElement('div');

@@ -1,0 +1,146 @@
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { launchChromium } from './support/browser.js';
+import { type ChatServer, openChat, send, sessionIdOf, startChatServer } from './support/web-chat.js';
+
+// How the web chat shows an answer: Markdown rendered and sanitised, code highlighted with a Copy button,
+// streamed chunks drawn as fast as they arrive, usage one click away. Headless Chromium, a real server.
+
+/** The in-page stopwatch of the streaming test; evaluated in the page, so it is plain JS. */
+const STREAM_TIMING = fileURLToPath(new URL('./support/stream-timing.js', import.meta.url));
+type MeasureStreamTiming = (sessionId: string, marker: string) => Promise<{ bytes: number; page: number }>;
+
+let browser: Browser;
+let server: ChatServer | undefined;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  browser = await launchChromium();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+afterEach(async () => {
+  for (const context of contexts.splice(0)) await context.close();
+  await server?.close();
+  server = undefined;
+});
+
+const MARKDOWN_ANSWER = [
+  '# Plan',
+  '',
+  'Here is **bold** text, a [safe link](https://example.com/docs) and a [bad link](javascript:alert(1)).',
+  '',
+  '| Tool | Purpose |',
+  '| --- | --- |',
+  '| shell | runs commands |',
+  '| edit_file | changes files |',
+  '',
+  '```ts',
+  'const answer: number = 42;',
+  '```',
+].join('\n');
+
+test('an answer is Markdown: headings, bold, a table, highlighted code with Copy, links that open safely', async () => {
+  server = await startChatServer();
+  // Sent in small pieces, as a model streams it: the page renders the whole once it has arrived.
+  const pieces = MARKDOWN_ANSWER.match(/[\s\S]{1,7}/g) ?? [];
+  server.provider.enqueue(pieces.map((text) => ({ type: 'text' as const, text })));
+  const page = await openChat(browser, contexts, server);
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  await send(page, 'Make a plan');
+  const answer = page.locator('.assistant');
+  await answer.locator('.code-block').waitFor();
+  await expect(answer.locator('h1').textContent()).resolves.toBe('Plan');
+  await expect(answer.locator('strong').textContent()).resolves.toBe('bold');
+  // The table: a header row and two body rows, cell by cell.
+  const rows = await answer
+    .locator('table tr')
+    .evaluateAll((found) => found.map((row) => [...row.children].map((cell) => cell.textContent)));
+  expect(rows).toEqual([
+    ['Tool', 'Purpose'],
+    ['shell', 'runs commands'],
+    ['edit_file', 'changes files'],
+  ]);
+  // A web link opens in a new tab with no handle on the page; a javascript: link is no link at all.
+  const safe = answer.locator('a', { hasText: 'safe link' });
+  await expect(safe.getAttribute('href')).resolves.toBe('https://example.com/docs');
+  await expect(safe.getAttribute('rel')).resolves.toContain('noopener');
+  await expect(safe.getAttribute('target')).resolves.toBe('_blank');
+  await expect(answer.locator('a', { hasText: 'bad link' }).getAttribute('href')).resolves.toBeNull();
+  expect(await page.locator('#transcript [href^="javascript"]').count()).toBe(0);
+  // The code: highlighted (the keyword is its own element), labelled with its language, copied whole.
+  const block = answer.locator('.code-block');
+  await expect(block.locator('.code-head span').textContent()).resolves.toBe('ts');
+  await expect(block.locator('.hljs-keyword').first().textContent()).resolves.toBe('const');
+  await expect(block.locator('code').textContent()).resolves.toBe('const answer: number = 42;');
+  await block.getByRole('button', { name: 'Copy ts code' }).click();
+  await block.getByRole('button', { name: 'Copy ts code' }).filter({ hasText: 'Copied' }).waitFor();
+  await expect(page.evaluate('navigator.clipboard.readText()')).resolves.toBe('const answer: number = 42;');
+}, 60_000);
+
+test('a 3,000-chunk answer is drawn within 1.5× the time its bytes take to arrive, and earlier messages stay put', async () => {
+  server = await startChatServer();
+  server.provider.enqueue([{ type: 'text', text: 'Ready.' }]);
+  const page = await openChat(browser, contexts, server);
+  await send(page, 'Warm up');
+  await page.locator('.assistant', { hasText: 'Ready.' }).waitFor();
+  await page.locator('#status', { hasText: 'turn complete' }).waitFor();
+  const chunks = Array.from({ length: 3_000 }, (_unused, index) => ({
+    type: 'text' as const,
+    text: index === 2_999 ? ' THE-END' : `word${index} ${index % 40 === 39 ? '\n\n' : ''}`,
+  }));
+  server.provider.enqueue(chunks);
+  const sessionId = sessionIdOf(page);
+  // Both clocks start at the click: a plain fetch reader of the same event stream (the bytes' arrival) and
+  // the page's transcript (the last chunk drawn), measured on the same machine in the same run.
+  await page.fill('#message', 'Write a long answer');
+  await page.evaluate(await readFile(STREAM_TIMING, 'utf8'));
+  const timing = await page.evaluate(
+    ([id, marker]) =>
+      (globalThis as unknown as { measureStreamTiming: MeasureStreamTiming }).measureStreamTiming(id, marker),
+    [sessionId, 'THE-END'] as const,
+  );
+  const ratio = timing.page / timing.bytes;
+  console.info(
+    `3,000 chunks: bytes in ${timing.bytes.toFixed(0)} ms, drawn in ${timing.page.toFixed(0)} ms, ratio ${ratio.toFixed(2)}`,
+  );
+  expect(timing.bytes).toBeGreaterThan(0);
+  expect(ratio).toBeLessThanOrEqual(1.5);
+  // The whole answer is there once, and the rows drawn before it are the same elements, never redrawn.
+  const text = (await page.locator('.assistant').last().textContent()) ?? '';
+  expect(text.split('word1234 ').length - 1).toBe(1);
+  expect(text.endsWith('THE-END')).toBe(true);
+  expect(await page.locator('#transcript > li[data-before]').count()).toBe(2);
+  await expect(page.locator('#transcript > li').first().textContent()).resolves.toBe('Warm up');
+}, 60_000);
+
+test('usage per answer is one collapsed line that opens onto the token counts', async () => {
+  server = await startChatServer();
+  server.provider.enqueue([
+    { type: 'text', text: 'Counted.' },
+    { type: 'usage', usage: { inputTokens: 1_200, outputTokens: 34, cachedInputTokens: 1_000 } },
+  ]);
+  const page = await openChat(browser, contexts, server);
+  await send(page, 'Count');
+  const usage = page.locator('.usage details');
+  await usage.waitFor();
+  await expect(usage.locator('summary').textContent()).resolves.toBe('1,234 tokens');
+  await expect(usage.getAttribute('open')).resolves.toBeNull();
+  await expect(usage.locator('dl').isVisible()).resolves.toBe(false);
+  await usage.locator('summary').click();
+  const pairs = await usage
+    .locator('dt')
+    .evaluateAll((terms) => terms.map((term) => [term.textContent, term.nextElementSibling?.textContent]));
+  expect(pairs).toEqual(
+    expect.arrayContaining([
+      ['Input', '1,200'],
+      ['Output', '34'],
+      ['Cached input', '1,000'],
+    ]),
+  );
+}, 60_000);
