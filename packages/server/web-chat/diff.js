@@ -38,14 +38,15 @@ function editScript(before, after) {
       i++;
       j++;
     } else if (
-      j < after.length &&
-      (i >= before.length || common[i * width + j + 1] >= common[(i + 1) * width + j])
+      i < before.length &&
+      (j >= after.length || common[(i + 1) * width + j] >= common[i * width + j + 1])
     ) {
-      rows.push({ kind: 'add', text: after[j], newLine: j + 1 });
-      j++;
-    } else {
+      // Removed lines come before the lines that replace them, as in `diff -u`.
       rows.push({ kind: 'del', text: before[i], oldLine: i + 1 });
       i++;
+    } else {
+      rows.push({ kind: 'add', text: after[j], newLine: j + 1 });
+      j++;
     }
   }
   return rows;
