@@ -109,6 +109,7 @@ function decorateCode(pre) {
     }, 1500);
   });
   head.append(label, copy);
+  pre.tabIndex = 0;
   pre.replaceWith(block);
   block.append(head, pre);
 }

@@ -13,6 +13,8 @@ export function element(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
   if (text !== undefined) node.textContent = neutralize(text);
+  // A block that may scroll sideways can be reached (and scrolled) from the keyboard.
+  if (tag === 'pre') node.tabIndex = 0;
   return node;
 }
 
