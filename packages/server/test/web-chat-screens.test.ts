@@ -47,7 +47,6 @@ const ANSWER = [
   '',
   '```ts',
   "import { readFile } from 'node:fs/promises';",
-  '',
   "const orders: { amount: number }[] = JSON.parse(await readFile('data/orders.json', 'utf8'));",
   'const total = orders.reduce((sum, order) => sum + order.amount, 0);',
   'console.log(total); // 242',

@@ -40,12 +40,17 @@ function jsonText(value, indent) {
   }
 }
 
-/** A one-line summary of a call's arguments: the command or path when the tool has one, else compact JSON. */
+/**
+ * A one-line summary of a call's arguments: the command or path when the tool has one, a lone value as it is,
+ * else compact JSON.
+ */
 export function argumentSummary(item) {
   const args = argumentsOf(item);
   for (const key of ['command', 'path', 'pattern', 'url', 'query']) {
     if (typeof args[key] === 'string') return oneLine(args[key]);
   }
+  const values = Object.values(args);
+  if (values.length === 1 && ['string', 'number'].includes(typeof values[0])) return oneLine(values[0]);
   const json = jsonText(item.args);
   return json === '{}' || json === '' ? '' : oneLine(json);
 }
