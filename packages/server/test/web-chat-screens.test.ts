@@ -146,7 +146,7 @@ for (const scene of SCENES) {
     await expect(page.locator('.pending .diff-line.add').count()).resolves.toBeGreaterThan(0);
     await expect(accessibilityProblems(page)).resolves.toEqual([]);
     await screenshot(page, `web-chat-${scene.name}.png`);
-    if (scene.view.viewport === PHONE) {
+    if (scene.name === 'phone-light') {
       // The top of the conversation on a phone: the question, the tool call and the Markdown answer.
       await page.locator('#scroller').evaluate((scroller) => scroller.scrollTo(0, 0));
       await screenshot(page, `web-chat-${scene.name}-top.png`);
