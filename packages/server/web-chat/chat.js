@@ -422,7 +422,7 @@ async function send(event) {
   event?.preventDefault();
   const input = $('message');
   const text = input.value;
-  if (text.trim() === '' || page.running) return;
+  if (text.trim() === '') return;
   showError(undefined);
   input.value = '';
   const item = push({ kind: 'user', text });
