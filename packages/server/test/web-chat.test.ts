@@ -248,7 +248,22 @@ test('the page is served without a token; other files only from its folder', asy
   expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
   const script = await fetch(`${server.url}/web-chat/chat.js`);
   expect(script.headers.get('content-type')).toContain('text/javascript');
-  for (const path of ['/web-chat/..%2Fpackage.json', '/web-chat/missing.js', '/web-chat/README.md']) {
+  // The libraries come from the package's own dependencies at fixed names, under the same CSP.
+  for (const name of ['marked.js', 'purify.js', 'highlight.js']) {
+    const library = await fetch(`${server.url}/web-chat/vendor/${name}`);
+    expect(library.status).toBe(200);
+    expect(library.headers.get('content-type')).toContain('text/javascript');
+    expect(library.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await library.text()).toMatch(/export\s*\{/);
+  }
+  for (const path of [
+    '/web-chat/..%2Fpackage.json',
+    '/web-chat/missing.js',
+    '/web-chat/README.md',
+    '/web-chat/vendor/toString',
+    '/web-chat/vendor/..%2F..%2Fpackage.json',
+    '/web-chat/vendor/react.js',
+  ]) {
     const response = await fetch(`${server.url}${path}`);
     expect(response.status).toBe(404);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');

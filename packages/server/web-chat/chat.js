@@ -1,9 +1,12 @@
 // The YouYou web chat: plain ES modules, no build step. The transcript is data (`page.items`); each item has
 // one element, and an event redraws only the item it changes — a streamed chunk only the open answer.
 
+import { apiFetch, readSse } from '/web-chat/api.js';
 import { failure, showError } from '/web-chat/failure.js';
+import { historyToItems } from '/web-chat/history.js';
 import { setUpLayout } from '/web-chat/layout.js';
-import { element, itemView } from '/web-chat/views.js';
+import { loadSessions as listSessions, markCurrent as markOpenChat } from '/web-chat/sessions.js';
+import { itemView } from '/web-chat/views.js';
 
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = 'youyou.token';
@@ -28,38 +31,11 @@ function setRunning(running) {
   $('transcript').setAttribute('aria-busy', String(running));
 }
 
-/** fetch on the API with the bearer token. */
-function api(path, init = {}) {
-  const headers = new Headers(init.headers);
-  headers.set('authorization', `Bearer ${page.token}`);
-  if (init.json !== undefined) headers.set('content-type', 'application/json');
-  const body = init.json === undefined ? init.body : JSON.stringify(init.json);
-  return fetch(path, { ...init, headers, body });
-}
+const api = (path, init) => apiFetch(page.token, path, init);
+const loadSessions = () => listSessions({ api, openSessionId: () => page.sessionId });
+const markCurrent = () => markOpenChat(page.sessionId);
 
 const sessionPath = (suffix = '') => `/sessions/${encodeURIComponent(page.sessionId)}${suffix}`;
-
-/** Reads server-sent events from a fetch response and hands each `{ id, data }` to `onMessage`, in turn. */
-async function readSse(response, onMessage) {
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += value;
-    for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      let id;
-      const data = [];
-      for (const line of block.split('\n')) {
-        if (line.startsWith('id:')) id = line.slice(3).trim();
-        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-      }
-      if (data.length > 0) await onMessage({ id: Number(id), data: JSON.parse(data.join('\n')) });
-    }
-  }
-}
 
 function saveNow() {
   clearTimeout(saveTimer);
@@ -301,37 +277,9 @@ async function follow(sessionId, signal) {
   }
 }
 
-const blocksText = (content) =>
-  (Array.isArray(content) ? content : [])
-    .filter((block) => block.type === 'text')
-    .map((block) => block.text)
-    .join('');
-
-/** The committed history as items, for a session this tab has not followed before. */
+/** Draws the committed history, for a session this tab has not followed before, and its held calls. */
 function historyItems(messages, pending) {
-  const items = [];
-  for (const message of messages) {
-    if (message.type === 'user') items.push({ kind: 'user', text: blocksText(message.content) });
-    else if (message.type === 'assistant') {
-      const text = blocksText(message.content);
-      if (text !== '') items.push({ kind: 'assistant', turnId: '', text });
-    } else if (message.type === 'tool_call') {
-      items.push({
-        kind: 'tool',
-        callId: message.callId,
-        toolName: message.toolName,
-        args: message.arguments ?? {},
-        state: 'running',
-      });
-    } else if (message.type === 'tool_result') {
-      const tool = items.find((item) => item.kind === 'tool' && item.callId === message.callId);
-      if (tool) {
-        tool.state = message.isError ? 'failed' : 'done';
-        tool.output = typeof message.content === 'string' ? message.content : blocksText(message.content);
-      }
-    }
-  }
-  page.items = items;
+  page.items = historyToItems(messages);
   drawAll();
   for (const call of pending) addPending(call);
 }
@@ -383,40 +331,6 @@ async function openSession(sessionId) {
   follow(sessionId, controller.signal);
 }
 
-function markCurrent() {
-  let title = 'New chat';
-  for (const link of document.querySelectorAll('#sessions a')) {
-    const current = link.dataset.sessionId === page.sessionId;
-    if (current) {
-      link.setAttribute('aria-current', 'page');
-      title = link.textContent;
-    } else link.removeAttribute('aria-current');
-  }
-  if (page.sessionId !== '') $('title').textContent = title === 'New chat' ? 'Chat' : title;
-}
-
-/** Lists this tenant's sessions, the ones matching the search box when it holds text. */
-async function loadSessions() {
-  const query = $('search').value.trim();
-  const response = await api(query === '' ? '/sessions' : `/sessions?q=${encodeURIComponent(query)}`).catch(
-    (error) => error,
-  );
-  if (!(response instanceof Response) || !response.ok) return showError(await failure(response));
-  const { sessions } = await response.json();
-  const rows = sessions.map((summary) => {
-    const link = element('a', '', summary.title || 'Untitled chat');
-    link.href = `#session=${encodeURIComponent(summary.sessionId)}`;
-    link.dataset.sessionId = summary.sessionId;
-    const row = element('li');
-    row.append(link);
-    return row;
-  });
-  $('sessions').replaceChildren(...rows);
-  $('no-sessions').hidden = rows.length > 0;
-  $('no-sessions').textContent = query === '' ? 'No chats yet.' : 'No chat matches.';
-  markCurrent();
-}
-
 /** Sends the composer's text; a message the server refuses leaves the transcript and goes back in the box. */
 async function send(event) {
   event?.preventDefault();
@@ -444,15 +358,16 @@ async function send(event) {
     push(item);
   }
   setRunning(true);
+  setStatus('turn running');
   const response = await api(sessionPath('/messages'), { method: 'POST', json: { content: text } }).catch(
     (error) => error,
   );
   if (!(response instanceof Response) || !response.ok) {
     setRunning(false);
+    setStatus('');
     return refused(response);
   }
   saveNow();
-  setStatus('turn running');
   // The turn's events arrive on the session's tail; leaving this stream does not cancel the turn.
   await response.body?.cancel();
   loadSessions();
