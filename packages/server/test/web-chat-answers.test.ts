@@ -119,8 +119,9 @@ test('a 3,000-chunk answer is drawn within 1.5× the time its bytes take to arri
   await expect(page.locator('#transcript > li').first().textContent()).resolves.toBe('Warm up');
 }, 60_000);
 
-test('usage per answer is one collapsed line that opens onto the token counts', async () => {
-  server = await startChatServer();
+test('usage per answer is one collapsed line that opens onto the token counts and the cost', async () => {
+  // $3 per million input tokens (cached reads too), $15 per million output tokens.
+  server = await startChatServer({ pricing: { inputPerMillion: 3, outputPerMillion: 15 } });
   server.provider.enqueue([
     { type: 'text', text: 'Counted.' },
     { type: 'usage', usage: { inputTokens: 1_200, outputTokens: 34, cachedInputTokens: 1_000 } },
@@ -129,7 +130,7 @@ test('usage per answer is one collapsed line that opens onto the token counts', 
   await send(page, 'Count');
   const usage = page.locator('.usage details');
   await usage.waitFor();
-  await expect(usage.locator('summary').textContent()).resolves.toBe('1,234 tokens');
+  await expect(usage.locator('summary').textContent()).resolves.toBe('1,234 tokens · $0.0041');
   await expect(usage.getAttribute('open')).resolves.toBeNull();
   await expect(usage.locator('dl').isVisible()).resolves.toBe(false);
   await usage.locator('summary').click();
@@ -141,6 +142,7 @@ test('usage per answer is one collapsed line that opens onto the token counts', 
       ['Input', '1,200'],
       ['Output', '34'],
       ['Cached input', '1,000'],
+      ['Cost', '$0.004110'],
     ]),
   );
 }, 60_000);

@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AgentBuilder, type ToolHandler } from '@youyou/agent';
-import { ScriptedModelProvider } from '@youyou/agent/testing';
+import { AgentBuilder, type ModelPricing, type ToolHandler } from '@youyou/agent';
+import { ScriptedModelProvider, scriptedModel } from '@youyou/agent/testing';
 import { openSqliteStorage } from '@youyou/sqlite';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createServer, listen, type ServerLimits, type ServerOptions } from '../../src/index.js';
@@ -35,12 +35,17 @@ export async function startChatServer(
     restart?: { folder: string; port: number };
     approvalWindowMs?: number;
     limits?: ServerLimits;
+    /** The scripted model's prices, so that usage carries a cost. */
+    pricing?: ModelPricing;
   } = {},
 ): Promise<ChatServer> {
   const { tools = [], webChat = true, restart } = options;
   const folder = restart?.folder ?? (await mkdtemp(join(tmpdir(), 'youyou-web-chat-')));
   const storage = await openSqliteStorage(join(folder, 'agent.db'));
-  const provider = new ScriptedModelProvider({ responses: [] });
+  const provider = new ScriptedModelProvider({
+    responses: [],
+    ...(options.pricing === undefined ? {} : { models: [scriptedModel({ pricing: options.pricing })] }),
+  });
   let builder = new AgentBuilder({
     defaultModel: 'scripted-model',
     maxActiveSessions: 4,
