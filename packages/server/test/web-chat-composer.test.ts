@@ -105,3 +105,22 @@ test('a refused message leaves the transcript (also after a reload) and goes bac
   await expect(page.locator('.user').allTextContents()).resolves.toEqual(['A short question']);
   expect(server.provider.requests).toHaveLength(1);
 }, 60_000);
+
+test('an answer that fails part-way says so in a sentence; the error code is only under Details', async () => {
+  server = await startChatServer();
+  server.provider.enqueue([
+    { type: 'text', text: 'Starting… ' },
+    { type: 'error', error: new Error('upstream exploded') },
+  ]);
+  const page = await openChat(browser, contexts, server);
+  await send(page, 'Try something');
+  const notice = page.locator('.notice', { hasText: 'The answer failed part-way.' });
+  await notice.waitFor();
+  await expect(notice.locator('details').getAttribute('open')).resolves.toBeNull();
+  await expect(notice.locator('details code').isVisible()).resolves.toBe(false);
+  await expect(notice.locator('details code').textContent()).resolves.toMatch(/^[A-Z_]+: /);
+  // The chat goes on after it.
+  server.provider.enqueue([{ type: 'text', text: 'Better now.' }]);
+  await send(page, 'Again');
+  await page.locator('.assistant', { hasText: 'Better now.' }).waitFor();
+}, 60_000);

@@ -81,7 +81,10 @@ const editTool: ToolHandler = {
 
 /** A conversation that shows every kind of row: an answer in Markdown, a tool call, an approval card. */
 async function openConversation(view: ViewOptions): Promise<Page> {
-  server = await startChatServer({ tools: [readTool, editTool] });
+  server = await startChatServer({
+    tools: [readTool, editTool],
+    pricing: { inputPerMillion: 3, outputPerMillion: 15 },
+  });
   server.provider.enqueue(
     [
       {

@@ -190,7 +190,11 @@ async function apply({ id, data }) {
       setStatus('turn stopped');
       break;
     case 'error':
-      push({ kind: 'notice', text: 'The answer failed part-way. Try again, or rephrase the message.' });
+      push({
+        kind: 'notice',
+        text: 'The answer failed part-way. Try again, or rephrase the message.',
+        detail: `${payload.error?.code ?? 'ERROR'}: ${payload.error?.message ?? ''}`,
+      });
       break;
   }
   save();

@@ -229,6 +229,16 @@ export function itemView(item, actions) {
       return pendingView(item, actions);
     case 'usage':
       return usageView(item);
+    case 'notice': {
+      const row = element('li', 'notice', item.text);
+      if (item.detail) {
+        // The error's code and message for whoever needs them, one click away.
+        const details = element('details');
+        details.append(element('summary', '', 'Details'), element('code', '', item.detail));
+        row.append(' ', details);
+      }
+      return row;
+    }
     default:
       return element('li', item.kind, item.text);
   }
