@@ -51,6 +51,8 @@ test('an answer is Markdown: headings, bold, a table, highlighted code with Copy
   const pieces = MARKDOWN_ANSWER.match(/[\s\S]{1,7}/g) ?? [];
   server.provider.enqueue(pieces.map((text) => ({ type: 'text' as const, text })));
   const page = await openChat(browser, contexts, server);
+  const requested: string[] = [];
+  page.on('request', (request) => requested.push(request.url()));
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
   await send(page, 'Make a plan');
   const answer = page.locator('.assistant');
@@ -81,6 +83,9 @@ test('an answer is Markdown: headings, bold, a table, highlighted code with Copy
   await block.getByRole('button', { name: 'Copy ts code' }).click();
   await block.getByRole('button', { name: 'Copy ts code' }).filter({ hasText: 'Copied' }).waitFor();
   await expect(page.evaluate('navigator.clipboard.readText()')).resolves.toBe('const answer: number = 42;');
+  // Everything the page loaded or called is on its own server: no CDN, it works offline.
+  expect(requested.length).toBeGreaterThan(0);
+  for (const url of requested) expect(url.startsWith(`${server.url}/`)).toBe(true);
 }, 60_000);
 
 test('a 3,000-chunk answer is drawn within 1.5× the time its bytes take to arrive, and earlier messages stay put', async () => {
