@@ -173,4 +173,13 @@ test('on a phone the chats are a drawer: closed it is out of reach, opened it li
   await screenshot(page, 'web-chat-phone-drawer.png');
   await page.keyboard.press('Escape');
   await chatLink.waitFor({ state: 'hidden' });
+
+  // At 360 px, the narrowest phone the page is made for, nothing makes the page itself scroll sideways (wide
+  // code and diffs scroll inside their own boxes), and the message box and Send stay on screen.
+  await page.setViewportSize({ width: 360, height: 740 });
+  await expect(page.evaluate('document.documentElement.scrollWidth')).resolves.toBeLessThanOrEqual(360);
+  for (const control of [page.locator('#message'), page.getByRole('button', { name: 'Send' })]) {
+    const box = await control.boundingBox();
+    expect((box?.x ?? -1) >= 0 && (box?.x ?? 0) + (box?.width ?? 0) <= 360).toBe(true);
+  }
 }, 60_000);
