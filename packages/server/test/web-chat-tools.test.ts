@@ -206,3 +206,34 @@ test('a write_file card shows the new content as added lines', async () => {
   await expect(card.locator('.card-path').textContent()).resolves.toBe('hello.py');
   await expect(diffLines(card)).resolves.toEqual(['@@ -0,0 +1,2 @@', '+print("hi")', '+print("bye")']);
 }, 60_000);
+
+test('a tool row opened while the tool runs stays open when its output arrives', async () => {
+  let finish: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const slowTool: ToolHandler = {
+    name: 'slow_build',
+    description: 'builds until released',
+    parametersSchema: OBJECT_SCHEMA,
+    isMutating: false,
+    execute: async () => {
+      await released;
+      return { content: 'build ok', isError: false };
+    },
+  };
+  server = await startChatServer({ tools: [slowTool] });
+  server.provider.enqueue(
+    [{ type: 'tool_call', toolName: 'slow_build', arguments: { target: 'web' }, callId: 'call_build' }],
+    [{ type: 'text', text: 'Built.' }],
+  );
+  const page = await openChat(browser, contexts, server);
+  await send(page, 'Build it');
+  const row = page.locator('.tool[data-call-id="call_build"]');
+  await row.locator('.tool-status', { hasText: 'running' }).waitFor();
+  await row.locator('summary').click();
+  finish();
+  await row.locator('.tool-status', { hasText: 'done' }).waitFor();
+  await expect(row.locator('.tool-output').textContent()).resolves.toBe('build ok');
+  await expect(row.locator('.tool-output').isVisible()).resolves.toBe(true);
+}, 60_000);

@@ -61,6 +61,14 @@ const actions = {
   windowPassed: (item) => windowPassed(item),
 };
 
+/** What the person opened (a tool row, the usage line) stays open when its item is redrawn. */
+function keepOpened(current, next) {
+  const opened = [...current.querySelectorAll('details')].map((details) => details.open);
+  for (const [index, details] of [...next.querySelectorAll('details')].entries()) {
+    if (opened[index]) details.open = true;
+  }
+}
+
 /** Draws (or redraws) one item's element in place. */
 function drawItem(item) {
   const list = $('transcript');
@@ -68,8 +76,10 @@ function drawItem(item) {
   const follow = atBottom(scroller);
   const next = itemView(item, actions);
   const current = views.get(item);
-  if (current?.isConnected) current.replaceWith(next);
-  else list.append(next);
+  if (current?.isConnected) {
+    keepOpened(current, next);
+    current.replaceWith(next);
+  } else list.append(next);
   views.set(item, next);
   if (follow) scroller.scrollTop = scroller.scrollHeight;
 }
