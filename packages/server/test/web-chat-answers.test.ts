@@ -3,14 +3,27 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { launchChromium } from './support/browser.js';
-import { type ChatServer, openChat, send, sessionIdOf, startChatServer } from './support/web-chat.js';
+import { type ChatServer, openChat, send, sessionIdOf, startChatServer, TOKENS } from './support/web-chat.js';
 
 // How the web chat shows an answer: Markdown rendered and sanitised, code highlighted with a Copy button,
 // streamed chunks drawn as fast as they arrive, usage one click away. Headless Chromium, a real server.
 
 /** The in-page stopwatch of the streaming test; evaluated in the page, so it is plain JS. */
 const STREAM_TIMING = fileURLToPath(new URL('./support/stream-timing.js', import.meta.url));
-type MeasureStreamTiming = (sessionId: string, marker: string) => Promise<{ bytes: number; page: number }>;
+type MeasureStreamDrawing = (marker: string) => Promise<{ start: number; drawn: number }>;
+
+/** Reads a response until `marker` has arrived (it may straddle two reads); the wall-clock time it did. */
+async function readUntilMarker(response: Response, marker: string): Promise<number> {
+  const decoder = new TextDecoder();
+  let tail = '';
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    const seen = tail + decoder.decode(chunk, { stream: true });
+    // Leaving the loop cancels the stream.
+    if (seen.includes(marker)) return Date.now();
+    tail = seen.slice(-marker.length);
+  }
+  throw new Error(`the stream ended without ${marker}`);
+}
 
 let browser: Browser;
 let server: ChatServer | undefined;
@@ -101,15 +114,24 @@ test('a 3,000-chunk answer is drawn within 1.5× the time its bytes take to arri
   }));
   server.provider.enqueue(chunks);
   const sessionId = sessionIdOf(page);
-  // Both clocks start at the click: a plain fetch reader of the same event stream (the bytes' arrival) and
-  // the page's transcript (the last chunk drawn), measured on the same machine in the same run.
+  // The bytes' clock: a plain fetch reader of the same event stream in this process (not the page's thread),
+  // connected before the click; both clocks are this machine's, read in the same run.
+  const headers = { authorization: `Bearer ${TOKENS.alice}` };
+  const info = (await (await fetch(`${server.url}/sessions/${sessionId}`, { headers })).json()) as {
+    lastSequence: number;
+  };
+  const stream = await fetch(`${server.url}/sessions/${sessionId}/events`, {
+    headers: { ...headers, 'last-event-id': String(info.lastSequence) },
+  });
+  const arrived = readUntilMarker(stream, 'THE-END');
   await page.fill('#message', 'Write a long answer');
   await page.evaluate(await readFile(STREAM_TIMING, 'utf8'));
-  const timing = await page.evaluate(
-    ([id, marker]) =>
-      (globalThis as unknown as { measureStreamTiming: MeasureStreamTiming }).measureStreamTiming(id, marker),
-    [sessionId, 'THE-END'] as const,
+  const shown = await page.evaluate(
+    (marker) =>
+      (globalThis as unknown as { measureStreamDrawing: MeasureStreamDrawing }).measureStreamDrawing(marker),
+    'THE-END',
   );
+  const timing = { bytes: (await arrived) - shown.start, page: shown.drawn - shown.start };
   const ratio = timing.page / timing.bytes;
   console.info(
     `3,000 chunks: bytes in ${timing.bytes.toFixed(0)} ms, drawn in ${timing.page.toFixed(0)} ms, ratio ${ratio.toFixed(2)}`,
