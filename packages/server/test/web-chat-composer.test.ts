@@ -2,7 +2,7 @@ import type { ToolHandler } from '@youyou/agent';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { launchChromium } from './support/browser.js';
-import { type ChatServer, openChat, send, startChatServer } from './support/web-chat.js';
+import { type ChatServer, openChat, screenshot, send, startChatServer } from './support/web-chat.js';
 
 // The composer as a person uses it: Enter sends, Shift+Enter breaks the line, Stop cancels the turn, and a
 // message the server refuses goes back in the box with a sentence saying why. Headless Chromium, real server.
@@ -100,6 +100,7 @@ test('a refused message leaves the transcript (also after a reload) and goes bac
   await expect(error.locator('details').getAttribute('open')).resolves.toBeNull();
   await expect(error.locator('details code').isVisible()).resolves.toBe(false);
   await expect(error.locator('details code').textContent()).resolves.toContain('PAYLOAD_TOO_LARGE');
+  await screenshot(page, 'refused.png');
   await page.reload();
   await page.locator('.assistant', { hasText: 'Short answer.' }).waitFor();
   await expect(page.locator('.user').allTextContents()).resolves.toEqual(['A short question']);

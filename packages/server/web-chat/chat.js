@@ -345,6 +345,12 @@ async function openSession(sessionId) {
   follow(sessionId, controller.signal);
 }
 
+/** Puts `text` in the message box, which fits its height to it. */
+function setComposerText(text) {
+  $('message').value = text;
+  $('message').dispatchEvent(new Event('input'));
+}
+
 /** Sends the composer's text; a message the server refuses leaves the transcript and goes back in the box. */
 async function send(event) {
   event?.preventDefault();
@@ -352,7 +358,7 @@ async function send(event) {
   const text = input.value;
   if (text.trim() === '') return;
   showError(undefined);
-  input.value = '';
+  setComposerText('');
   const item = push({ kind: 'user', text });
   const refused = async (response) => {
     page.items = page.items.filter((each) => each !== item);
@@ -360,7 +366,7 @@ async function send(event) {
     views.delete(item);
     $('empty').hidden = page.items.length > 0;
     saveNow();
-    if (input.value === '') input.value = text;
+    if (input.value === '') setComposerText(text);
     showError(await failure(response));
     input.focus();
   };
