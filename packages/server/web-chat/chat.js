@@ -18,7 +18,9 @@ const page = { token: '', sessionId: '', items: [], cursor: 0, tail: undefined, 
 const views = new Map();
 /** Items whose element is redrawn at the next frame (a burst of chunks costs one redraw per frame). */
 const dirty = new Set();
+/** The pending redraw's timer (0: none), and the earliest time the next redraw may run. */
 let frame = 0;
+let nextDrawAt = 0;
 let saveTimer = 0;
 
 function setStatus(text) {
@@ -84,15 +86,24 @@ function drawItem(item) {
   if (follow) scroller.scrollTop = scroller.scrollHeight;
 }
 
+/**
+ * Redraws `item` at the next frame, with every other item changed by then (a burst of chunks costs one redraw
+ * per frame). A redraw that took c ms waits 3c before the next, so a very long answer, whose Markdown takes
+ * longer to parse, still leaves the page most of its time for scrolling and typing.
+ */
 function drawSoon(item) {
   dirty.add(item);
-  if (frame === 0) {
-    frame = requestAnimationFrame(() => {
+  if (frame !== 0) return;
+  const wait = Math.max(0, nextDrawAt - performance.now());
+  frame = setTimeout(() => {
+    requestAnimationFrame(() => {
+      const began = performance.now();
       frame = 0;
       for (const each of dirty) drawItem(each);
       dirty.clear();
+      nextDrawAt = performance.now() + 3 * (performance.now() - began);
     });
-  }
+  }, wait);
 }
 
 /** Draws the whole transcript: on opening a session or reloading its history. */
