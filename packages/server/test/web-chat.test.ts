@@ -69,7 +69,11 @@ test('a turn streams into the page: reasoning, tool lines and the answer', async
   await send(page, 'What time is it?');
   await page.locator('.assistant', { hasText: 'It is noon.' }).waitFor();
   await expect(page.locator('.user').textContent()).resolves.toBe('What time is it?');
+  // The reasoning is folded under "Thinking" until opened.
+  await expect(page.locator('.reasoning').isVisible()).resolves.toBe(false);
+  await page.getByText('Thinking').click();
   await expect(page.locator('.reasoning').textContent()).resolves.toBe('The user wants the time.');
+  await expect(page.locator('.reasoning').isVisible()).resolves.toBe(true);
   // The tool call is one row; opening it shows the output.
   const tool = page.locator('.tool.done[data-call-id="call_clock"]');
   await expect(tool.locator('.tool-name').textContent()).resolves.toBe('clock');

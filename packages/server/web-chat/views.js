@@ -229,6 +229,14 @@ export function itemView(item, actions) {
       return pendingView(item, actions);
     case 'usage':
       return usageView(item);
+    case 'reasoning': {
+      // The model's thinking, one click away: the answer is what the person came for.
+      const row = element('li', 'reasoning-row');
+      const details = element('details');
+      details.append(element('summary', '', 'Thinking'), element('div', 'reasoning', item.text));
+      row.append(details);
+      return row;
+    }
     case 'notice': {
       const row = element('li', 'notice', item.text);
       if (item.detail) {
