@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import type { ToolHandler } from '@youyou/agent';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { launchChromium } from './support/browser.js';
@@ -56,6 +57,8 @@ const MARKDOWN_ANSWER = [
   '```ts',
   'const answer: number = 42;',
   '```',
+  '',
+  'Raw <b>markup</b> and <img src=x onerror="window.__pwned=1"> stay text.',
 ].join('\n');
 
 test('an answer is Markdown: headings, bold, a table, highlighted code with Copy, links that open safely', async () => {
@@ -88,6 +91,12 @@ test('an answer is Markdown: headings, bold, a table, highlighted code with Copy
   await expect(safe.getAttribute('target')).resolves.toBe('_blank');
   await expect(answer.locator('a', { hasText: 'bad link' }).getAttribute('href')).resolves.toBeNull();
   expect(await page.locator('#transcript [href^="javascript"]').count()).toBe(0);
+  // Raw HTML, streamed in pieces, is shown as the characters sent.
+  await expect(answer.locator('p').last().textContent()).resolves.toBe(
+    'Raw <b>markup</b> and <img src=x onerror="window.__pwned=1"> stay text.',
+  );
+  expect(await page.locator('#transcript b, #transcript img').count()).toBe(0);
+  expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
   // The code: highlighted (the keyword is its own element), labelled with its language, copied whole.
   const block = answer.locator('.code-block');
   await expect(block.locator('.code-head span').textContent()).resolves.toBe('ts');
@@ -172,4 +181,48 @@ test('usage per answer is one collapsed line that opens onto the token counts an
       ['Cost', '$0.004110'],
     ]),
   );
+}, 60_000);
+
+test('while an answer streams, its finished blocks stay the same elements; only the growing one is redrawn', async () => {
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const wait: ToolHandler = {
+    name: 'wait',
+    description: 'waits until the test releases it',
+    parametersSchema: { type: 'object', properties: {} },
+    isMutating: false,
+    execute: async () => {
+      await released;
+      return { content: 'released', isError: false };
+    },
+  };
+  server = await startChatServer({ tools: [wait] });
+  server.provider.enqueue(
+    [
+      { type: 'text', text: 'First paragraph.\n\nSecond' },
+      // Slow on purpose: the test marks the first paragraph while the second still grows.
+      { type: 'delay', ms: 1_000 },
+      { type: 'text', text: ' paragraph grows.' },
+      { type: 'tool_call', toolName: 'wait', arguments: {}, callId: 'call_wait' },
+    ],
+    [{ type: 'text', text: 'Done.' }],
+  );
+  const page = await openChat(browser, contexts, server);
+  await send(page, 'Two paragraphs, please');
+  const answer = page.locator('.assistant').first();
+  await answer.locator('p', { hasText: 'Second' }).waitFor();
+  await answer
+    .locator('p', { hasText: 'First paragraph.' })
+    .evaluate((first) => first.setAttribute('data-kept', ''));
+  await answer.locator('p', { hasText: 'Second paragraph grows.' }).waitFor();
+  await page.locator('.tool[data-call-id="call_wait"]').waitFor();
+  await expect(answer.locator('p[data-kept]').textContent()).resolves.toBe('First paragraph.');
+  await expect(answer.locator('p').allTextContents()).resolves.toEqual([
+    'First paragraph.',
+    'Second paragraph grows.',
+  ]);
+  release();
+  await page.locator('.assistant', { hasText: 'Done.' }).waitFor();
 }, 60_000);

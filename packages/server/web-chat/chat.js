@@ -5,6 +5,7 @@ import { apiFetch, readSse } from '/web-chat/api.js';
 import { failure, showError } from '/web-chat/failure.js';
 import { historyToItems } from '/web-chat/history.js';
 import { setUpLayout } from '/web-chat/layout.js';
+import { renderMarkdown } from '/web-chat/markdown.js';
 import { loadSessions as listSessions, markCurrent as markOpenChat } from '/web-chat/sessions.js';
 import { itemView } from '/web-chat/views.js';
 
@@ -86,6 +87,26 @@ function drawItem(item) {
   if (follow) scroller.scrollTop = scroller.scrollHeight;
 }
 
+/** Redraws an answer still streaming in place, re-rendering only its last blocks. */
+function drawGrowingAnswer(item) {
+  const scroller = $('scroller');
+  const follow = atBottom(scroller);
+  renderMarkdown(views.get(item), item.text);
+  if (follow) scroller.scrollTop = scroller.scrollHeight;
+}
+
+/**
+ * Draws a turn's answers afresh once the turn has ended, so no block kept from the stream outlives a change
+ * that only later text made to it (a link reference defined further down, for one).
+ */
+function finishAnswers(turnId) {
+  for (const item of page.items) {
+    if (item.kind !== 'assistant' || item.turnId !== turnId) continue;
+    dirty.delete(item);
+    drawItem(item);
+  }
+}
+
 /**
  * Redraws `item` at the next frame, with every other item changed by then (a burst of chunks costs one redraw
  * per frame). A redraw that took c ms waits 3c before the next, so a very long answer, whose Markdown takes
@@ -99,7 +120,10 @@ function drawSoon(item) {
     requestAnimationFrame(() => {
       const began = performance.now();
       frame = 0;
-      for (const each of dirty) drawItem(each);
+      for (const each of dirty) {
+        if (each.kind === 'assistant' && views.get(each)?.isConnected) drawGrowingAnswer(each);
+        else drawItem(each);
+      }
       dirty.clear();
       nextDrawAt = performance.now() + 3 * (performance.now() - began);
     });
@@ -196,21 +220,25 @@ async function apply({ id, data }) {
       endTool(payload);
       break;
     case 'turn_suspended':
+      finishAnswers(turnId);
       for (const call of payload.pendingCalls ?? []) addPending(call);
       setRunning(false);
       setStatus('waiting for approval');
       break;
     case 'turn_complete':
+      finishAnswers(turnId);
       setRunning(false);
       if (Number(payload.usage?.modelCalls ?? 0) > 0) push({ kind: 'usage', turnId, usage: payload.usage });
       setStatus('turn complete');
       break;
     case 'turn_cancelled':
+      finishAnswers(turnId);
       setRunning(false);
       push({ kind: 'notice', text: 'Stopped.' });
       setStatus('turn stopped');
       break;
     case 'error':
+      finishAnswers(turnId);
       push({
         kind: 'notice',
         text: 'The answer failed part-way. Try again, or rephrase the message.',

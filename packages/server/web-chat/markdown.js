@@ -114,10 +114,9 @@ function decorateCode(pre) {
   block.append(head, pre);
 }
 
-/** Renders `text` as sanitised Markdown into `container`, replacing what it held. */
-export function renderMarkdown(container, text) {
-  const html = markdown.parse(neutralize(text), { async: false }).trim();
-  const fragment = DOMPurify.sanitize(html, {
+/** Sanitised, decorated DOM for `html` (marked's output). */
+function cleanFragment(html) {
+  const fragment = DOMPurify.sanitize(html.trim(), {
     ALLOWED_TAGS,
     ALLOWED_ATTR,
     ALLOW_DATA_ATTR: false,
@@ -130,5 +129,34 @@ export function renderMarkdown(container, text) {
     table.replaceWith(scroller);
     scroller.append(table);
   }
-  container.replaceChildren(fragment);
+  return fragment;
+}
+
+/** Per container drawn by `renderMarkdown`: its top-level blocks, each with its source and its nodes. */
+const blocksOf = new WeakMap();
+
+/**
+ * Renders `text` as sanitised Markdown into `container`. Called again on the same container with a longer
+ * text (a streamed answer), it keeps the blocks (paragraphs, lists, code…) whose source has not changed: only
+ * the last block, the one still growing, and what follows are parsed and cleaned again, so a long answer costs
+ * about the same per chunk as a short one. A fresh container is drawn whole.
+ */
+export function renderMarkdown(container, text) {
+  const tokens = markdown.lexer(neutralize(text));
+  const previous = blocksOf.get(container) ?? [];
+  let kept = 0;
+  while (kept < previous.length - 1 && kept < tokens.length - 1 && previous[kept].raw === tokens[kept].raw)
+    kept++;
+  for (const block of previous.slice(kept)) for (const node of block.nodes) node.remove();
+  if (previous.length === 0) container.replaceChildren();
+  const blocks = previous.slice(0, kept);
+  for (const token of tokens.slice(kept)) {
+    const one = Object.assign([token], { links: tokens.links });
+    // No options here: options given to parser() replace the instance's, its renderer included.
+    const fragment = cleanFragment(markdown.parser(one));
+    const nodes = [...fragment.childNodes];
+    container.append(fragment);
+    blocks.push({ raw: token.raw, nodes });
+  }
+  blocksOf.set(container, blocks);
 }
