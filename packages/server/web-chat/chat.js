@@ -5,9 +5,15 @@ import { apiFetch, readSse } from '/web-chat/api.js';
 import { failure, showError } from '/web-chat/failure.js';
 import { historyToItems } from '/web-chat/history.js';
 import { setUpLayout } from '/web-chat/layout.js';
-import { renderMarkdown } from '/web-chat/markdown.js';
 import { loadSessions as listSessions, markCurrent as markOpenChat } from '/web-chat/sessions.js';
-import { itemView } from '/web-chat/views.js';
+import {
+  drawItem,
+  drawAll as drawItems,
+  drawNow,
+  drawSoon,
+  removeItem,
+  setCardActions,
+} from '/web-chat/transcript.js';
 
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = 'youyou.token';
@@ -15,13 +21,6 @@ const stateKey = (sessionId) => `youyou.chat.${sessionId}`;
 
 /** The page's state: the token, the open session, its items and the last event sequence seen. */
 const page = { token: '', sessionId: '', items: [], cursor: 0, tail: undefined, running: false };
-/** The element drawn for each item, so that an event replaces one element, not the transcript. */
-const views = new Map();
-/** Items whose element is redrawn at the next frame (a burst of chunks costs one redraw per frame). */
-const dirty = new Set();
-/** The pending redraw's timer (0: none), and the earliest time the next redraw may run. */
-let frame = 0;
-let nextDrawAt = 0;
 let saveTimer = 0;
 
 function setStatus(text) {
@@ -56,44 +55,13 @@ function save() {
   if (saveTimer === 0) saveTimer = setTimeout(saveNow, 300);
 }
 
-const atBottom = (list) => list.scrollTop + list.clientHeight >= list.scrollHeight - 40;
-
 const actions = {
   decide: (item, approved, reason) => decide(item, approved, reason),
   continueTurn: () => continueTurn(),
   windowPassed: (item) => windowPassed(item),
 };
 
-/** What the person opened (a tool row, the usage line) stays open when its item is redrawn. */
-function keepOpened(current, next) {
-  const opened = [...current.querySelectorAll('details')].map((details) => details.open);
-  for (const [index, details] of [...next.querySelectorAll('details')].entries()) {
-    if (opened[index]) details.open = true;
-  }
-}
-
-/** Draws (or redraws) one item's element in place. */
-function drawItem(item) {
-  const list = $('transcript');
-  const scroller = $('scroller');
-  const follow = atBottom(scroller);
-  const next = itemView(item, actions);
-  const current = views.get(item);
-  if (current?.isConnected) {
-    keepOpened(current, next);
-    current.replaceWith(next);
-  } else list.append(next);
-  views.set(item, next);
-  if (follow) scroller.scrollTop = scroller.scrollHeight;
-}
-
-/** Redraws an answer still streaming in place, re-rendering only its last blocks. */
-function drawGrowingAnswer(item) {
-  const scroller = $('scroller');
-  const follow = atBottom(scroller);
-  renderMarkdown(views.get(item), item.text);
-  if (follow) scroller.scrollTop = scroller.scrollHeight;
-}
+setCardActions(actions);
 
 /**
  * Draws a turn's answers afresh once the turn has ended, so no block kept from the stream outlives a change
@@ -102,48 +70,11 @@ function drawGrowingAnswer(item) {
 function finishAnswers(turnId) {
   for (const item of page.items) {
     if (item.kind !== 'assistant' || item.turnId !== turnId) continue;
-    dirty.delete(item);
-    drawItem(item);
+    drawNow(item);
   }
 }
 
-/**
- * Redraws `item` at the next frame, with every other item changed by then (a burst of chunks costs one redraw
- * per frame). A redraw that took c ms waits 3c before the next, so a very long answer, whose Markdown takes
- * longer to parse, still leaves the page most of its time for scrolling and typing.
- */
-function drawSoon(item) {
-  dirty.add(item);
-  if (frame !== 0) return;
-  const wait = Math.max(0, nextDrawAt - performance.now());
-  frame = setTimeout(() => {
-    requestAnimationFrame(() => {
-      const began = performance.now();
-      frame = 0;
-      for (const each of dirty) {
-        if (each.kind === 'assistant' && views.get(each)?.isConnected) drawGrowingAnswer(each);
-        else drawItem(each);
-      }
-      dirty.clear();
-      nextDrawAt = performance.now() + 3 * (performance.now() - began);
-    });
-  }, wait);
-}
-
-/** Draws the whole transcript: on opening a session or reloading its history. */
-function drawAll() {
-  views.clear();
-  dirty.clear();
-  const list = $('transcript');
-  list.replaceChildren();
-  for (const item of page.items) {
-    const view = itemView(item, actions);
-    views.set(item, view);
-    list.append(view);
-  }
-  $('empty').hidden = page.items.length > 0;
-  $('scroller').scrollTop = $('scroller').scrollHeight;
-}
+const drawAll = () => drawItems(page.items);
 
 function push(item) {
   page.items.push(item);
@@ -401,8 +332,7 @@ async function send(event) {
   const item = push({ kind: 'user', text });
   const refused = async (response) => {
     page.items = page.items.filter((each) => each !== item);
-    views.get(item)?.remove();
-    views.delete(item);
+    removeItem(item);
     $('empty').hidden = page.items.length > 0;
     saveNow();
     if (input.value === '') setComposerText(text);
