@@ -44,6 +44,11 @@ function savedMessages(sessionId) {
   }
 }
 
+/** Whether this tab kept messages of the session (a reload); a new tab has none and loads the history. */
+export function hasSavedMessages(sessionId) {
+  return savedMessages(sessionId).length > 0;
+}
+
 /** What a tool part's state means to the reader. */
 const TOOL_STATE = {
   'input-streaming': 'preparing',
@@ -55,12 +60,15 @@ const TOOL_STATE = {
 };
 
 /** The chat of one session: its messages, a form to send, Stop, and Approve / Deny for held tool calls. */
-export function App({ api, token, sessionId, onNewChat }) {
+export function App({ api, token, sessionId, history = [], onNewChat }) {
   const transport = useMemo(
     () => new DefaultChatTransport({ api: `${api}/ui/chat`, headers: { Authorization: `Bearer ${token}` } }),
     [api, token],
   );
-  const [initialMessages] = useState(() => savedMessages(sessionId));
+  const [initialMessages] = useState(() => {
+    const saved = savedMessages(sessionId);
+    return saved.length > 0 ? saved : history;
+  });
   const { messages, sendMessage, status, error, stop, addToolApprovalResponse } = useChat({
     id: sessionId,
     messages: initialMessages,

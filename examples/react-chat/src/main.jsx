@@ -1,7 +1,8 @@
 // Starts the React chat: reads where the YouYou server is and the token from the address, opens (or creates)
 // the session whose id is the chat id, and renders App. The token is kept in sessionStorage, not the address.
 import { createRoot } from 'react-dom/client';
-import { App, visible } from './App.jsx';
+import { App, hasSavedMessages, visible } from './App.jsx';
+import { loadHistory } from './history.js';
 import './style.css';
 
 const TOKEN_KEY = 'youyou.react-chat.token';
@@ -48,8 +49,11 @@ async function createSession({ api, token }) {
 const root = createRoot(document.getElementById('root'));
 const settings = readSettings();
 
-/** Renders the chat of `sessionId`; "New chat" creates another session and renders that one. */
-function show(sessionId) {
+/**
+ * Renders the chat of `sessionId` (with `history`, the stored messages, when this tab kept none of its own);
+ * "New chat" creates another session and renders that one.
+ */
+function show(sessionId, history = []) {
   rememberSession(sessionId);
   root.render(
     <App
@@ -57,6 +61,7 @@ function show(sessionId) {
       api={settings.api}
       token={settings.token}
       sessionId={sessionId}
+      history={history}
       onNewChat={() => start('')}
     />,
   );
@@ -64,7 +69,10 @@ function show(sessionId) {
 
 async function start(sessionId) {
   try {
-    show(sessionId === '' ? await createSession(settings) : sessionId);
+    if (sessionId === '') show(await createSession(settings));
+    else if (hasSavedMessages(sessionId)) show(sessionId);
+    // Opened in a new tab, from a bookmark: the conversation comes from the server's stored history.
+    else show(sessionId, await loadHistory({ ...settings, sessionId }));
   } catch (error) {
     root.render(
       <p id="error" role="alert">

@@ -108,7 +108,7 @@ test('the page served by youyou serve takes a token, sends a message and streams
     // The model was sent what the page typed.
     expect(JSON.stringify(wire.turnRequests().at(-1)?.body)).toContain('And again');
     // The session is the tenant's, listed in the page.
-    await page.locator('#sessions button', { hasText: 'Hello from the browser' }).waitFor();
+    await page.locator('#sessions a', { hasText: 'Hello from the browser' }).waitFor();
   } finally {
     await context.close();
   }

@@ -1,5 +1,6 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Hono } from 'hono';
 import { errorResponse, HttpError } from './errors.js';
@@ -37,6 +38,25 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 
 /**
+ * The libraries the page imports, each served at a fixed URL (`/web-chat/vendor/<name>`) from this package's
+ * own dependencies (pinned in package.json): no build step, no CDN, and the strict CSP still holds.
+ */
+const VENDOR_FILES: Record<string, { packageName: string; file: string }> = {
+  'marked.js': { packageName: 'marked', file: 'lib/marked.esm.js' },
+  'purify.js': { packageName: 'dompurify', file: 'dist/purify.es.mjs' },
+  'highlight.js': { packageName: '@highlightjs/cdn-assets', file: 'es/highlight.min.js' },
+};
+
+/** The folder of an installed package, looked up the way Node does: `node_modules` in this file's parents. */
+function packageFolder(packageName: string): string | undefined {
+  for (let folder = fileURLToPath(new URL('.', import.meta.url)); ; folder = dirname(folder)) {
+    const candidate = join(folder, 'node_modules', packageName);
+    if (existsSync(join(candidate, 'package.json'))) return candidate;
+    if (dirname(folder) === folder) return undefined;
+  }
+}
+
+/**
  * Serves the web chat without a token (the page asks for one and sends it on each API call): `GET /`
  * answers its `index.html`, `GET /web-chat/<file>` the other files of the folder. Mounted before the auth
  * middleware, so these are the only routes that need no token.
@@ -53,8 +73,25 @@ export function mountWebChat(app: Hono<{ Variables: { tenant: string } }>, optio
     }
     return new Response(new Uint8Array(body), { headers: { 'content-type': type, ...SECURITY_HEADERS } });
   };
+  const serveVendor = async (name: string): Promise<Response> => {
+    const entry = Object.hasOwn(VENDOR_FILES, name) ? VENDOR_FILES[name] : undefined;
+    const packagePath = entry === undefined ? undefined : packageFolder(entry.packageName);
+    const body =
+      entry === undefined || packagePath === undefined
+        ? undefined
+        : await readFile(join(packagePath, entry.file)).catch(() => undefined);
+    if (body === undefined) {
+      throw new HttpError({ status: 404, code: 'NOT_FOUND', message: 'no such library of the web chat' });
+    }
+    return new Response(new Uint8Array(body), {
+      headers: { 'content-type': TYPES.js ?? '', ...SECURITY_HEADERS },
+    });
+  };
   app.get('/', async (context) => serve('index.html').catch((error) => errorResponse(context, error)));
   app.get('/web-chat/:name', async (context) =>
     serve(context.req.param('name')).catch((error) => errorResponse(context, error)),
+  );
+  app.get('/web-chat/vendor/:name', async (context) =>
+    serveVendor(context.req.param('name')).catch((error) => errorResponse(context, error)),
   );
 }

@@ -126,6 +126,38 @@ test('a message sent from the React app streams back: reasoning, a tool line and
   expect(((await sessions.json()) as { sessions: unknown[] }).sessions).toHaveLength(2);
 }, 60_000);
 
+test('a session opened in a new tab shows its stored history: the question, the tool call and the answer', async () => {
+  const clock: ToolHandler = {
+    name: 'clock',
+    description: 'tells the time',
+    parametersSchema: { type: 'object', properties: {} },
+    isMutating: false,
+    execute: async () => ({ content: '12:00', isError: false }),
+  };
+  server = await startReactChatServer({ origin: bundle.url, tools: [clock] });
+  server.provider.enqueue(
+    [{ type: 'tool_call', toolName: 'clock', arguments: {}, callId: 'call_clock' }],
+    [{ type: 'text', text: 'It is noon.' }],
+  );
+  const { page, sessionId } = await openApp(server);
+  await send(page, 'What time is it?');
+  await page.locator('.message.assistant .text', { hasText: 'It is noon.' }).waitFor();
+  await page.locator('.chat[data-status="ready"]').waitFor();
+
+  // Another browser context: nothing kept in its storage, only the address with the session.
+  const context = await browser.newContext({ viewport: { width: 900, height: 600 } });
+  contexts.push(context);
+  const other = await context.newPage();
+  const hash = new URLSearchParams({ api: server.url, token: TOKENS.alice, session: sessionId });
+  await other.goto(`${bundle.url}/#${hash}`);
+  await other.locator('.message.assistant .text', { hasText: 'It is noon.' }).waitFor();
+  await expect(other.locator('.message.user').allTextContents()).resolves.toEqual(['What time is it?']);
+  const tool = other.locator('.tool[data-call-id="call_clock"]');
+  await expect(tool.getAttribute('data-state')).resolves.toBe('output-available');
+  await expect(tool.locator('code').textContent()).resolves.toBe('clock({}) → 12:00');
+  expect(decodeURIComponent(new URL(other.url()).hash)).toBe(`#session=${sessionId}`);
+}, 60_000);
+
 test('Approve on a held call runs the tool only after the click, and the answer follows', async () => {
   const folder = await mkdtemp(join(tmpdir(), 'youyou-react-chat-files-'));
   const notePath = join(folder, 'note.txt');
@@ -309,14 +341,20 @@ test('hostile model text shows as text: no markup runs, ESC is made visible', as
   expect(await page.locator('#transcript img, #transcript b').count()).toBe(0);
   expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
 
-  // A tampered slot of kept messages is left out on reload, not drawn and not a crash.
+  // A tampered slot of kept messages is left out on reload, not drawn and not a crash: the stored history
+  // is drawn instead, still as text.
   const slot = `youyou.react-chat.messages.${sessionId}`;
   await page.evaluate(
     `sessionStorage.setItem(${JSON.stringify(slot)}, JSON.stringify([{ id: 1 }, { id: 'x', role: 'user', parts: [null] }, 'text']))`,
   );
   await page.reload();
   await page.locator('.chat[data-status="ready"]').waitFor();
-  expect(await page.locator('#transcript li').count()).toBe(0);
+  await expect(page.locator('.message.user').allTextContents()).resolves.toEqual(['Say something nasty']);
+  await expect(assistantText(page).textContent()).resolves.toBe(
+    '<img src=x onerror="window.__pwned=1">\u241b[31mred',
+  );
+  expect(await page.locator('#transcript img, #transcript b').count()).toBe(0);
+  expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
 }, 60_000);
 
 test("the app cannot open another tenant's session, and a server without its origin in CORS refuses it", async () => {

@@ -1,75 +1,23 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { AgentBuilder, type ToolHandler } from '@youyou/agent';
-import { ScriptedModelProvider } from '@youyou/agent/testing';
-import { openSqliteStorage } from '@youyou/sqlite';
+import type { ToolHandler } from '@youyou/agent';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
-import { createServer, listen, type ServerOptions, WEB_CHAT_FOLDER } from '../src/index.js';
+import { WEB_CHAT_FOLDER } from '../src/index.js';
 import { launchChromium } from './support/browser.js';
 import { deployTool } from './support/harness.js';
+import {
+  type ChatServer,
+  openChat as openWebChat,
+  screenshot,
+  send,
+  startChatServer,
+  type TOKENS,
+} from './support/web-chat.js';
 
 // The web chat the package ships (packages/server/web-chat, served by `webChat: true`) in Debian's headless
 // Chromium, against a real server on 127.0.0.1 over a real SQLite file; only the model's answers are scripted.
-
-/** Screenshots are kept here as test artifacts (gitignored). */
-const ARTIFACTS = fileURLToPath(new URL('../../../artifacts/web-chat/', import.meta.url));
-const TOKENS = { alice: 'web-token-alice-1234', bob: 'web-token-bob-5678' } as const;
-
-interface ChatServer {
-  url: string;
-  provider: ScriptedModelProvider;
-  folder: string;
-  /** Stops the server; its database is removed unless `keepDatabase`. */
-  close(keepDatabase?: boolean): Promise<void>;
-}
-
-/**
- * A chat server on a fresh database serving `webChat` (the shipped page by default), or on `restart.folder`'s
- * database and port (a restarted server); `approvalWindowMs` is the agent's.
- */
-async function startChatServer(
-  options: {
-    tools?: ToolHandler[];
-    webChat?: ServerOptions['webChat'];
-    restart?: { folder: string; port: number };
-    approvalWindowMs?: number;
-  } = {},
-): Promise<ChatServer> {
-  const { tools = [], webChat = true, restart } = options;
-  const folder = restart?.folder ?? (await mkdtemp(join(tmpdir(), 'youyou-web-chat-')));
-  const storage = await openSqliteStorage(join(folder, 'agent.db'));
-  const provider = new ScriptedModelProvider({ responses: [] });
-  let builder = new AgentBuilder({
-    defaultModel: 'scripted-model',
-    maxActiveSessions: 4,
-    ...(options.approvalWindowMs === undefined ? {} : { approvalWindowMs: options.approvalWindowMs }),
-  })
-    .registerModelProvider(provider)
-    .registerSessionStorage(storage.sessions);
-  for (const tool of tools) builder = builder.registerTool(tool);
-  const agent = await builder.build();
-  const server = createServer({
-    agent,
-    storage: storage.sessions,
-    auth: { tokens: { [TOKENS.alice]: 'alice', [TOKENS.bob]: 'bob' } },
-    webChat,
-  });
-  const listening = await listen(server, restart === undefined ? {} : { port: restart.port });
-  return {
-    url: listening.url,
-    provider,
-    folder,
-    close: async (keepDatabase = false) => {
-      await listening.close();
-      await agent.shutdown();
-      await storage.close();
-      if (!keepDatabase) await rm(folder, { recursive: true, force: true });
-    },
-  };
-}
 
 let browser: Browser;
 let server: ChatServer | undefined;
@@ -89,20 +37,8 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** A fresh browser context (its own storage) on the chat page with the tenant's token in the hash. */
-async function openChat(chat: ChatServer, as: keyof typeof TOKENS, sessionId?: string): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 900, height: 560 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  const hash = `token=${TOKENS[as]}${sessionId === undefined ? '' : `&session=${sessionId}`}`;
-  await page.goto(`${chat.url}/#${hash}`);
-  return page;
-}
-
-async function send(page: Page, text: string): Promise<void> {
-  await page.fill('#message', text);
-  await page.click('#send');
-}
+const openChat = (chat: ChatServer, as: keyof typeof TOKENS, sessionId?: string): Promise<Page> =>
+  openWebChat(browser, contexts, chat, { as, ...(sessionId === undefined ? {} : { sessionId }) });
 
 const transcript = async (page: Page): Promise<string> =>
   (await page.locator('#transcript').textContent()) ?? '';
@@ -133,12 +69,19 @@ test('a turn streams into the page: reasoning, tool lines and the answer', async
   await send(page, 'What time is it?');
   await page.locator('.assistant', { hasText: 'It is noon.' }).waitFor();
   await expect(page.locator('.user').textContent()).resolves.toBe('What time is it?');
+  // The reasoning is folded under "Thinking" until opened.
+  await expect(page.locator('.reasoning').isVisible()).resolves.toBe(false);
+  await page.getByText('Thinking').click();
   await expect(page.locator('.reasoning').textContent()).resolves.toBe('The user wants the time.');
-  await expect(page.locator('.tool.done').textContent()).resolves.toContain('clock({}) → 12:00');
+  await expect(page.locator('.reasoning').isVisible()).resolves.toBe(true);
+  // The tool call is one row; opening it shows the output.
+  const tool = page.locator('.tool.done[data-call-id="call_clock"]');
+  await expect(tool.locator('.tool-name').textContent()).resolves.toBe('clock');
+  await tool.locator('summary').click();
+  await expect(tool.locator('.tool-output').textContent()).resolves.toBe('12:00');
   // The new session is in the list, titled by its first message.
-  await page.locator('#sessions button', { hasText: 'What time is it?' }).waitFor();
-  await mkdir(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: join(ARTIFACTS, 'turn.png') });
+  await page.locator('#sessions a', { hasText: 'What time is it?' }).waitFor();
+  await screenshot(page, 'turn.png');
 }, 60_000);
 
 test('an approval clicked in the page runs the tool', async () => {
@@ -164,8 +107,7 @@ test('an approval clicked in the page runs the tool', async () => {
     await send(page, 'Write a note');
     const pending = page.locator('.pending[data-call-id="call_w"]');
     await pending.locator('button.approve').waitFor();
-    await mkdir(ARTIFACTS, { recursive: true });
-    await page.screenshot({ path: join(ARTIFACTS, 'approval.png') });
+    await screenshot(page, 'approval.png');
     await expect(readFile(join(folder, 'note.txt'), 'utf8')).rejects.toThrow();
     await pending.locator('button.approve').click();
     await page.locator('.assistant', { hasText: 'The note is written.' }).waitFor();
@@ -274,11 +216,13 @@ test("a second tenant's token cannot open the first tenant's session", async () 
 
   // The same tenant in a fresh browser finds the session in its list and reads it from the log.
   const aliceAgain = await openChat(server, 'alice');
-  await aliceAgain.locator('#sessions button', { hasText: 'alice secret question' }).click();
+  await aliceAgain.locator('#sessions a', { hasText: 'alice secret question' }).click();
   await aliceAgain.locator('.assistant', { hasText: 'alice secret answer' }).waitFor();
 
   const bob = await openChat(server, 'bob', sessionId ?? '');
-  await bob.locator('#error', { hasText: 'SESSION_NOT_FOUND' }).waitFor();
+  // A sentence for the person; the code only under Details.
+  await bob.locator('#error .sentence', { hasText: 'does not exist' }).waitFor();
+  await expect(bob.locator('#error details code').textContent()).resolves.toContain('SESSION_NOT_FOUND');
   expect(await transcript(bob)).toBe('');
   expect(await bob.locator('#sessions li').count()).toBe(0);
   expect(await bob.content()).not.toContain('alice secret');
@@ -308,7 +252,22 @@ test('the page is served without a token; other files only from its folder', asy
   expect(index.headers.get('content-security-policy')).toContain("script-src 'self'");
   const script = await fetch(`${server.url}/web-chat/chat.js`);
   expect(script.headers.get('content-type')).toContain('text/javascript');
-  for (const path of ['/web-chat/..%2Fpackage.json', '/web-chat/missing.js', '/web-chat/README.md']) {
+  // The libraries come from the package's own dependencies at fixed names, under the same CSP.
+  for (const name of ['marked.js', 'purify.js', 'highlight.js']) {
+    const library = await fetch(`${server.url}/web-chat/vendor/${name}`);
+    expect(library.status).toBe(200);
+    expect(library.headers.get('content-type')).toContain('text/javascript');
+    expect(library.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await library.text()).toMatch(/export\s*\{/);
+  }
+  for (const path of [
+    '/web-chat/..%2Fpackage.json',
+    '/web-chat/missing.js',
+    '/web-chat/README.md',
+    '/web-chat/vendor/toString',
+    '/web-chat/vendor/..%2F..%2Fpackage.json',
+    '/web-chat/vendor/react.js',
+  ]) {
     const response = await fetch(`${server.url}${path}`);
     expect(response.status).toBe(404);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');

@@ -1,142 +1,117 @@
-// The YouYou web chat: a plain ES module, no build step. Everything a model, tool or server sends is put
-// in the page as text (textContent), never as HTML, after control characters are made visible.
+// The YouYou web chat: plain ES modules, no build step. The transcript is data (`page.items`); each item has
+// one element, and an event redraws only the item it changes — a streamed chunk only the open answer.
+
+import { apiFetch, readSse } from '/web-chat/api.js';
+import { failure, showError } from '/web-chat/failure.js';
+import { historyToItems } from '/web-chat/history.js';
+import { setUpLayout } from '/web-chat/layout.js';
+import { loadSessions as listSessions, markCurrent as markOpenChat } from '/web-chat/sessions.js';
+import {
+  drawItem,
+  drawAll as drawItems,
+  drawNow,
+  drawSoon,
+  removeItem,
+  setCardActions,
+} from '/web-chat/transcript.js';
 
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = 'youyou.token';
 const stateKey = (sessionId) => `youyou.chat.${sessionId}`;
 
-/** The page's state: the token, the open session, its rendered items and the last event sequence seen. */
-const page = { token: '', sessionId: '', items: [], cursor: 0, tail: undefined };
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: making control characters visible is its job.
-const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
-
-/** Makes control characters (ESC, C1, bidi overrides) visible instead of letting them act. */
-function neutralize(text) {
-  return String(text).replace(CONTROL, (character) => {
-    const code = character.charCodeAt(0);
-    if (code < 0x20) return String.fromCharCode(0x2400 + code);
-    if (code === 0x7f) return '\u2421';
-    return `\\u${code.toString(16).padStart(4, '0')}`;
-  });
-}
-
-function element(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = neutralize(text);
-  return node;
-}
+/** The page's state: the token, the open session, its items and the last event sequence seen. */
+const page = { token: '', sessionId: '', items: [], cursor: 0, tail: undefined, running: false };
+let saveTimer = 0;
 
 function setStatus(text) {
   $('status').textContent = text;
 }
 
-function showError(text) {
-  $('error').textContent = neutralize(text);
+function setRunning(running) {
+  page.running = running;
+  $('stop').hidden = !running;
+  $('transcript').setAttribute('aria-busy', String(running));
 }
 
-/** fetch on the API with the bearer token. */
-function api(path, init = {}) {
-  const headers = new Headers(init.headers);
-  headers.set('authorization', `Bearer ${page.token}`);
-  if (init.json !== undefined) headers.set('content-type', 'application/json');
-  const body = init.json === undefined ? init.body : JSON.stringify(init.json);
-  return fetch(path, { ...init, headers, body });
-}
+const api = (path, init) => apiFetch(page.token, path, init);
+const loadSessions = () => listSessions({ api, openSessionId: () => page.sessionId });
+const markCurrent = () => markOpenChat(page.sessionId);
 
-/** The `{ error: { code, message } }` of a failed answer as one line. */
-async function errorText(response) {
-  try {
-    const body = await response.json();
-    return `${body.error.code}: ${body.error.message}`;
-  } catch {
-    return `HTTP ${response.status}`;
-  }
-}
+const sessionPath = (suffix = '') => `/sessions/${encodeURIComponent(page.sessionId)}${suffix}`;
 
-/** Reads server-sent events from a fetch response and hands each `{ id, data }` to `onMessage`, in turn. */
-async function readSse(response, onMessage) {
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) return;
-    buffer += value;
-    for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      let id;
-      const data = [];
-      for (const line of block.split('\n')) {
-        if (line.startsWith('id:')) id = line.slice(3).trim();
-        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-      }
-      if (data.length > 0) await onMessage({ id: Number(id), data: JSON.parse(data.join('\n')) });
-    }
-  }
-}
-
-function save() {
+function saveNow() {
+  clearTimeout(saveTimer);
+  saveTimer = 0;
+  if (page.sessionId === '') return;
   sessionStorage.setItem(
     stateKey(page.sessionId),
     JSON.stringify({ items: page.items, cursor: page.cursor }),
   );
 }
 
-function toolText(item) {
-  const mark = { running: '…', done: '✓', failed: '✗' }[item.state] ?? '';
-  const output = item.output === undefined ? '' : ` → ${item.output}`;
-  return `${mark} ${item.toolName}(${item.args})${output}`;
+// Items and cursor are saved together, a little later, so a burst of chunks is written once; a reload
+// between two saves replays the events after the saved cursor.
+function save() {
+  if (saveTimer === 0) saveTimer = setTimeout(saveNow, 300);
 }
 
-/** Draws the transcript from `page.items`. */
-function render() {
-  const list = $('transcript');
-  const follow = list.scrollTop + list.clientHeight >= list.scrollHeight - 20;
-  list.replaceChildren();
+const actions = {
+  decide: (item, approved, reason) => decide(item, approved, reason),
+  continueTurn: () => continueTurn(),
+  windowPassed: (item) => windowPassed(item),
+};
+
+setCardActions(actions);
+
+/**
+ * Draws a turn's answers afresh once the turn has ended, so no block kept from the stream outlives a change
+ * that only later text made to it (a link reference defined further down, for one).
+ */
+function finishAnswers(turnId) {
   for (const item of page.items) {
-    if (item.kind === 'tool') {
-      list.append(element('li', `tool ${item.state}`, toolText(item)));
-    } else if (item.kind === 'pending') {
-      const row = element('li', 'pending');
-      row.dataset.callId = item.callId;
-      row.append(element('div', '', `${item.toolName}(${item.args}) waits for approval`));
-      if (item.decided) {
-        row.append(element('div', 'notice', item.decided));
-      } else if (windowPassed(item)) {
-        // Too late to decide: the call counts as denied, and the turn goes on without it.
-        row.append(element('div', 'notice', 'the approval window passed: denied'));
-        const proceed = element('button', 'continue', 'Continue');
-        proceed.addEventListener('click', () => continueTurn());
-        row.append(proceed);
-      } else {
-        const approve = element('button', 'approve', 'Approve');
-        const deny = element('button', 'deny', 'Deny');
-        approve.addEventListener('click', () => decide(item, true));
-        deny.addEventListener('click', () => decide(item, false));
-        row.append(approve, deny);
-      }
-      list.append(row);
-    } else {
-      list.append(element('li', item.kind, item.text));
-    }
+    if (item.kind !== 'assistant' || item.turnId !== turnId) continue;
+    drawNow(item);
   }
-  if (follow) list.scrollTop = list.scrollHeight;
 }
 
-/** Appends to the last item when it is of the same kind and turn, else starts a new one. */
+const drawAll = () => drawItems(page.items);
+
+function push(item) {
+  page.items.push(item);
+  $('empty').hidden = true;
+  drawItem(item);
+  return item;
+}
+
+/** Appends to the open answer (same kind and turn) and redraws only it; else opens a new one. */
 function appendText(kind, turnId, text) {
   const last = page.items.at(-1);
-  if (last?.kind === kind && last.turnId === turnId) last.text += text;
-  else page.items.push({ kind, turnId, text });
+  if (last?.kind === kind && last.turnId === turnId) {
+    last.text += text;
+    drawSoon(last);
+  } else push({ kind, turnId, text });
 }
 
-function argumentsText(value) {
-  try {
-    return JSON.stringify(value) ?? '';
-  } catch {
-    return '';
+const findTool = (callId) => page.items.find((item) => item.kind === 'tool' && item.callId === callId);
+
+function endTool(payload) {
+  const tool = findTool(payload.callId);
+  const state = payload.denied ? 'denied' : payload.success ? 'done' : 'failed';
+  const output = String(payload.output?.content ?? '');
+  const durationMs = typeof payload.durationMs === 'number' ? payload.durationMs : undefined;
+  if (tool === undefined) {
+    push({
+      kind: 'tool',
+      callId: String(payload.callId),
+      toolName: String(payload.toolName),
+      args: {},
+      state,
+      output,
+      durationMs,
+    });
+  } else {
+    Object.assign(tool, { state, output, durationMs });
+    drawItem(tool);
   }
 }
 
@@ -155,75 +130,70 @@ async function apply({ id, data }) {
   const turnId = String(data.turnId ?? '');
   switch (payload.type) {
     case 'text_delta':
+      setRunning(true);
       appendText('assistant', turnId, String(payload.text));
       break;
     case 'reasoning_delta':
+      setRunning(true);
       appendText('reasoning', turnId, String(payload.text));
       break;
     case 'tool_call_start':
-      page.items.push({
+      setRunning(true);
+      push({
         kind: 'tool',
         callId: String(payload.callId),
         toolName: String(payload.toolName),
-        args: argumentsText(payload.arguments),
+        args: payload.arguments ?? {},
         state: 'running',
       });
       break;
-    case 'tool_call_end': {
-      const tool = page.items.find((item) => item.kind === 'tool' && item.callId === payload.callId);
-      const output = String(payload.output?.content ?? '');
-      if (tool) {
-        tool.state = payload.success ? 'done' : 'failed';
-        tool.output = output;
-      } else {
-        page.items.push({
-          kind: 'tool',
-          callId: String(payload.callId),
-          toolName: String(payload.toolName),
-          args: '',
-          state: payload.success ? 'done' : 'failed',
-          output,
-        });
-      }
+    case 'tool_call_end':
+      endTool(payload);
       break;
-    }
     case 'turn_suspended':
+      finishAnswers(turnId);
       for (const call of payload.pendingCalls ?? []) addPending(call);
+      setRunning(false);
       setStatus('waiting for approval');
       break;
     case 'turn_complete':
+      finishAnswers(turnId);
+      setRunning(false);
+      if (Number(payload.usage?.modelCalls ?? 0) > 0) push({ kind: 'usage', turnId, usage: payload.usage });
       setStatus('turn complete');
       break;
     case 'turn_cancelled':
-      page.items.push({ kind: 'notice', text: 'turn cancelled' });
+      finishAnswers(turnId);
+      setRunning(false);
+      push({ kind: 'notice', text: 'Stopped.' });
+      setStatus('turn stopped');
       break;
     case 'error':
-      page.items.push({
+      finishAnswers(turnId);
+      push({
         kind: 'notice',
-        text: `error ${payload.error?.code ?? ''}: ${payload.error?.message ?? ''}`,
+        text: 'The answer failed part-way. Try again, or rephrase the message.',
+        detail: `${payload.error?.code ?? 'ERROR'}: ${payload.error?.message ?? ''}`,
       });
       break;
-    default:
-      return save();
   }
   save();
-  render();
 }
 
 function addPending(call) {
   const callId = String(call.callId);
   if (page.items.some((item) => item.kind === 'pending' && item.callId === callId)) return;
-  page.items.push({
+  const item = push({
     kind: 'pending',
     callId,
     toolName: String(call.toolName),
-    args: argumentsText(call.arguments),
+    args: call.arguments ?? {},
     decided: '',
     expiresAt: typeof call.expiresAt === 'string' ? call.expiresAt : '',
   });
   // Redraw when the window passes, so the buttons change while the page is open.
   const left = Date.parse(call.expiresAt) - Date.now();
-  if (left > 0) setTimeout(render, Math.min(left + 50, 2_147_483_647));
+  if (left > 0) setTimeout(() => drawItem(item), Math.min(left + 50, 2_147_483_647));
 }
 
 /** Whether a pending call's approval window has passed (a call without one never passes). */
@@ -233,33 +203,33 @@ function windowPassed(item) {
 
 /** Continues a turn whose approval window passed; its events come on the tail. */
 async function continueTurn() {
-  const response = await api(`/sessions/${encodeURIComponent(page.sessionId)}/continue`, {
-    method: 'POST',
-  });
-  if (!response.ok) return showError(await errorText(response));
+  const response = await api(sessionPath('/continue'), { method: 'POST' }).catch((error) => error);
+  if (!(response instanceof Response) || !response.ok) return showError(await failure(response));
   await response.body?.cancel();
   for (const pending of page.items) {
-    if (pending.kind === 'pending' && !pending.decided)
+    if (pending.kind === 'pending' && !pending.decided) {
       pending.decided = 'denied: the approval window passed';
+      drawItem(pending);
+    }
   }
-  save();
-  render();
+  saveNow();
 }
 
-/** Sends an approval or a denial; the continued turn's events come on the tail. */
-async function decide(item, approved) {
-  const response = await api(
-    `/sessions/${encodeURIComponent(page.sessionId)}/approvals/${encodeURIComponent(item.callId)}`,
-    {
-      method: 'POST',
-      json: approved ? { approved: true } : { approved: false, reason: 'denied in the web chat' },
-    },
-  );
-  if (!response.ok) return showError(await errorText(response));
+/** Sends an approval or a denial (with the person's reason when given); the turn's events come on the tail. */
+async function decide(item, approved, reason) {
+  const json = approved
+    ? { approved: true }
+    : { approved: false, reason: reason ?? 'denied in the web chat' };
+  const response = await api(sessionPath(`/approvals/${encodeURIComponent(item.callId)}`), {
+    method: 'POST',
+    json,
+  }).catch((error) => error);
+  if (!(response instanceof Response) || !response.ok) return showError(await failure(response));
   await response.body?.cancel();
-  item.decided = approved ? 'approved' : 'denied';
-  save();
-  render();
+  item.decided = approved ? 'approved' : reason ? `denied: ${reason}` : 'denied';
+  drawItem(item);
+  saveNow();
+  $('message').focus();
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -276,7 +246,7 @@ async function follow(sessionId, signal) {
         headers: { 'last-event-id': String(page.cursor) },
         signal,
       });
-      if (response.status === 401 || response.status === 404) return showError(await errorText(response));
+      if (response.status === 401 || response.status === 404) return showError(await failure(response));
       if (response.ok) {
         setStatus('live');
         wait = 250;
@@ -291,154 +261,150 @@ async function follow(sessionId, signal) {
   }
 }
 
-/** The committed history as items, for a session this tab has not followed before. */
+/** Draws the committed history, for a session this tab has not followed before, and its held calls. */
 function historyItems(messages, pending) {
-  const items = [];
-  const text = (content) =>
-    content
-      .filter((block) => block.type === 'text')
-      .map((block) => block.text)
-      .join('');
-  for (const message of messages) {
-    if (message.type === 'user') items.push({ kind: 'user', text: text(message.content) });
-    else if (message.type === 'assistant')
-      items.push({ kind: 'assistant', turnId: '', text: text(message.content) });
-    else if (message.type === 'tool_call') {
-      items.push({
-        kind: 'tool',
-        callId: message.callId,
-        toolName: message.toolName,
-        args: argumentsText(message.arguments),
-        state: 'running',
-      });
-    } else if (message.type === 'tool_result') {
-      const tool = items.find((item) => item.kind === 'tool' && item.callId === message.callId);
-      if (tool) {
-        tool.state = message.isError ? 'failed' : 'done';
-        tool.output = message.content;
-      }
-    }
-  }
-  page.items = items;
+  page.items = historyToItems(messages);
+  drawAll();
   for (const call of pending) addPending(call);
-  return items;
 }
 
 /** Replaces the drawn transcript with the session's committed history (the cursor stays). */
 async function reloadHistory() {
-  const answer = await api(`/sessions/${encodeURIComponent(page.sessionId)}/messages`);
-  if (!answer.ok) return showError(await errorText(answer));
+  const answer = await api(sessionPath('/messages'));
+  if (!answer.ok) return showError(await failure(answer));
   const { messages, pendingApprovals } = await answer.json();
   historyItems(messages, pendingApprovals);
-  save();
-  render();
+  saveNow();
+}
+
+/** Shows an empty chat; the session is created by the first message. */
+function newChat() {
+  page.tail?.abort();
+  Object.assign(page, { sessionId: '', items: [], cursor: 0, tail: undefined });
+  setRunning(false);
+  showError(undefined);
+  drawAll();
+  history.replaceState(null, '', '#');
+  $('title').textContent = 'New chat';
+  markCurrent();
+  $('message').focus();
 }
 
 /** Opens a session: checks it is this tenant's, restores or loads its transcript, follows its events. */
 async function openSession(sessionId) {
-  page.tail?.abort();
+  newChat();
   page.sessionId = sessionId;
-  page.items = [];
-  page.cursor = 0;
-  showError('');
-  render();
   history.replaceState(null, '', `#session=${encodeURIComponent(sessionId)}`);
-  const path = `/sessions/${encodeURIComponent(sessionId)}`;
-  const info = await api(path);
-  if (!info.ok) return showError(await errorText(info));
-  const { lastSequence } = await info.json();
+  markCurrent();
+  const info = await api(sessionPath()).catch((error) => error);
+  if (!(info instanceof Response) || !info.ok) return showError(await failure(info));
+  const { lastSequence, turnRunning } = await info.json();
   const saved = JSON.parse(sessionStorage.getItem(stateKey(sessionId)) ?? 'null');
   if (saved && saved.cursor <= lastSequence) {
     page.items = saved.items;
     page.cursor = saved.cursor;
+    drawAll();
   } else {
-    const answer = await api(`${path}/messages`);
-    if (!answer.ok) return showError(await errorText(answer));
-    const { messages, pendingApprovals } = await answer.json();
-    historyItems(messages, pendingApprovals);
+    await reloadHistory();
     page.cursor = lastSequence;
-    save();
+    saveNow();
   }
-  render();
-  markCurrent();
+  setRunning(Boolean(turnRunning));
   const controller = new AbortController();
   page.tail = controller;
   follow(sessionId, controller.signal);
 }
 
-function markCurrent() {
-  for (const button of document.querySelectorAll('#sessions button')) {
-    button.setAttribute('aria-current', String(button.dataset.sessionId === page.sessionId));
-  }
+/** Puts `text` in the message box, which fits its height to it. */
+function setComposerText(text) {
+  $('message').value = text;
+  $('message').dispatchEvent(new Event('input'));
 }
 
-async function loadSessions() {
-  const response = await api('/sessions');
-  if (!response.ok) return showError(await errorText(response));
-  const { sessions } = await response.json();
-  const list = $('sessions');
-  list.replaceChildren();
-  for (const summary of sessions) {
-    const button = element('button', '', summary.title || summary.sessionId);
-    button.dataset.sessionId = summary.sessionId;
-    button.addEventListener('click', () => openSession(summary.sessionId));
-    const row = element('li');
-    row.append(button);
-    list.append(row);
-  }
-  markCurrent();
-}
-
-async function newSession() {
-  const response = await api('/sessions', { method: 'POST', json: {} });
-  if (!response.ok) return showError(await errorText(response));
-  const { sessionId } = await response.json();
-  await openSession(sessionId);
-  await loadSessions();
-}
-
+/** Sends the composer's text; a message the server refuses leaves the transcript and goes back in the box. */
 async function send(event) {
-  event.preventDefault();
-  const text = $('message').value;
+  event?.preventDefault();
+  const input = $('message');
+  const text = input.value;
   if (text.trim() === '') return;
-  if (page.sessionId === '') await newSession();
-  if (page.sessionId === '') return;
-  showError('');
-  page.items.push({ kind: 'user', text });
-  save();
-  render();
-  $('message').value = '';
-  const response = await api(`/sessions/${encodeURIComponent(page.sessionId)}/messages`, {
-    method: 'POST',
-    json: { content: text },
-  });
-  if (!response.ok) return showError(await errorText(response));
+  showError(undefined);
+  setComposerText('');
+  const item = push({ kind: 'user', text });
+  const refused = async (response) => {
+    page.items = page.items.filter((each) => each !== item);
+    removeItem(item);
+    $('empty').hidden = page.items.length > 0;
+    saveNow();
+    if (input.value === '') setComposerText(text);
+    showError(await failure(response));
+    input.focus();
+  };
+  if (page.sessionId === '') {
+    const created = await api('/sessions', { method: 'POST', json: {} }).catch((error) => error);
+    if (!(created instanceof Response) || !created.ok) return refused(created);
+    const { sessionId } = await created.json();
+    await openSession(sessionId);
+    push(item);
+  }
+  setRunning(true);
   setStatus('turn running');
+  const response = await api(sessionPath('/messages'), { method: 'POST', json: { content: text } }).catch(
+    (error) => error,
+  );
+  if (!(response instanceof Response) || !response.ok) {
+    setRunning(false);
+    setStatus('');
+    return refused(response);
+  }
+  saveNow();
   // The turn's events arrive on the session's tail; leaving this stream does not cancel the turn.
   await response.body?.cancel();
   loadSessions();
 }
 
+async function stop() {
+  const response = await api(sessionPath('/cancel'), { method: 'POST', json: {} }).catch((error) => error);
+  if (!(response instanceof Response) || !response.ok) return showError(await failure(response));
+  $('message').focus();
+}
+
 function useToken(token) {
   page.token = token;
-  sessionStorage.setItem(TOKEN_KEY, token);
+  localStorage.setItem(TOKEN_KEY, token);
+  $('token-form').hidden = token !== '';
   loadSessions();
+}
+
+/** Opens the session the address names (a bookmark, a link from the list, Back/Forward). */
+function openFromAddress() {
+  const sessionId = new URLSearchParams(location.hash.slice(1)).get('session') ?? '';
+  if (sessionId !== '' && sessionId !== page.sessionId) openSession(sessionId);
 }
 
 function start() {
   const hash = new URLSearchParams(location.hash.slice(1));
-  const token = hash.get('token') ?? sessionStorage.getItem(TOKEN_KEY) ?? '';
+  const token = hash.get('token') ?? localStorage.getItem(TOKEN_KEY) ?? '';
   const sessionId = hash.get('session') ?? '';
   // The token leaves the address bar (and the history) once read.
   if (hash.has('token'))
     history.replaceState(null, '', sessionId ? `#session=${encodeURIComponent(sessionId)}` : '#');
+  setUpLayout({ onNewChat: newChat, onSearch: loadSessions, onSend: () => send() });
   $('token-form').addEventListener('submit', (event) => {
     event.preventDefault();
     useToken($('token').value.trim());
   });
-  $('new-session').addEventListener('click', newSession);
+  $('change-token').addEventListener('click', () => {
+    $('token-form').hidden = false;
+    $('token').focus();
+  });
   $('composer').addEventListener('submit', send);
-  if (token === '') return setStatus('enter a token');
+  $('stop').addEventListener('click', stop);
+  window.addEventListener('hashchange', openFromAddress);
+  window.addEventListener('pagehide', saveNow);
+  if (token === '') {
+    $('token-form').hidden = false;
+    return setStatus('enter a token');
+  }
   useToken(token);
   if (sessionId !== '') openSession(sessionId);
 }
