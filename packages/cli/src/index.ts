@@ -9,7 +9,7 @@ export {
   createApprovalGate,
   createDenyRulesPlugin,
   mutatingToolNames,
-} from './approval.js';
-export { type CliSettings, type FileConfig, resolveSettings, validateFileConfig } from './config.js';
+} from './approval/policy.js';
+export { type CliSettings, type FileConfig, resolveSettings, validateFileConfig } from './config/config.js';
 export { type RunOptions, run } from './main.js';
 export { createWorkspaceTools, type WorkspaceToolsOptions } from './tools/index.js';

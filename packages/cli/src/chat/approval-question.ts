@@ -1,10 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { structuredPatch } from 'diff';
-import type { ApprovalRequest } from './approval.js';
+import type { ApprovalRequest } from '../approval/policy.js';
+import { SHELL_TOOL } from '../approval/rules.js';
+import { neutralizeLine } from '../text/terminal-text.js';
 import { createStyles, type Styles, wrapLine } from './format.js';
-import { SHELL_TOOL } from './rules.js';
-import { neutralizeLine } from './terminal-text.js';
 
 /**
  * What the approval question shows of a call: everything that will run or be written, never a summary. A

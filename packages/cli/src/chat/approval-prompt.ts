@@ -1,9 +1,9 @@
-import type { ApprovalAnswer, ApprovalRequest } from './approval.js';
+import type { ApprovalAnswer, ApprovalRequest } from '../approval/policy.js';
+import { type ApprovalRule, offeredShellPattern, parseRule, SHELL_TOOL } from '../approval/rules.js';
+import { neutralizeLine } from '../text/terminal-text.js';
+import { callLines } from './approval-question.js';
 import { createStyles, type Styles } from './format.js';
-import { callLines } from './question.js';
-import { type ApprovalRule, offeredShellPattern, parseRule, SHELL_TOOL } from './rules.js';
 import { isInterrupt, type Key } from './terminal.js';
-import { neutralizeLine } from './terminal-text.js';
 
 /**
  * How long the keyboard must have been quiet before the question takes an answer. Typing that was going on

@@ -3,6 +3,9 @@
  * act on the chat through `ChatCommandContext`, so that the chat keeps its prompt, turn and key handling to itself.
  */
 import type { Session } from '@youyou/agent';
+import { plainMessage, type Styles } from '../../chat/format.js';
+import { sessionUsageReport } from '../../chat/usage-line.js';
+import type { CliRuntime } from '../../runtime/setup.js';
 import {
   formatSessionTable,
   formatSkills,
@@ -10,11 +13,8 @@ import {
   resolveSessionId,
   storedMessageCount,
   workspacesOf,
-} from './commands.js';
-import { plainMessage, type Styles } from './format.js';
-import type { CliRuntime } from './setup.js';
-import { neutralizeLine } from './terminal-text.js';
-import { sessionUsageReport } from './usage-line.js';
+} from '../../sessions/commands.js';
+import { neutralizeLine } from '../../text/terminal-text.js';
 
 /** A slash command line: `/name` and what follows it. */
 export const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;

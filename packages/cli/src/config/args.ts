@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { SANDBOX_MODES, type SandboxMode } from './sandbox.js';
+import { SANDBOX_MODES, type SandboxMode } from '../sandbox/sandbox.js';
 
 /** The providers `--provider` accepts. */
 export const PROVIDER_NAMES = ['openai', 'anthropic', 'compatible'] as const;

@@ -1,4 +1,4 @@
-import { neutralize } from './terminal-text.js';
+import { neutralize } from '../text/terminal-text.js';
 
 /** ANSI styling that turns into plain text when colour is off. */
 export interface Styles {

@@ -1,17 +1,24 @@
 import type { AgentError, Message, RunningTurn, Session } from '@youyou/agent';
-import type { ApprovalAnswer, ApprovalRequest } from './approval.js';
-import type { ApprovalQuestion } from './approval-prompt.js';
-import { packageVersion, shortId, storedMessageCount } from './commands.js';
-import type { CliSettings } from './config.js';
-import { createStyles, plainMessage, type Styles } from './format.js';
-import { type ChatCommandContext, COMMAND, runSlashCommand } from './interactive-commands.js';
-import type { MarkdownStream } from './markdown.js';
-import { loadMarkdownStream } from './markdown-load.js';
-import { type CliIo, newWorkspaceSession, openSession } from './print-mode.js';
-import { TurnView } from './render.js';
-import { type CliRuntime, openHomeStorage, setUpRuntime } from './setup.js';
-import { isInterrupt, type Key, loadHistory, type PromptResult, saveHistory, Terminal } from './terminal.js';
-import { neutralize, neutralizeLine } from './terminal-text.js';
+import type { ApprovalAnswer, ApprovalRequest } from '../../approval/policy.js';
+import type { ApprovalQuestion } from '../../chat/approval-prompt.js';
+import { createStyles, plainMessage, type Styles } from '../../chat/format.js';
+import type { MarkdownStream } from '../../chat/markdown.js';
+import { loadMarkdownStream } from '../../chat/markdown-load.js';
+import { TurnView } from '../../chat/render.js';
+import {
+  isInterrupt,
+  type Key,
+  loadHistory,
+  type PromptResult,
+  saveHistory,
+  Terminal,
+} from '../../chat/terminal.js';
+import type { CliSettings } from '../../config/config.js';
+import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
+import { packageVersion, shortId, storedMessageCount } from '../../sessions/commands.js';
+import { neutralize, neutralizeLine } from '../../text/terminal-text.js';
+import { type CliIo, newWorkspaceSession, openSession } from '../print.js';
+import { type ChatCommandContext, COMMAND, runSlashCommand } from './slash-commands.js';
 
 /**
  * The interactive chat: a prompt with history, slash commands, streamed turns drawn by TurnView, approval
@@ -318,7 +325,7 @@ class Chat {
 
   async #askNow(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
     // Loaded on the first question: the diff library is not needed to start.
-    const { ApprovalQuestion } = await import('./approval-prompt.js');
+    const { ApprovalQuestion } = await import('../../chat/approval-prompt.js');
     this.#view?.pause();
     return new Promise<ApprovalAnswer>((resolve) => {
       const onAbort = (): void => question.abandon();

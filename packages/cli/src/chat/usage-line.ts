@@ -3,8 +3,8 @@
  * session's). The numbers come from the runtime's totals, which add up the provider's own reports.
  */
 import type { UsageTotals } from '@youyou/agent';
+import { neutralizeLine } from '../text/terminal-text.js';
 import { createStyles } from './format.js';
-import { neutralizeLine } from './terminal-text.js';
 
 const COUNT = new Intl.NumberFormat('en-US');
 

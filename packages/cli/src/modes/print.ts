@@ -1,12 +1,12 @@
 import type { AgentError, Session } from '@youyou/agent';
-import { latestSessionId, recordWorkspace, resolveSessionId } from './commands.js';
-import type { CliSettings } from './config.js';
-import { plainMessage, wantsColor } from './format.js';
-import { loadMarkdownStream } from './markdown-load.js';
-import { isUnreachableError, unreachableMessage } from './provider.js';
-import { TurnView } from './render.js';
-import { type CliRuntime, openHomeStorage, setUpRuntime } from './setup.js';
-import { terminalSafeJson } from './terminal-text.js';
+import { plainMessage, wantsColor } from '../chat/format.js';
+import { loadMarkdownStream } from '../chat/markdown-load.js';
+import { TurnView } from '../chat/render.js';
+import type { CliSettings } from '../config/config.js';
+import { isUnreachableError, unreachableMessage } from '../runtime/provider.js';
+import { type CliRuntime, openHomeStorage, setUpRuntime } from '../runtime/setup.js';
+import { latestSessionId, recordWorkspace, resolveSessionId } from '../sessions/commands.js';
+import { terminalSafeJson } from '../text/terminal-text.js';
 
 /** The streams a run writes to, and the environment it reads. */
 export interface CliIo {

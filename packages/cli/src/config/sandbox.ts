@@ -3,10 +3,15 @@
  * this one uses config.ts's helpers only inside functions, so the cycle is harmless.
  */
 import path from 'node:path';
+import { DEFAULT_RESOURCE_LIMITS, type ResourceLimits } from '../sandbox/limits.js';
+import {
+  DEFAULT_SANDBOX_MODE,
+  SANDBOX_MODES,
+  type SandboxMode,
+  SECRET_HOME_PATHS,
+} from '../sandbox/sandbox.js';
 import type { FlagSettings } from './args.js';
-import { ConfigError, isRecord, optionalString } from './config-values.js';
-import { DEFAULT_SANDBOX_MODE, SANDBOX_MODES, type SandboxMode, SECRET_HOME_PATHS } from './sandbox.js';
-import { DEFAULT_RESOURCE_LIMITS, type ResourceLimits } from './sandbox-limits.js';
+import { ConfigError, isRecord, optionalString } from './values.js';
 
 /** `sandbox` of the config file. */
 export interface SandboxFileConfig {

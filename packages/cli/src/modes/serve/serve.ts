@@ -1,14 +1,14 @@
 import type { AgentError, SessionStorage } from '@youyou/agent';
-import type { CliSettings } from './config.js';
-import { ConfigError } from './config-values.js';
-import type { CliIo } from './print-mode.js';
-import { type DatabaseTarget, databaseTarget, openServeDatabase, redacted } from './serve-database.js';
-import { tokensFromEnv } from './server-config.js';
-import { type CliRuntime, openHomeStorage, type RuntimeStorage, setUpRuntime } from './setup.js';
-import { plainMessage } from './style.js';
+import { plainMessage } from '../../chat/style.js';
+import type { CliSettings } from '../../config/config.js';
+import { tokensFromEnv } from '../../config/server.js';
+import { ConfigError } from '../../config/values.js';
+import { type CliRuntime, openHomeStorage, type RuntimeStorage, setUpRuntime } from '../../runtime/setup.js';
+import { serveWorkspaces } from '../../runtime/tenant-workspaces.js';
+import { neutralizeLine } from '../../text/terminal-text.js';
+import type { CliIo } from '../print.js';
+import { type DatabaseTarget, databaseTarget, openServeDatabase, redacted } from './database.js';
 import { moveTenantMemories } from './tenant-memories.js';
-import { serveWorkspaces } from './tenant-workspaces.js';
-import { neutralizeLine } from './terminal-text.js';
 
 /** How many sessions `youyou serve` holds at once without "server.maxActiveSessions". */
 const DEFAULT_MAX_ACTIVE_SESSIONS = 16;

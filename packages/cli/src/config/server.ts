@@ -1,4 +1,4 @@
-import { ConfigError, isRecord } from './config-values.js';
+import { ConfigError, isRecord } from './values.js';
 
 /** The config file's "server": what `youyou serve` runs with. */
 export interface ServerFileConfig {

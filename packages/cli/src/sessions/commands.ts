@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import type { SessionStorage, SessionSummary, SkillDefinition } from '@youyou/agent';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
-import type { CliSettings } from './config.js';
-import { createStyles, truncate } from './format.js';
-import { neutralizeLine, terminalSafeJson } from './terminal-text.js';
+import { createStyles, truncate } from '../chat/format.js';
+import type { CliSettings } from '../config/config.js';
+import { neutralizeLine, terminalSafeJson } from '../text/terminal-text.js';
 
 /** The metadata key under which a session records the workspace it was started in. */
 export const WORKSPACE_METADATA_KEY = 'youyou.workspace';
@@ -11,16 +11,16 @@ export const WORKSPACE_METADATA_KEY = 'youyou.workspace';
 /** How many sessions `--continue` reads at a time while it looks for the latest one of the workspace. */
 const CONTINUE_PAGE_SIZE = 50;
 
-import { preparePrivateHome } from './private-home.js';
+import { preparePrivateHome } from '../runtime/private-home.js';
 
 /** A failure of a command that is nobody's mistake in the arguments (an unknown session): exit code 1. */
 export class CommandError extends Error {
   override readonly name = 'CommandError';
 }
 
-/** The version of this package, from its package.json (one folder above both src/ and dist/). */
+/** The version of this package, from its package.json (two folders above this file, in src/ and in dist/). */
 export function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
     version?: string;
   };
   return manifest.version ?? '0.0.0';

@@ -1,6 +1,6 @@
 import type { ToolOutput } from '@youyou/agent';
 import stringWidth from 'string-width';
-import { neutralizeLine } from './terminal-text.js';
+import { neutralizeLine } from '../text/terminal-text.js';
 
 export { createStyles, plainMessage, type Styles, wantsColor } from './style.js';
 

@@ -1,19 +1,18 @@
 import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
+import { type ApprovalRule, type ApprovalRules, NO_RULES, parseRule } from '../approval/rules.js';
 import { type FlagSettings, PROVIDER_NAMES, type ProviderName } from './args.js';
-import { ConfigError, isRecord, type Json, optionalString } from './config-values.js';
-import { type ApprovalRule, type ApprovalRules, NO_RULES, parseRule } from './rules.js';
 import {
   parseSandboxConfig,
   resolveSandbox,
   type SandboxFileConfig,
   type SandboxSettings,
-} from './sandbox-config.js';
+} from './sandbox.js';
+import { parseServerConfig, type ServerFileConfig } from './server.js';
+import { ConfigError, isRecord, type Json, optionalString } from './values.js';
 
-import { parseServerConfig, type ServerFileConfig } from './server-config.js';
-
-export { ConfigError, isRecord, type Json, optionalString } from './config-values.js';
+export { ConfigError, isRecord, type Json, optionalString } from './values.js';
 
 /** Where a compatible server is looked for when nothing else is configured: a local Ollama. */
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:11434/v1';

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
-import type { CliSettings } from './config.js';
-import { neutralizeLine } from './terminal-text.js';
+import type { CliSettings } from '../config/config.js';
+import { neutralizeLine } from '../text/terminal-text.js';
 
 /** How `youyou serve` gives sessions their workspace folders (config "server.workspaces"). */
 export type WorkspaceMode = 'tenant' | 'session' | 'shared';

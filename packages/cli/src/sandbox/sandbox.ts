@@ -1,14 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { neutralizeLine } from '../text/terminal-text.js';
 import {
   DEFAULT_RESOURCE_LIMITS,
   prlimitOptions,
   type ResourceLimits,
   rootProcessLimitPrefix,
-} from './sandbox-limits.js';
-import { workspaceProtection } from './sandbox-workspace.js';
-import { neutralizeLine } from './terminal-text.js';
+} from './limits.js';
+import { workspaceProtection } from './workspace.js';
 
 /** How far the shell tool is confined, named like Codex's modes. */
 export const SANDBOX_MODES = ['read-only', 'workspace-write', 'danger-full-access'] as const;

@@ -1,4 +1,6 @@
 import type { AgentEvent, ToolOutput } from '@youyou/agent';
+import { isUnreachableError, unreachableMessage } from '../runtime/provider.js';
+import { neutralize, neutralizeLine } from '../text/terminal-text.js';
 import {
   countWords,
   createStyles,
@@ -11,8 +13,6 @@ import {
   truncate,
 } from './format.js';
 import type { MarkdownStream } from './markdown.js';
-import { isUnreachableError, unreachableMessage } from './provider.js';
-import { neutralize, neutralizeLine } from './terminal-text.js';
 import { turnUsageLine } from './usage-line.js';
 
 /**

@@ -1,7 +1,7 @@
 import { Marked, type Token, type Tokens } from 'marked';
 import { markedTerminal } from 'marked-terminal';
+import { neutralize } from '../text/terminal-text.js';
 import { rowsOf } from './format.js';
-import { neutralize } from './terminal-text.js';
 
 /**
  * Answers rendered as Markdown for a terminal (headings, emphasis, lists, tables, code blocks with syntax

@@ -4,14 +4,14 @@ import type { ModelInfo, ModelProvider } from '@youyou/agent';
 // `--version` and `sessions` do not load them.
 import type { AnthropicModelInfo } from '@youyou/anthropic';
 import type { OpenAIModelInfo } from '@youyou/openai';
-import type { ProviderName } from './args.js';
+import type { ProviderName } from '../config/args.js';
 import {
   type CliSettings,
   ConfigError,
   DEFAULT_BASE_URL,
   DEFAULT_COMPATIBLE_CONTEXT_WINDOW,
   DEFAULT_COMPATIBLE_MODEL,
-} from './config.js';
+} from '../config/config.js';
 
 /** The provider the CLI talks to, and what to say about it. */
 export interface ChosenProvider {

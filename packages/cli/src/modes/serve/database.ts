@@ -1,9 +1,9 @@
 import type { AgentError } from '@youyou/agent';
 // Types only: PostgreSQL (and pg) load only when serve is given a database URL.
 import type { PostgresSessionStorage } from '@youyou/postgres';
-import { CommandError } from './commands.js';
-import { ConfigError } from './config-values.js';
-import type { RuntimeStorage } from './setup.js';
+import { ConfigError } from '../../config/values.js';
+import type { RuntimeStorage } from '../../runtime/setup.js';
+import { CommandError } from '../../sessions/commands.js';
 
 /** A PostgreSQL URL for `youyou serve`, checked, with what may be shown of it and what must never be. */
 export interface DatabaseTarget {

@@ -20,12 +20,8 @@ import {
   createDenyRulesPlugin,
   mutatingToolNames,
   type TouchedPath,
-} from './approval.js';
-import { type CliSettings, ConfigError, type McpServerSetting } from './config.js';
-import { refusedNames, toolEnvironment } from './env.js';
-import { projectInstructions } from './instructions.js';
-import { preparePrivateHome } from './private-home.js';
-import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
+} from '../approval/policy.js';
+import { type CliSettings, ConfigError, type McpServerSetting } from '../config/config.js';
 import {
   findExecutable,
   findShell,
@@ -33,13 +29,17 @@ import {
   type SandboxMode,
   type ShellSandbox,
   sandboxUnavailableText,
-} from './sandbox.js';
+} from '../sandbox/sandbox.js';
+import { refusedNames, toolEnvironment } from '../sandbox/tool-env.js';
+import { neutralizeLine } from '../text/terminal-text.js';
+import { answerOnAbort } from '../tools/answer-on-abort.js';
+import { createWorkspaceTools, touchedPathResolver } from '../tools/index.js';
+import { projectInstructions } from './instructions.js';
+import { preparePrivateHome } from './private-home.js';
+import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
 import { SwitchableProvider } from './switchable-provider.js';
 import { startTelemetry, type Telemetry } from './telemetry.js';
 import { type WorkspaceRouting, workspaceToolsOf } from './tenant-workspaces.js';
-import { neutralizeLine } from './terminal-text.js';
-import { answerOnAbort } from './tools/answer-on-abort.js';
-import { createWorkspaceTools, touchedPathResolver } from './tools/index.js';
 
 /**
  * What the approval rules match a call's path on: the path resolved in the workspace the call will run in —
