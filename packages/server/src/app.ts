@@ -2,15 +2,15 @@ import type { Agent, RunningTurn, SessionStorage, SessionSummary, UserInput } fr
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
-import { authenticate, checkAuth, type ServerAuth, tokenResolver } from './auth.js';
-import { onlyKeys, optionalString, parseCursor, readJsonObject } from './body.js';
-import { errorResponse, HttpError } from './errors.js';
-import { SessionHub } from './hub.js';
-import { type ListeningServer, listen } from './listen.js';
-import { eventLogOf, mountLogRoute } from './log-tail.js';
-import { isTerminal, streamJournal } from './sse.js';
-import { mountUiChat } from './ui-chat.js';
-import { mountWebChat, type WebChatOptions } from './web-chat.js';
+import { authenticate, checkAuth, type ServerAuth, tokenResolver } from './http/auth.js';
+import { onlyKeys, optionalString, parseCursor, readJsonObject } from './http/body.js';
+import { errorResponse, HttpError } from './http/errors.js';
+import { type ListeningServer, listen } from './http/listen.js';
+import { isTerminal, streamJournal } from './http/sse.js';
+import { eventLogOf, mountLogRoute } from './routes/log.js';
+import { mountUiChat } from './routes/ui-chat.js';
+import { mountWebChat, type WebChatOptions } from './routes/web-chat.js';
+import { SessionHub } from './sessions/hub.js';
 
 /** Limits of one server; every field has a default. */
 export interface ServerLimits {

@@ -8,9 +8,9 @@ import {
   type SessionEvent,
   type SessionStorage,
 } from '@youyou/agent';
-import { HttpError } from './errors.js';
+import { HttpError } from '../http/errors.js';
+import { eventLogOf, type SessionEventLog } from '../routes/log.js';
 import { SessionJournal } from './journal.js';
-import { eventLogOf, type SessionEventLog } from './log-tail.js';
 
 /** The metadata key under which the server saves the tenant that created a session. */
 export const TENANT_METADATA_KEY = 'youyou_server_tenant';

@@ -1,8 +1,8 @@
 import type { SessionEvent, SessionStorage } from '@youyou/agent';
 import type { Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { parseCursor } from './body.js';
-import { HttpError } from './errors.js';
+import { parseCursor } from '../http/body.js';
+import { HttpError } from '../http/errors.js';
 
 /** How far an idle tail's safety poll backs off, as a multiple of `logPollMs`, when notifications wake it. */
 const IDLE_POLL_BACKOFF = 8;

@@ -1,10 +1,10 @@
 import type { ContentBlock, RunningTurn, Session } from '@youyou/agent';
 import type { Context, Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { onlyKeys, readJsonObject } from './body.js';
-import { HttpError } from './errors.js';
-import type { SessionHub } from './hub.js';
-import type { JournalEntry } from './journal.js';
+import { onlyKeys, readJsonObject } from '../http/body.js';
+import { HttpError } from '../http/errors.js';
+import type { SessionHub } from '../sessions/hub.js';
+import type { JournalEntry } from '../sessions/journal.js';
 import { UI_MESSAGE_STREAM_HEADER, type UiMessageChunk, UiMessageStreamMapper } from './ui-message-stream.js';
 
 type App = Hono<{ Variables: { tenant: string } }>;

@@ -1,6 +1,6 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { JournalEntry, SessionJournal } from './journal.js';
+import type { JournalEntry, SessionJournal } from '../sessions/journal.js';
 import { publicError } from './public-error.js';
 
 /**

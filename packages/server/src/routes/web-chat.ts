@@ -2,13 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Hono } from 'hono';
-import { errorResponse, HttpError } from './errors.js';
+import { errorResponse, HttpError } from '../http/errors.js';
 
 /**
  * The web chat page this package ships (`web-chat/` next to `src/` and `dist/`, listed in "files"), so
  * any host of the server, `youyou serve` included, can serve it without a copy of the repository.
  */
-export const WEB_CHAT_FOLDER: string = fileURLToPath(new URL('../web-chat/', import.meta.url));
+export const WEB_CHAT_FOLDER: string = fileURLToPath(new URL('../../web-chat/', import.meta.url));
 
 /** Where the web chat's files are: the package's own copy unless `folder` names another (a customised copy). */
 export interface WebChatOptions {
