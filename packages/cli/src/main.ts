@@ -2,11 +2,13 @@ import type { AgentError } from '@youyou/agent';
 import { plainMessage, wantsColor } from './chat/style.js';
 import { parseCommandLine, UsageError, usageText } from './config/args.js';
 import { ConfigError, resolveSettings } from './config/config.js';
+import { UnreachableError } from './config/model-server.js';
+import type { CliIo } from './runtime/cli-io.js';
+import { packageVersion } from './runtime/version.js';
+import { runSessionsCommand } from './sessions/session-table.js';
+import { CommandError } from './sessions/workspace-sessions.js';
 // Types only: the chat modes (and through them the agent, the SDKs, MCP and SQLite) are imported when a
 // run needs them, so that `--help` and `--version` answer without loading them.
-import type { CliIo } from './modes/print.js';
-import { UnreachableError } from './runtime/provider.js';
-import { CommandError, packageVersion, runSessionsCommand } from './sessions/commands.js';
 import { neutralize } from './text/terminal-text.js';
 
 /** What `run` needs from the process. */

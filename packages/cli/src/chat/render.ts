@@ -1,5 +1,5 @@
 import type { AgentEvent, ToolOutput } from '@youyou/agent';
-import { isUnreachableError, unreachableMessage } from '../runtime/provider.js';
+import { isUnreachableError, unreachableMessage } from '../config/model-server.js';
 import { neutralize, neutralizeLine } from '../text/terminal-text.js';
 import {
   countWords,

@@ -3,57 +3,15 @@ import { plainMessage, wantsColor } from '../chat/format.js';
 import { loadMarkdownStream } from '../chat/markdown-load.js';
 import { TurnView } from '../chat/render.js';
 import type { CliSettings } from '../config/config.js';
-import { isUnreachableError, unreachableMessage } from '../runtime/provider.js';
+import { isUnreachableError, unreachableMessage } from '../config/model-server.js';
+import type { CliIo } from '../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../runtime/setup.js';
-import { latestSessionId, recordWorkspace, resolveSessionId } from '../sessions/commands.js';
+import { openSession } from '../sessions/open-session.js';
+import { latestSessionId, recordWorkspace, resolveSessionId } from '../sessions/workspace-sessions.js';
 import { terminalSafeJson } from '../text/terminal-text.js';
-
-/** The streams a run writes to, and the environment it reads. */
-export interface CliIo {
-  stdin: NodeJS.ReadStream;
-  stdout: NodeJS.WriteStream;
-  stderr: NodeJS.WriteStream;
-  env: NodeJS.ProcessEnv;
-  /** `youyou: warning: …` on stderr. */
-  warn: (text: string) => void;
-  /** Colour for stderr. */
-  stderrColor: boolean;
-}
 
 /** Exit codes of a print-mode turn. */
 const EXIT = { ok: 0, failed: 1, unreachable: 2, cancelled: 130 } as const;
-
-/**
- * Opens the session a run asks for: the one named, the latest of the workspace, or a new one (which
- * records the workspace). A session another process runs rejects with SESSION_BUSY (the storage's claim).
- */
-export async function openSession(options: {
-  runtime: CliRuntime;
-  resume: string | undefined;
-  latest: boolean;
-  workspace: string;
-}): Promise<Session> {
-  const { runtime } = options;
-  if (options.resume !== undefined) {
-    return runtime.agent.resumeSession(await resolveSessionId(runtime.sessions, options.resume));
-  }
-  if (options.latest) {
-    return runtime.agent.resumeSession(await latestSessionId(runtime.sessions, options.workspace));
-  }
-  return newWorkspaceSession(runtime, options.workspace);
-}
-
-/** A new session that records the workspace it was started in. */
-export async function newWorkspaceSession(runtime: CliRuntime, workspace: string): Promise<Session> {
-  const session = await runtime.agent.newSession();
-  try {
-    await recordWorkspace({ storage: runtime.sessions, sessionId: session.id, workspace });
-  } catch (error) {
-    await session.close();
-    throw error;
-  }
-  return session;
-}
 
 /**
  * `youyou -p PROMPT`: one turn. The answer goes to stdout and tool activity to stderr, or with `--json` every

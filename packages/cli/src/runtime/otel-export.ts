@@ -7,7 +7,7 @@ import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Plugin } from '@youyou/agent';
 import { createOtelPlugin } from '@youyou/otel';
-import { packageVersion } from '../sessions/commands.js';
+import { packageVersion } from './version.js';
 
 /** Where the CLI sends its traces and metrics. */
 export interface TelemetryTargets {

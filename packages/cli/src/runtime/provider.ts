@@ -12,6 +12,7 @@ import {
   DEFAULT_COMPATIBLE_CONTEXT_WINDOW,
   DEFAULT_COMPATIBLE_MODEL,
 } from '../config/config.js';
+import { UnreachableError, unreachableMessage } from '../config/model-server.js';
 
 /** The provider the CLI talks to, and what to say about it. */
 export interface ChosenProvider {
@@ -22,20 +23,8 @@ export interface ChosenProvider {
   baseURL: string | undefined;
 }
 
-/** No model server answers at the configured address; its message is the one sentence the user sees. */
-export class UnreachableError extends Error {
-  override readonly name = 'UnreachableError';
-}
-
 /** Context windows assumed for a model the adapter's list does not know, by provider. */
 const UNKNOWN_MODEL_CONTEXT: Record<'openai' | 'anthropic', number> = { openai: 128_000, anthropic: 200_000 };
-
-/** The sentence shown when the model server cannot be reached, with the fix. */
-export function unreachableMessage(baseURL: string): string {
-  const fix =
-    baseURL === DEFAULT_BASE_URL ? 'start Ollama (ollama serve)' : 'start it or correct --base-url,';
-  return `cannot reach the model server at ${baseURL} — ${fix} or pass --provider openai with OPENAI_API_KEY set.`;
-}
 
 function withModel<T extends ModelInfo>(options: {
   models: readonly T[];
@@ -137,12 +126,4 @@ export async function checkReachable(baseURL: string, timeoutMs = 3000): Promise
       resolve();
     });
   });
-}
-
-/** True when a provider error says the server could not be reached at all (nothing was answered). */
-export function isUnreachableError(error: { code: string; message: string }): boolean {
-  return (
-    error.code === 'PROVIDER_ERROR' &&
-    /could not reach|ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|Connection error/i.test(error.message)
-  );
 }

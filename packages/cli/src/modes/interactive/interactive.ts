@@ -14,10 +14,13 @@ import {
   Terminal,
 } from '../../chat/terminal.js';
 import type { CliSettings } from '../../config/config.js';
+import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
-import { packageVersion, shortId, storedMessageCount } from '../../sessions/commands.js';
+import { packageVersion } from '../../runtime/version.js';
+import { newWorkspaceSession, openSession } from '../../sessions/open-session.js';
+import { storedMessageCount } from '../../sessions/session-table.js';
+import { shortId } from '../../sessions/workspace-sessions.js';
 import { neutralize, neutralizeLine } from '../../text/terminal-text.js';
-import { type CliIo, newWorkspaceSession, openSession } from '../print.js';
 import { type ChatCommandContext, COMMAND, runSlashCommand } from './slash-commands.js';
 
 /**

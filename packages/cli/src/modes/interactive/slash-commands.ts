@@ -6,15 +6,10 @@ import type { Session } from '@youyou/agent';
 import { plainMessage, type Styles } from '../../chat/format.js';
 import { sessionUsageReport } from '../../chat/usage-line.js';
 import type { CliRuntime } from '../../runtime/setup.js';
-import {
-  formatSessionTable,
-  formatSkills,
-  interactiveHelp,
-  resolveSessionId,
-  storedMessageCount,
-  workspacesOf,
-} from '../../sessions/commands.js';
+import { formatSessionTable, storedMessageCount } from '../../sessions/session-table.js';
+import { resolveSessionId, workspacesOf } from '../../sessions/workspace-sessions.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
+import { formatSkills, interactiveHelp } from './help.js';
 
 /** A slash command line: `/name` and what follows it. */
 export const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;

@@ -3,7 +3,7 @@ import type { AgentError } from '@youyou/agent';
 import type { PostgresSessionStorage } from '@youyou/postgres';
 import { ConfigError } from '../../config/values.js';
 import type { RuntimeStorage } from '../../runtime/setup.js';
-import { CommandError } from '../../sessions/commands.js';
+import { CommandError } from '../../sessions/workspace-sessions.js';
 
 /** A PostgreSQL URL for `youyou serve`, checked, with what may be shown of it and what must never be. */
 export interface DatabaseTarget {

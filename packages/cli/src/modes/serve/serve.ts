@@ -3,10 +3,10 @@ import { plainMessage } from '../../chat/style.js';
 import type { CliSettings } from '../../config/config.js';
 import { tokensFromEnv } from '../../config/server.js';
 import { ConfigError } from '../../config/values.js';
+import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, type RuntimeStorage, setUpRuntime } from '../../runtime/setup.js';
 import { serveWorkspaces } from '../../runtime/tenant-workspaces.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
-import type { CliIo } from '../print.js';
 import { type DatabaseTarget, databaseTarget, openServeDatabase, redacted } from './database.js';
 import { moveTenantMemories } from './tenant-memories.js';
 
