@@ -8,6 +8,6 @@ export {
 export type { ServerAuth } from './http/auth.js';
 export type { ErrorBody } from './http/errors.js';
 export { type Listenable, type ListeningServer, listen } from './http/listen.js';
-export { eventLogOf, type LoggedSessionEvent, type SessionEventLog } from './routes/log.js';
 export { WEB_CHAT_FOLDER, type WebChatOptions } from './routes/web-chat.js';
+export { eventLogOf, type LoggedSessionEvent, type SessionEventLog } from './sessions/event-log.js';
 export { TENANT_METADATA_KEY, tenantMemoryNamespace } from './sessions/hub.js';

@@ -1,17 +1,20 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { JournalEntry, SessionJournal } from '../sessions/journal.js';
-import { publicError } from './public-error.js';
+import { publicError } from './errors.js';
 
 /**
  * The JSON of an event for the wire: Errors become `{ code, message, retryable }` (never a stack, a cause
- * or a provider's text: see public-error.ts), Dates ISO strings.
+ * or a provider's text: see errors.ts), Dates ISO strings.
  */
 export function eventJson(entry: JournalEntry): string {
   return JSON.stringify(entry.event, function replace(this: unknown, key: string, value: unknown) {
     // `value` has been through toJSON already; the holder still has the Error itself.
     const original = (this as Record<string, unknown>)[key];
-    if (original instanceof Error) return publicError(original);
+    if (original instanceof Error) {
+      const { code, message, retryable } = publicError(original);
+      return { code, message, retryable };
+    }
     return value;
   });
 }

@@ -1,37 +1,12 @@
-import type { SessionEvent, SessionStorage } from '@youyou/agent';
-import type { Context, Hono } from 'hono';
+import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { parseCursor } from '../http/body.js';
 import { HttpError } from '../http/errors.js';
+import type { LoggedSessionEvent, SessionEventLog } from '../sessions/event-log.js';
+import type { RouteGroup } from './route-deps.js';
 
 /** How far an idle tail's safety poll backs off, as a multiple of `logPollMs`, when notifications wake it. */
 const IDLE_POLL_BACKOFF = 8;
-
-/** A committed event of a session's log with its position in the log (the same in every process). */
-export interface LoggedSessionEvent extends SessionEvent {
-  sequence: number;
-}
-
-/**
- * What a storage offers beyond the port so that any server process can tail any session (the PostgreSQL
- * storage has both): `readEventsAfter` reads committed events after a log position, oldest first;
- * `watchEvents`, optional, wakes a reader when another process saves an event (without it the reader polls).
- */
-export interface SessionEventLog {
-  readEventsAfter(sessionId: string, after: number, limit?: number): Promise<LoggedSessionEvent[]>;
-  watchEvents?(sessionId: string, listener: () => void): Promise<() => void>;
-}
-
-/** The storage as a SessionEventLog, or undefined when it cannot read its log by position (SQLite today). */
-export function eventLogOf(storage: SessionStorage | undefined): SessionEventLog | undefined {
-  const candidate = storage as Partial<SessionEventLog> | undefined;
-  if (candidate === undefined || typeof candidate.readEventsAfter !== 'function') return undefined;
-  const log: SessionEventLog = {
-    readEventsAfter: candidate.readEventsAfter.bind(storage),
-  };
-  if (typeof candidate.watchEvents === 'function') log.watchEvents = candidate.watchEvents.bind(storage);
-  return log;
-}
 
 /** How many events one read of the log asks for; a full page is followed by the next read at once. */
 const LOG_PAGE_SIZE = 500;
@@ -121,21 +96,13 @@ export function streamLog(options: {
 }
 
 /**
- * Mounts `GET /sessions/:id/log`: the cross-process tail. The cursor is `Last-Event-ID` or `?after=`
+ * `GET /sessions/:id/log`: the cross-process tail. The cursor is `Last-Event-ID` or `?after=`
  * (a log position; 0 = from the start). 501 NOT_SUPPORTED when the storage cannot read its log by position.
  */
-export function mountLogRoute<Variables extends { tenant: string }>(
-  app: Hono<{ Variables: Variables }>,
-  options: {
-    storage: SessionStorage | undefined;
-    ownedSession: (context: Context<{ Variables: Variables }>) => Promise<string>;
-    keepAliveMs: number;
-    pollMs: number;
-  },
-): void {
-  const log = eventLogOf(options.storage);
+export const logRoutes: RouteGroup = (app, deps) => {
   app.get('/sessions/:id/log', async (context) => {
-    const sessionId = await options.ownedSession(context);
+    const sessionId = await deps.ownedSession(context);
+    const log = deps.eventLog;
     if (log === undefined) {
       throw new HttpError({
         status: 501,
@@ -152,8 +119,8 @@ export function mountLogRoute<Variables extends { tenant: string }>(
       log,
       sessionId,
       after,
-      keepAliveMs: options.keepAliveMs,
-      pollMs: options.pollMs,
+      keepAliveMs: deps.keepAliveMs,
+      pollMs: deps.logPollMs,
     });
   });
-}
+};

@@ -1,15 +1,12 @@
 import type { ContentBlock, RunningTurn, Session } from '@youyou/agent';
-import type { Context, Hono } from 'hono';
+import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import { onlyKeys, readJsonObject } from '../http/body.js';
+import type { TenantContext } from '../http/context.js';
 import { HttpError } from '../http/errors.js';
-import type { SessionHub } from '../sessions/hub.js';
 import type { JournalEntry } from '../sessions/journal.js';
+import { type RouteGroup, SESSION_ID } from './route-deps.js';
 import { UI_MESSAGE_STREAM_HEADER, type UiMessageChunk, UiMessageStreamMapper } from './ui-message-stream.js';
-
-type App = Hono<{ Variables: { tenant: string } }>;
-
-const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
 function invalid(message: string): HttpError {
   return new HttpError({ status: 400, code: 'INVALID_INPUT', message });
@@ -20,10 +17,10 @@ function invalid(message: string): HttpError {
  * with `api: '<server>/ui/chat'`) talks to the agent unchanged: `POST /ui/chat` runs a turn on the session
  * whose id is the chat id, `GET /ui/chat/:id/stream` (the transport's reconnect) replays the running turn.
  */
-export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: number }): void {
-  const { app, hub, keepAliveMs } = options;
+export const uiChatRoutes: RouteGroup = (app, deps) => {
+  const { hub, keepAliveMs } = deps;
 
-  const owned = async (context: Context<{ Variables: { tenant: string } }>, sessionId: unknown) => {
+  const owned = async (context: TenantContext, sessionId: unknown) => {
     if (typeof sessionId !== 'string' || !SESSION_ID.test(sessionId)) {
       throw new HttpError({ status: 404, code: 'SESSION_NOT_FOUND', message: 'no such session' });
     }
@@ -83,7 +80,7 @@ export function mountUiChat(options: { app: App; hub: SessionHub; keepAliveMs: n
       keepAliveMs,
     });
   });
-}
+};
 
 interface UiMessage {
   role: 'user' | 'assistant';

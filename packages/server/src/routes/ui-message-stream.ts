@@ -1,5 +1,5 @@
 import type { AgentEvent } from '@youyou/agent';
-import { publicError } from '../http/public-error.js';
+import { publicError } from '../http/errors.js';
 
 /**
  * One chunk of the AI SDK UI message stream protocol (v1), the subset this server sends. The AI SDK's

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Hono } from 'hono';
+import type { TenantApp } from '../http/context.js';
 import { errorResponse, HttpError } from '../http/errors.js';
 
 /**
@@ -41,7 +41,7 @@ const SECURITY_HEADERS: Record<string, string> = {
  * answers its `index.html`, `GET /web-chat/<file>` the other files of the folder. Mounted before the auth
  * middleware, so these are the only routes that need no token.
  */
-export function mountWebChat(app: Hono<{ Variables: { tenant: string } }>, options: WebChatOptions): void {
+export function mountWebChat(app: TenantApp, options: WebChatOptions): void {
   const folder = resolve(options.folder ?? WEB_CHAT_FOLDER);
   const serve = async (name: string): Promise<Response> => {
     const match = FILE_NAME.exec(name);

@@ -9,7 +9,7 @@ import {
   type SessionStorage,
 } from '@youyou/agent';
 import { HttpError } from '../http/errors.js';
-import { eventLogOf, type SessionEventLog } from '../routes/log.js';
+import { eventLogOf, type SessionEventLog } from './event-log.js';
 import { SessionJournal } from './journal.js';
 
 /** The metadata key under which the server saves the tenant that created a session. */
