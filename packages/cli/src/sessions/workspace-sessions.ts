@@ -2,8 +2,14 @@ import type { SessionStorage, SessionSummary } from '@youyou/agent';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
 import { neutralizeLine } from '../text/terminal-text.js';
 
-/** The metadata key under which a session records the workspace it was started in. */
-export const WORKSPACE_METADATA_KEY = 'youyou.workspace';
+/**
+ * The metadata key under which a session records the workspace it was started in. A host's keys are
+ * spelled `youyou_<host>_<name>`, as the server's `youyou_server_tenant`, in the core's snake case.
+ */
+export const WORKSPACE_METADATA_KEY = 'youyou_cli_workspace';
+
+/** The key's spelling before it joined the server's: sessions saved with it keep their workspace. */
+const OLD_WORKSPACE_METADATA_KEY = 'youyou.workspace';
 
 /** How many sessions `--continue` reads at a time while it looks for the latest one of the workspace. */
 const CONTINUE_PAGE_SIZE = 50;
@@ -23,12 +29,16 @@ export async function workspacesOf(
   storage: SqliteSessionStorage,
   sessions: readonly SessionSummary[],
 ): Promise<Map<string, string>> {
-  const values = await storage.metadataOf(
-    sessions.map((session) => session.sessionId),
-    WORKSPACE_METADATA_KEY,
-  );
+  const ids = sessions.map((session) => session.sessionId);
   const workspaces = new Map<string, string>();
-  for (const [sessionId, value] of values) if (typeof value === 'string') workspaces.set(sessionId, value);
+  for (const [sessionId, value] of await storage.metadataOf(ids, WORKSPACE_METADATA_KEY)) {
+    if (typeof value === 'string') workspaces.set(sessionId, value);
+  }
+  const unrecorded = ids.filter((sessionId) => !workspaces.has(sessionId));
+  if (unrecorded.length === 0) return workspaces;
+  for (const [sessionId, value] of await storage.metadataOf(unrecorded, OLD_WORKSPACE_METADATA_KEY)) {
+    if (typeof value === 'string') workspaces.set(sessionId, value);
+  }
   return workspaces;
 }
 
