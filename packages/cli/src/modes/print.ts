@@ -1,13 +1,12 @@
-import type { AgentError, Session } from '@youyou/agent';
+import type { AgentError } from '@youyou/agent';
 import { plainMessage, wantsColor } from '../chat/format.js';
 import { loadMarkdownStream } from '../chat/markdown-load.js';
 import { TurnView } from '../chat/render.js';
 import type { CliSettings } from '../config/config.js';
 import { isUnreachableError, unreachableMessage } from '../config/model-server.js';
 import type { CliIo } from '../runtime/cli-io.js';
-import { type CliRuntime, openHomeStorage, setUpRuntime } from '../runtime/setup.js';
+import { openHomeStorage, setUpRuntime } from '../runtime/setup.js';
 import { openSession } from '../sessions/open-session.js';
-import { latestSessionId, recordWorkspace, resolveSessionId } from '../sessions/workspace-sessions.js';
 import { terminalSafeJson } from '../text/terminal-text.js';
 
 /** Exit codes of a print-mode turn. */

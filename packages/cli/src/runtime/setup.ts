@@ -1,10 +1,8 @@
-import { homedir, release } from 'node:os';
-import path from 'node:path';
 import {
   type Agent,
   AgentBuilder,
   type AgentError,
-  loadSkillsFromDirectories,
+  type HasProvider,
   type MemoryStorage,
   type SessionStorage,
   type SkillDefinition,
@@ -12,60 +10,34 @@ import {
   type TurnRunOptions,
 } from '@youyou/agent';
 // Types only: MCP and SQLite are imported where they are used, so that `--help` does not load them.
-import type { McpServerConfig, McpServerSet } from '@youyou/mcp';
+import type { McpServerSet } from '@youyou/mcp';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
 import {
   type ApprovalPolicy,
   createApprovalGate,
   createDenyRulesPlugin,
   mutatingToolNames,
-  type TouchedPath,
 } from '../approval/policy.js';
-import { type CliSettings, ConfigError, type McpServerSetting } from '../config/config.js';
-import {
-  findExecutable,
-  findShell,
-  probeSandbox,
-  type SandboxMode,
-  type ShellSandbox,
-  sandboxUnavailableText,
-} from '../sandbox/sandbox.js';
+import type { CliSettings } from '../config/config.js';
+import { findShell, type SandboxMode, type ShellSandbox } from '../sandbox/sandbox.js';
 import { refusedNames, toolEnvironment } from '../sandbox/tool-env.js';
 import { neutralizeLine } from '../text/terminal-text.js';
 import { answerOnAbort } from '../tools/answer-on-abort.js';
-import { createWorkspaceTools, touchedPathResolver } from '../tools/index.js';
+import { createWorkspaceTools } from '../tools/index.js';
+import { BASE_INSTRUCTIONS, environmentContext } from './agent-build.js';
 import { projectInstructions } from './instructions.js';
+import { connectServers, mcpConfigs } from './mcp-servers.js';
 import { preparePrivateHome } from './private-home.js';
 import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
+import { chooseSandbox } from './shell-sandbox.js';
+import { loadSkills } from './skills.js';
 import { SwitchableProvider } from './switchable-provider.js';
 import { startTelemetry, type Telemetry } from './telemetry.js';
 import { type WorkspaceRouting, workspaceToolsOf } from './tenant-workspaces.js';
-
-/**
- * What the approval rules match a call's path on: the path resolved in the workspace the call will run in —
- * the cwd, or with `routing` its session's own folder (a session without one is never matched by an allow rule).
- */
-function touchedPathOf(cwd: string, routing: WorkspaceRouting | undefined): TouchedPath {
-  if (routing === undefined) return touchedPathResolver(cwd);
-  return async (request, sessionId) => {
-    const folder = await routing.workspaceOf(sessionId);
-    if (folder === undefined) throw new Error(`session ${sessionId} has no workspace`);
-    return touchedPathResolver(folder)(request);
-  };
-}
-
-/** The CLI's own instructions, before those of the config file. */
-const BASE_INSTRUCTIONS = [
-  "You are youyou, a coding agent in the user's terminal. You work in the workspace folder through your tools: " +
-    'read files before you change them, keep changes small and focused, and run commands only when they help.',
-  'Answer in plain text suited to a terminal; be brief, and say what you changed.',
-];
+import { touchedPathOf, uniqueTools } from './tool-set.js';
 
 /** The runtime's default bound on tool calls and hooks, when the config file does not set toolTimeoutMs. */
 const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
-
-/** How long MCP servers may take to connect before the user is told that youyou is waiting for them. */
-const CONNECTING_NOTICE_AFTER_MS = 300;
 
 /** Where a runtime keeps sessions and memories: youyou.db, or PostgreSQL for `youyou serve --database-url`. */
 export interface RuntimeStorage<Sessions extends SessionStorage = SqliteSessionStorage> {
@@ -102,177 +74,8 @@ export interface CliRuntime<Sessions extends SessionStorage = SqliteSessionStora
   close(): Promise<void>;
 }
 
-/**
- * The MCP configs of the settings. A stdio server gets the tools' environment (the MCP SDK adds HOME,
- * LOGNAME, PATH, SHELL, TERM and USER itself) and then its own `env` of the config file: values the user
- * wrote for that one server, the way to hand it a token.
- */
-function mcpConfigs(options: {
-  servers: Record<string, McpServerSetting>;
-  toolEnv: Readonly<Record<string, string>>;
-  warn: (text: string) => void;
-  validateServerConfig: (config: unknown) => void;
-}): McpServerConfig[] {
-  const sdkDefaults = new Set(['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER']);
-  const inherited = Object.fromEntries(
-    Object.entries(options.toolEnv).filter(([name]) => !sdkDefaults.has(name)),
-  );
-  const configs: McpServerConfig[] = [];
-  for (const [name, server] of Object.entries(options.servers)) {
-    const transport =
-      'url' in server
-        ? { type: 'http' as const, url: server.url, ...(server.headers ? { headers: server.headers } : {}) }
-        : {
-            type: 'stdio' as const,
-            command: server.command,
-            ...(server.args ? { args: server.args } : {}),
-            env: { ...inherited, ...server.env },
-            ...(server.cwd ? { cwd: server.cwd } : {}),
-          };
-    const config = {
-      name,
-      transport,
-      ...(server.timeoutMs === undefined ? {} : { timeoutMs: server.timeoutMs }),
-    };
-    try {
-      options.validateServerConfig(config);
-      configs.push(config);
-    } catch (error) {
-      options.warn(`MCP server "${name}" skipped: ${messageOf(error)}`);
-    }
-  }
-  return configs;
-}
-
-function messageOf(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.replace(/^\[[A-Z_]+\] /, '');
-}
-
-/** Skills whose required tools are missing, or whose name is taken, are left out with a warning. */
-function usableSkills(options: {
-  skills: readonly SkillDefinition[];
-  toolNames: ReadonlySet<string>;
-  warn: (text: string) => void;
-}): SkillDefinition[] {
-  const seen = new Set<string>();
-  const usable: SkillDefinition[] = [];
-  for (const skill of options.skills) {
-    if (seen.has(skill.name)) {
-      options.warn(
-        `skill '${skill.name}' is defined more than once; the first one (workspace before home) is used`,
-      );
-      continue;
-    }
-    const missing = (skill.requiredTools ?? []).filter((tool) => !options.toolNames.has(tool));
-    if (missing.length > 0) {
-      options.warn(
-        `skill '${skill.name}' skipped: it needs the tool(s) ${missing.join(', ')}, which are not available`,
-      );
-      continue;
-    }
-    seen.add(skill.name);
-    usable.push(skill);
-  }
-  return usable;
-}
-
-/** Tools of MCP servers whose names clash with a workspace tool are left out with a warning. */
-function uniqueTools(options: {
-  tools: readonly ToolHandler[];
-  warn: (text: string) => void;
-}): ToolHandler[] {
-  const names = new Set<string>();
-  const unique: ToolHandler[] = [];
-  for (const tool of options.tools) {
-    if (names.has(tool.name)) {
-      options.warn(`tool '${tool.name}' is offered twice; the second one is left out`);
-      continue;
-    }
-    names.add(tool.name);
-    unique.push(tool);
-  }
-  return unique;
-}
-
-/** Where the agent runs, for the dynamic part of the system prompt; `shell` is the one the shell tool runs. */
-function environmentContext(settings: CliSettings, shell: string) {
-  const now = new Date();
-  const pad = (value: number): string => String(value).padStart(2, '0');
-  return {
-    cwd: settings.cwd,
-    platform: `${process.platform} ${release()}`,
-    shell,
-    date: `${now.getFullYear()}-${pad(now.getMonth() + 1)}-${pad(now.getDate())}`,
-    timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-  };
-}
-
-/**
- * The sandbox the shell runs in. When bubblewrap cannot start, this throws a ConfigError of one line saying
- * how to fix it, unless the user chose to run unconfined then (`sandbox.allowUnconfined`): a warning then.
- */
-function chooseSandbox(options: {
-  settings: CliSettings;
-  env: NodeJS.ProcessEnv;
-  warn: (text: string) => void;
-}): ShellSandbox {
-  const { sandbox } = options.settings;
-  // A bare name is looked up on the user's PATH once, so that the probe and every command run the same file.
-  const bwrap = sandbox.bwrapPath.includes('/')
-    ? path.resolve(sandbox.bwrapPath)
-    : findExecutable({ name: sandbox.bwrapPath, env: options.env });
-  const chosen: ShellSandbox = {
-    mode: sandbox.mode,
-    network: sandbox.mode === 'danger-full-access' || sandbox.network,
-    bwrapPath: bwrap ?? sandbox.bwrapPath,
-    hiddenPaths: sandbox.hiddenPaths,
-    limits: sandbox.limits,
-  };
-  if (chosen.mode === 'danger-full-access') {
-    options.warn('sandbox mode danger-full-access: the shell runs unconfined, with network access');
-    return chosen;
-  }
-  const probe =
-    bwrap === undefined
-      ? { ok: false as const, reason: `${sandbox.bwrapPath} is not installed (not found on PATH)` }
-      : probeSandbox({ sandbox: chosen, workspaceRoot: options.settings.cwd });
-  if (probe.ok) return chosen;
-  if (!sandbox.allowUnconfined) throw new ConfigError(sandboxUnavailableText(probe.reason));
-  options.warn(`${probe.reason}; the shell runs unconfined (sandbox.allowUnconfined is set in config.json)`);
-  return { ...chosen, mode: 'danger-full-access', network: true };
-}
-
-/**
- * Connects the MCP servers; when they take longer than a moment (a server that hangs waits its
- * `timeoutMs`), `notice` says so first, so the terminal never sits silent.
- */
-async function connectServers(options: {
-  configs: McpServerConfig[];
-  notice: (text: string) => void;
-  warn: (text: string) => void;
-}): Promise<McpServerSet> {
-  const { connectMcpServers } = await import('@youyou/mcp');
-  const names = options.configs.map((config) => config.name).join(', ');
-  const timer = setTimeout(
-    () => options.notice(`connecting to MCP server${options.configs.length === 1 ? '' : 's'} ${names}…`),
-    CONNECTING_NOTICE_AFTER_MS,
-  );
-  try {
-    const set = await connectMcpServers(options.configs);
-    for (const failure of set.failures) options.warn(messageOf(failure.error));
-    return set;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/**
- * Builds the agent from the settings: provider (checked reachable when it is a local server), workspace and
- * MCP tools, skills from disk, the approval plugin and the storages `openStorage` opens. Problems that leave a part out
- * (a skill file, an MCP server) are warnings; a missing provider or database rejects.
- */
-export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessionStorage>(options: {
+/** What `setUpRuntime` takes. */
+export interface RuntimeOptions<Sessions extends SessionStorage = SqliteSessionStorage> {
   settings: CliSettings;
   /**
    * Opens the storages, once the home folder is private and the provider is known to be there: `openHomeStorage`
@@ -297,7 +100,76 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
   approvalWindowMs?: number;
   /** Each session's own workspace folder (`youyou serve`'s tenants); without it every session works in the cwd. */
   workspaces?: WorkspaceRouting;
-}): Promise<CliRuntime<Sessions>> {
+}
+
+/** What the host gives every part before any storage opens: the sandbox, the tools' environment, the model. */
+interface Host {
+  shellSandbox: ShellSandbox;
+  toolEnv: Record<string, string>;
+  shell: string;
+  models: SwitchableProvider;
+}
+
+/** What the set-up has started and must stop if a later step fails. */
+interface Started {
+  mcp?: McpServerSet | undefined;
+  telemetry?: Telemetry | undefined;
+}
+
+/**
+ * Builds the agent from the settings: provider (checked reachable when it is a local server), workspace and
+ * MCP tools, skills from disk, the approval plugin and the storages `openStorage` opens. Problems that leave a
+ * part out (a skill file, an MCP server) are warnings; a missing provider or database rejects.
+ */
+export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessionStorage>(
+  options: RuntimeOptions<Sessions>,
+): Promise<CliRuntime<Sessions>> {
+  const host = await prepareHost(options);
+  const storage = await options.openStorage();
+  const started: Started = {};
+  try {
+    started.telemetry = await startTelemetry({ env: options.env, warn: options.warn });
+    const { tools, turnOptions } = await assembleTools({ options, host, started });
+    const skills = await loadSkills({ settings: options.settings, tools, warn: options.warn });
+    const builder = agentBuilder({ options, host, storage });
+    if (started.telemetry !== undefined) builder.registerPlugin(started.telemetry.plugin);
+    for (const tool of tools) builder.registerTool(tool);
+    for (const skill of skills) builder.registerSkill(skill);
+    const agent = await builder.build();
+    const { mcp, telemetry } = started;
+    return {
+      agent,
+      sessions: storage.sessions,
+      get provider() {
+        return host.models.current;
+      },
+      switchModel: async (name) => {
+        const next = await chooseProvider({ ...options.settings, model: name });
+        host.models.switchTo(next);
+        return next;
+      },
+      skills,
+      tools,
+      sandbox: { mode: host.shellSandbox.mode, network: host.shellSandbox.network },
+      turnOptions,
+      close: async () => {
+        await agent.shutdown();
+        // After the agent: its shutdown ends the spans still open, then they are sent.
+        await telemetry?.shutdown();
+        await mcp?.close();
+        await storage.close().catch(() => undefined);
+      },
+    };
+  } catch (error) {
+    await started.telemetry?.shutdown();
+    await started.mcp?.close();
+    await storage.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The sandbox, the tools' environment and shell, the provider (reachable), and a private home folder. */
+async function prepareHost(options: RuntimeOptions<SessionStorage>): Promise<Host> {
   const { settings, warn } = options;
   const shellSandbox = chooseSandbox({ settings, env: options.env, warn });
   const refused = refusedNames(settings.passEnv);
@@ -315,123 +187,105 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
   const tightened = preparePrivateHome(settings.home);
   if (tightened.length > 0)
     warn(`others could read ${neutralizeLine(tightened.join(', '))}; made it private`);
-  const storage = await options.openStorage();
-  let mcp: McpServerSet | undefined;
-  let telemetry: Telemetry | undefined;
-  try {
-    telemetry = await startTelemetry({ env: options.env, warn });
-    const workspaceTools = workspaceToolsOf({
-      cwd: settings.cwd,
-      routing: options.workspaces,
-      create: (root, hidden) =>
-        createWorkspaceTools({
-          root,
-          shellSandbox: { ...shellSandbox, hiddenPaths: [...shellSandbox.hiddenPaths, ...hidden] },
-          readOnly: settings.sandbox.mode === 'read-only',
-          shellEnv: toolEnv,
-          shell,
-        }),
-    });
-    if (Object.keys(settings.mcpServers).length > 0) {
-      const { validateServerConfig } = await import('@youyou/mcp');
-      const configs = mcpConfigs({ servers: settings.mcpServers, toolEnv, warn, validateServerConfig });
-      if (configs.length > 0) mcp = await connectServers({ configs, notice: options.notice ?? warn, warn });
-    }
-    const toolTimeoutMs = settings.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-    const unique = uniqueTools({ tools: [...workspaceTools, ...(mcp?.tools ?? [])], warn }).map(
-      answerOnAbort,
-    );
-    const held = options.mutatingNeedApproval !== undefined;
-    const gate = createApprovalGate({
-      mutating: mutatingToolNames(unique),
-      policy: options.approval,
-      rules: settings.approvalRules,
-      touchedPath: touchedPathOf(settings.cwd, options.workspaces),
-      // Leave the runtime's window a margin, so the model is told nobody answered, in the gate's words.
-      answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
-    });
-    const tools = unique.map((tool): ToolHandler => {
-      if (held)
-        return options.mutatingNeedApproval === true && tool.isMutating
-          ? { ...tool, needsApproval: true }
-          : tool;
-      return { ...tool, needsApproval: (args: unknown) => gate.needsApproval(tool.name, args) };
-    });
-    const loaded = await loadSkillsFromDirectories({
-      directories: [
-        path.join(settings.cwd, '.youyou', 'skills'),
-        // Agent Skills' shared locations, read by other agents too.
-        path.join(settings.cwd, '.agents', 'skills'),
-        path.join(settings.home, 'skills'),
-        path.join(homedir(), '.agents', 'skills'),
-      ],
-    });
-    for (const problem of loaded.problems) warn(`skill ${problem.path}: ${problem.message}`);
-    const skills = usableSkills({
-      skills: loaded.skills,
-      toolNames: new Set(tools.map((tool) => tool.name)),
-      warn,
-    });
+  return { shellSandbox, toolEnv, shell, models };
+}
 
-    const builder = new AgentBuilder({
-      defaultModel: provider.modelId,
-      systemInstructions: [
-        ...BASE_INSTRUCTIONS,
-        ...settings.systemInstructions,
-        ...projectInstructions({ workspace: settings.cwd, warn }),
-      ],
-      // With a workspace per session the server's own folder is not where the model works: paths are relative.
-      environmentContext: environmentContext(
-        options.workspaces === undefined ? settings : { ...settings, cwd: '.' },
-        shell,
-      ),
-      toolTimeoutMs,
-      ...(options.maxActiveSessions === undefined ? {} : { maxActiveSessions: options.maxActiveSessions }),
-      ...(options.approvalWindowMs === undefined ? {} : { approvalWindowMs: options.approvalWindowMs }),
-      onBackgroundError: (error) => {
-        // The memory request skipped after a failed turn: that failure was reported already.
-        if (error !== models.skippedMemoryError) options.onBackgroundError(error);
-      },
-    })
-      .registerModelProvider(models)
-      .registerSessionStorage(storage.sessions)
-      .registerMemoryStorage(storage.memories)
-      .registerPlugin(
-        createDenyRulesPlugin(settings.approvalRules, touchedPathOf(settings.cwd, options.workspaces)),
-      );
-    if (telemetry !== undefined) builder.registerPlugin(telemetry.plugin);
-    for (const tool of tools) builder.registerTool(tool);
-    for (const skill of skills) builder.registerSkill(skill);
-    const agent = await builder.build();
-    const servers = mcp;
-    const exporting = telemetry;
-    return {
-      agent,
-      sessions: storage.sessions,
-      get provider() {
-        return models.current;
-      },
-      switchModel: async (name) => {
-        const next = await chooseProvider({ ...settings, model: name });
-        models.switchTo(next);
-        return next;
-      },
-      skills,
-      tools,
-      sandbox: { mode: shellSandbox.mode, network: shellSandbox.network },
-      turnOptions: held ? {} : { approve: gate.approve, approvalTimeoutMs: toolTimeoutMs },
-      close: async () => {
-        await agent.shutdown();
-        // After the agent: its shutdown ends the spans still open, then they are sent.
-        await exporting?.shutdown();
-        await servers?.close();
-        await storage.close().catch(() => undefined);
-      },
-    };
-  } catch (error) {
-    await telemetry?.shutdown();
-    await mcp?.close();
-    await storage.close().catch(() => undefined);
-    throw error;
+/**
+ * The workspace and MCP tools, each asking the approval gate whether a call needs approval (or, in `serve`,
+ * marked for the client's approval), and the options every turn runs with.
+ */
+async function assembleTools(parts: {
+  options: RuntimeOptions<SessionStorage>;
+  host: Host;
+  started: Started;
+}): Promise<{ tools: ToolHandler[]; turnOptions: TurnRunOptions }> {
+  const { options, host, started } = parts;
+  const { settings, warn } = options;
+  const { shellSandbox } = host;
+  const workspaceTools = workspaceToolsOf({
+    cwd: settings.cwd,
+    routing: options.workspaces,
+    create: (root, hidden) =>
+      createWorkspaceTools({
+        root,
+        shellSandbox: { ...shellSandbox, hiddenPaths: [...shellSandbox.hiddenPaths, ...hidden] },
+        readOnly: settings.sandbox.mode === 'read-only',
+        shellEnv: host.toolEnv,
+        shell: host.shell,
+      }),
+  });
+  if (Object.keys(settings.mcpServers).length > 0) {
+    const { validateServerConfig } = await import('@youyou/mcp');
+    const configs = mcpConfigs({
+      servers: settings.mcpServers,
+      toolEnv: host.toolEnv,
+      warn,
+      validateServerConfig,
+    });
+    if (configs.length > 0) {
+      started.mcp = await connectServers({ configs, notice: options.notice ?? warn, warn });
+    }
   }
+  const toolTimeoutMs = toolTimeoutOf(settings);
+  const unique = uniqueTools({ tools: [...workspaceTools, ...(started.mcp?.tools ?? [])], warn }).map(
+    answerOnAbort,
+  );
+  const held = options.mutatingNeedApproval !== undefined;
+  const gate = createApprovalGate({
+    mutating: mutatingToolNames(unique),
+    policy: options.approval,
+    rules: settings.approvalRules,
+    touchedPath: touchedPathOf(settings.cwd, options.workspaces),
+    // Leave the runtime's window a margin, so the model is told nobody answered, in the gate's words.
+    answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
+  });
+  const tools = unique.map((tool): ToolHandler => {
+    if (held)
+      return options.mutatingNeedApproval === true && tool.isMutating
+        ? { ...tool, needsApproval: true }
+        : tool;
+    return { ...tool, needsApproval: (args: unknown) => gate.needsApproval(tool.name, args) };
+  });
+  return { tools, turnOptions: held ? {} : { approve: gate.approve, approvalTimeoutMs: toolTimeoutMs } };
+}
+
+/** The bound on tool calls and hooks: the config file's toolTimeoutMs, or the runtime's default. */
+function toolTimeoutOf(settings: CliSettings): number {
+  return settings.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+}
+
+/** The builder with the instructions, the environment, the limits, the model, the storages and the deny rules. */
+function agentBuilder(parts: {
+  options: RuntimeOptions<SessionStorage>;
+  host: Host;
+  storage: RuntimeStorage<SessionStorage>;
+}): AgentBuilder<HasProvider> {
+  const { options, host, storage } = parts;
+  const { settings, warn } = options;
+  return new AgentBuilder({
+    defaultModel: host.models.current.modelId,
+    systemInstructions: [
+      ...BASE_INSTRUCTIONS,
+      ...settings.systemInstructions,
+      ...projectInstructions({ workspace: settings.cwd, warn }),
+    ],
+    // With a workspace per session the server's own folder is not where the model works: paths are relative.
+    environmentContext: environmentContext(
+      options.workspaces === undefined ? settings : { ...settings, cwd: '.' },
+      host.shell,
+    ),
+    toolTimeoutMs: toolTimeoutOf(settings),
+    ...(options.maxActiveSessions === undefined ? {} : { maxActiveSessions: options.maxActiveSessions }),
+    ...(options.approvalWindowMs === undefined ? {} : { approvalWindowMs: options.approvalWindowMs }),
+    onBackgroundError: (error) => {
+      // The memory request skipped after a failed turn: that failure was reported already.
+      if (error !== host.models.skippedMemoryError) options.onBackgroundError(error);
+    },
+  })
+    .registerModelProvider(host.models)
+    .registerSessionStorage(storage.sessions)
+    .registerMemoryStorage(storage.memories)
+    .registerPlugin(
+      createDenyRulesPlugin(settings.approvalRules, touchedPathOf(settings.cwd, options.workspaces)),
+    );
 }
