@@ -1,27 +1,20 @@
-import type { AgentError, Message, RunningTurn, Session } from '@youyou/agent';
+import type { AgentError, RunningTurn, Session } from '@youyou/agent';
 import type { ApprovalAnswer, ApprovalRequest } from '../../approval/policy.js';
-import type { ApprovalQuestion } from '../../chat/approval-prompt.js';
 import { createStyles, plainMessage, type Styles } from '../../chat/format.js';
 import type { MarkdownStream } from '../../chat/markdown.js';
 import { loadMarkdownStream } from '../../chat/markdown-load.js';
 import { TurnView } from '../../chat/render.js';
-import {
-  isInterrupt,
-  type Key,
-  loadHistory,
-  type PromptResult,
-  saveHistory,
-  Terminal,
-} from '../../chat/terminal.js';
+import { isInterrupt, loadHistory, type PromptResult, saveHistory, Terminal } from '../../chat/terminal.js';
 import type { CliSettings } from '../../config/config.js';
 import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
-import { packageVersion } from '../../runtime/version.js';
 import { newWorkspaceSession, openSession } from '../../sessions/open-session.js';
 import { storedMessageCount } from '../../sessions/session-table.js';
-import { shortId } from '../../sessions/workspace-sessions.js';
-import { neutralize, neutralizeLine } from '../../text/terminal-text.js';
+import { neutralize } from '../../text/terminal-text.js';
+import { ApprovalAsker } from './approval-asker.js';
+import { bannerText, resumedText } from './banner.js';
 import { type ChatCommandContext, COMMAND, runSlashCommand } from './slash-commands.js';
+import { TypeAhead } from './type-ahead.js';
 
 /**
  * The interactive chat: a prompt with history, slash commands, streamed turns drawn by TurnView, approval
@@ -38,13 +31,8 @@ class Chat {
   #showReasoning = false;
   /** The last thing the user did was Ctrl-C: one more exits. */
   #interruptedOnce = false;
-  #approval: ApprovalQuestion | undefined;
-  /** Settles when the last question asked so far is answered. */
-  #questions: Promise<void> = Promise.resolve();
-  /** Commands typed and sent with Enter while a turn ran: each runs after it, in order. */
-  readonly #queued: string[] = [];
-  /** Text typed while a turn ran without Enter: it is put back at the next prompt. */
-  #typed = '';
+  readonly #asker: ApprovalAsker;
+  readonly #typeAhead: TypeAhead;
   #view: TurnView | undefined;
   /** Set by /exit: the loop ends after the command. */
   #leaving = false;
@@ -55,6 +43,15 @@ class Chat {
     this.#settings = options.settings;
     this.#color = options.color;
     this.#styles = createStyles(options.color);
+    this.#typeAhead = new TypeAhead(this.#styles);
+    this.#asker = new ApprovalAsker({
+      terminal: options.terminal,
+      workspace: options.settings.cwd,
+      color: options.color,
+      quietMs: options.settings.approvalQuietMs,
+      write: (text) => this.#write(text),
+      beforeAsking: () => this.#view?.pause(),
+    });
   }
 
   #write(text: string): void {
@@ -63,54 +60,27 @@ class Chat {
 
   /** Prints the banner and, for a resumed session (with its stored message count), where it stood. */
   start(resumed: { session: Session; messageCount: number } | undefined): void {
-    const { provider } = this.#runtime;
-    const where = provider.baseURL === undefined ? provider.name : provider.baseURL;
-    this.#write(
-      `${this.#styles.bold('youyou')} ${packageVersion()} ${this.#styles.dim(`· ${neutralizeLine(`${provider.modelId} via ${where} · ${this.#settings.cwd}`)}`)}\n`,
-    );
-    const { sandbox } = this.#runtime;
-    this.#write(
-      sandbox.mode === 'danger-full-access'
-        ? this.#styles.yellow('sandbox: danger-full-access · shell commands run unconfined, with network\n')
-        : this.#styles.dim(`sandbox: ${sandbox.mode} · network ${sandbox.network ? 'on' : 'off'}\n`),
-    );
-    this.#write(this.#styles.dim('/help for commands · Ctrl-C cancels a turn · Ctrl-D exits\n'));
+    this.#write(bannerText({ runtime: this.#runtime, cwd: this.#settings.cwd, styles: this.#styles }));
     if (resumed !== undefined) this.#showResumed(resumed.session, resumed.messageCount);
   }
 
   /** `messageCount` is the stored count that `sessions` shows too (the context may hold more or fewer). */
   #showResumed(session: Session, messageCount: number): void {
     this.#session = session;
-    const messages = session.messages();
-    this.#write(this.#styles.dim(`Resumed session ${shortId(session.id)} · ${messageCount} messages\n`));
-    const textOf = (message: Message): string =>
-      'content' in message && Array.isArray(message.content)
-        ? message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
-        : '';
-    const shown = messages.filter(
-      (message) => (message.type === 'user' || message.type === 'assistant') && textOf(message).trim() !== '',
-    );
-    for (const message of shown.slice(-4)) {
-      const lines = textOf(message).trim().split('\n');
-      const text = neutralize(lines.length > 6 ? `${lines.slice(0, 6).join('\n')}\n…` : lines.join('\n'));
-      const prefix = message.type === 'user' ? this.#styles.cyan('› ') : '';
-      this.#write(`${prefix}${message.type === 'user' ? text : this.#styles.dim(text)}\n`);
-    }
+    this.#write(resumedText({ session, messageCount, styles: this.#styles }));
   }
 
   /** Runs until the user leaves; resolves with the exit code. */
   async loop(): Promise<number> {
     for (;;) {
       const prompt = this.#color ? '\x1b[36m›\x1b[39m ' : '› ';
-      const queued = this.#queued.shift();
+      const queued = this.#typeAhead.queued.shift();
       if (queued !== undefined) this.#write(`${prompt}${neutralize(queued)}\n`);
       let result: PromptResult;
       if (queued !== undefined) result = { type: 'line', text: queued };
       else {
         // Text typed during the last turn without Enter is already on the new prompt line.
-        const typed = this.#typed;
-        this.#typed = '';
-        result = await this.#terminal.readLine(prompt, typed);
+        result = await this.#terminal.readLine(prompt, this.#typeAhead.takeTyped());
       }
       if (result.type === 'eof') return this.#leave();
       if (result.type === 'interrupt') {
@@ -237,7 +207,7 @@ class Chat {
       stop = resolve;
     });
     this.#terminal.startKeys((key) => {
-      const question = this.#approval;
+      const question = this.#asker.current;
       if (question !== undefined) {
         question.key(key, () => {
           cancelled = true;
@@ -247,7 +217,7 @@ class Chat {
         return;
       }
       if (!isInterrupt(key)) {
-        this.#typeAhead(key, view);
+        this.#typeAhead.key(key, view, this.#session);
         return;
       }
       if (cancelled) {
@@ -277,82 +247,9 @@ class Chat {
     return exit ? 'exit' : 'done';
   }
 
-  /**
-   * Keeps what the user types while a turn runs. Enter steers the turn with it: the model reads it at the
-   * turn's next step (after the running tool calls, or right after its answer). A /command is kept and run
-   * when the turn ends.
-   */
-  #typeAhead(key: Key, view: TurnView): void {
-    if (key.name === 'return' || key.name === 'enter') {
-      const text = this.#typed;
-      this.#typed = '';
-      if (text.trim() === '') return;
-      const session = this.#session;
-      if (COMMAND.test(text.trim()) || session === undefined) {
-        this.#queued.push(text);
-        view.line(this.#styles.dim(`› ${neutralizeLine(text)}  (queued: runs when this turn ends)`));
-        return;
-      }
-      view.line(this.#styles.dim(`› ${neutralizeLine(text)}  (sent: the model reads it at its next step)`));
-      session.steer(text).catch((error: unknown) => {
-        view.line(this.#styles.red(plainMessage(error instanceof Error ? error.message : String(error))));
-      });
-      return;
-    }
-    if (key.name === 'backspace') {
-      this.#typed = Array.from(this.#typed).slice(0, -1).join('');
-      return;
-    }
-    const text = key.sequence;
-    if (text === undefined || key.ctrl === true || key.meta === true) return;
-    // Only printable text is kept: arrows and function keys are not part of a message.
-    if (neutralizeLine(text) === text) this.#typed += text;
-  }
-
   /** The approval question for a mutating tool; called from the turn's approver. */
-  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-    // Calls of one batch may ask at once: one question at a time, in order, each with the keys to itself.
-    const earlier = this.#questions;
-    let done: (() => void) | undefined;
-    this.#questions = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    try {
-      await earlier;
-      if (signal.aborted) return { type: 'deny' };
-      return await this.#askNow(request, signal);
-    } finally {
-      done?.();
-    }
-  }
-
-  async #askNow(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-    // Loaded on the first question: the diff library is not needed to start.
-    const { ApprovalQuestion } = await import('../../chat/approval-prompt.js');
-    this.#view?.pause();
-    return new Promise<ApprovalAnswer>((resolve) => {
-      const onAbort = (): void => question.abandon();
-      const question = new ApprovalQuestion({
-        request,
-        workspace: this.#settings.cwd,
-        columns: this.#terminal.columns,
-        rows: this.#terminal.rows,
-        color: this.#color,
-        write: (text) => this.#write(text),
-        flushInput: () => this.#terminal.flushInput(),
-        lastKeyAt: () => this.#terminal.lastKeyAt,
-        quietMs: this.#settings.approvalQuietMs,
-        resolve: (answer) => {
-          if (this.#approval === question) this.#approval = undefined;
-          signal.removeEventListener('abort', onAbort);
-          resolve(answer);
-        },
-      });
-      signal.addEventListener('abort', onAbort);
-      this.#approval = question;
-      question.open();
-      if (signal.aborted) question.abandon();
-    });
+  ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    return this.#asker.ask(request, signal);
   }
 
   /** Leaves: the session is closed (memories extracted), then everything else. */
