@@ -1,5 +1,5 @@
 import type { McpServerConfig, McpServerSet } from '@youyou/mcp';
-import type { McpServerSetting } from '../config/config.js';
+import type { McpServerSetting } from '../config/schema.js';
 
 /** How long MCP servers may take to connect before the user is told that youyou is waiting for them. */
 const CONNECTING_NOTICE_AFTER_MS = 300;
