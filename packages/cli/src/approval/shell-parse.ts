@@ -9,7 +9,8 @@
  * this file does not know) makes the whole parse uncertain, with the reason.
  */
 
-import { lookThrough, type Word } from './shell-wrappers.js';
+import { lookThrough } from './shell-wrappers.js';
+import type { Word } from './wrapper-options.js';
 
 type Token = { type: 'word'; word: Word } | { type: 'operator'; text: string };
 
