@@ -60,6 +60,45 @@ function checkTokens(where: string, tokens: Record<string, unknown>): Record<str
   return checked;
 }
 
+/** The numbers of the "server" object: how many sessions at once, how long one idles, how long a call waits. */
+function parseServerLimits(
+  file: string,
+  value: Record<string, unknown>,
+): Pick<ServerFileConfig, 'maxActiveSessions' | 'idleSessionMs' | 'approvalWindowMs'> {
+  const limits: Pick<ServerFileConfig, 'maxActiveSessions' | 'idleSessionMs' | 'approvalWindowMs'> = {};
+  const max = value.maxActiveSessions;
+  if (max !== undefined) {
+    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 10_000) {
+      throw new ConfigError(`${file}: "server.maxActiveSessions" must be a whole number from 1 to 10000`);
+    }
+    limits.maxActiveSessions = max;
+  }
+  const idle = value.idleSessionMs;
+  if (idle !== undefined) {
+    if (typeof idle !== 'number' || !Number.isInteger(idle) || idle < 100 || idle > 86_400_000) {
+      throw new ConfigError(
+        `${file}: "server.idleSessionMs" must be a whole number of milliseconds from 100 to 86400000`,
+      );
+    }
+    limits.idleSessionMs = idle;
+  }
+  const window = value.approvalWindowMs;
+  if (window !== undefined) {
+    if (
+      typeof window !== 'number' ||
+      !Number.isInteger(window) ||
+      window < 1_000 ||
+      window > 31_536_000_000
+    ) {
+      throw new ConfigError(
+        `${file}: "server.approvalWindowMs" must be a whole number of milliseconds from 1000 to 31536000000 (a year)`,
+      );
+    }
+    limits.approvalWindowMs = window;
+  }
+  return limits;
+}
+
 /** Checks the config file's "server" object. */
 export function parseServerConfig(file: string, value: unknown): ServerFileConfig {
   if (!isRecord(value)) throw new ConfigError(`${file}: "server" must be an object`);
@@ -75,36 +114,7 @@ export function parseServerConfig(file: string, value: unknown): ServerFileConfi
     if (!isRecord(value.tokens)) throw new ConfigError(`${file}: "server.tokens" must map tokens to tenants`);
     config.tokens = checkTokens(`${file}: "server.tokens"`, value.tokens);
   }
-  const max = value.maxActiveSessions;
-  if (max !== undefined) {
-    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 10_000) {
-      throw new ConfigError(`${file}: "server.maxActiveSessions" must be a whole number from 1 to 10000`);
-    }
-    config.maxActiveSessions = max;
-  }
-  const idle = value.idleSessionMs;
-  if (idle !== undefined) {
-    if (typeof idle !== 'number' || !Number.isInteger(idle) || idle < 100 || idle > 86_400_000) {
-      throw new ConfigError(
-        `${file}: "server.idleSessionMs" must be a whole number of milliseconds from 100 to 86400000`,
-      );
-    }
-    config.idleSessionMs = idle;
-  }
-  const window = value.approvalWindowMs;
-  if (window !== undefined) {
-    if (
-      typeof window !== 'number' ||
-      !Number.isInteger(window) ||
-      window < 1_000 ||
-      window > 31_536_000_000
-    ) {
-      throw new ConfigError(
-        `${file}: "server.approvalWindowMs" must be a whole number of milliseconds from 1000 to 31536000000 (a year)`,
-      );
-    }
-    config.approvalWindowMs = window;
-  }
+  Object.assign(config, parseServerLimits(file, value));
   // The URL itself is checked when serve starts (databaseTarget), and never quoted: it may hold a password.
   if (value.databaseUrl !== undefined) {
     if (typeof value.databaseUrl !== 'string' || value.databaseUrl.trim() === '') {

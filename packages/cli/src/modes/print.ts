@@ -1,4 +1,4 @@
-import type { AgentError } from '@youyou/agent';
+import type { AgentError, RunningTurn } from '@youyou/agent';
 import { plainMessage, wantsColor } from '../chat/format.js';
 import { loadMarkdownStream } from '../chat/markdown-load.js';
 import { TurnView } from '../chat/render.js';
@@ -66,27 +66,7 @@ export async function runPrintMode(options: {
       // Markdown is rendered for a terminal only: pipes and --json get the answer exactly as it came.
       markdown: !json && wantsColor(io.stdout, io.env) ? await loadMarkdownStream(io.stdout) : undefined,
     });
-    let unreachable = false;
-    let limitReached = false;
-    for await (const event of turn) {
-      const payload = event.payload;
-      if (payload.type === 'error') {
-        if (isUnreachableError(payload.error)) unreachable = true;
-        if (payload.error.code === 'MAX_TOOL_CALLS_EXCEEDED') limitReached = true;
-      }
-      if (!json) {
-        view.handle(event);
-        continue;
-      }
-      io.stdout.write(`${terminalSafeJson(event)}\n`);
-      if (payload.type === 'error') {
-        const text =
-          isUnreachableError(payload.error) && baseURL !== undefined
-            ? unreachableMessage(baseURL)
-            : plainMessage(payload.error.message);
-        io.stderr.write(`youyou: ${text}\n`);
-      }
-    }
+    const { unreachable, limitReached } = await printEvents({ turn, view, io, json, baseURL });
     view.close();
     const { status } = await turn.done;
     if (unreachable) return EXIT.unreachable;
@@ -97,4 +77,40 @@ export async function runPrintMode(options: {
     // Closing the agent closes the session: SessionEnd and memory extraction run before the process ends.
     await runtime.close();
   }
+}
+
+/**
+ * Writes a turn's events: drawn by `view`, or with `json` each as one JSON line on stdout (errors also said
+ * on stderr). Answers whether the model server was unreachable and whether the tool-call limit was reached.
+ */
+async function printEvents(options: {
+  turn: RunningTurn;
+  view: TurnView;
+  io: CliIo;
+  json: boolean;
+  baseURL: string | undefined;
+}): Promise<{ unreachable: boolean; limitReached: boolean }> {
+  const { view, io, json, baseURL } = options;
+  let unreachable = false;
+  let limitReached = false;
+  for await (const event of options.turn) {
+    const payload = event.payload;
+    if (payload.type === 'error') {
+      if (isUnreachableError(payload.error)) unreachable = true;
+      if (payload.error.code === 'MAX_TOOL_CALLS_EXCEEDED') limitReached = true;
+    }
+    if (!json) {
+      view.handle(event);
+      continue;
+    }
+    io.stdout.write(`${terminalSafeJson(event)}\n`);
+    if (payload.type === 'error') {
+      const text =
+        isUnreachableError(payload.error) && baseURL !== undefined
+          ? unreachableMessage(baseURL)
+          : plainMessage(payload.error.message);
+      io.stderr.write(`youyou: ${text}\n`);
+    }
+  }
+  return { unreachable, limitReached };
 }

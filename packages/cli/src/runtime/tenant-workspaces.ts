@@ -104,16 +104,19 @@ export function workspaceToolsOf(options: {
   });
 }
 
+/** The workspaces of `youyou serve`: the routing of sessions to folders, its banner line, and the tenants' source. */
+export interface ServeWorkspaces {
+  routing: WorkspaceRouting | undefined;
+  description: string;
+  knowTenants: (tenantOf: (sessionId: string) => Promise<string | undefined>) => void;
+}
+
 /**
  * The workspaces of `youyou serve`'s sessions from the config ("server.workspaces", "server.workspaceRoot"):
  * the routing for the tools (none for "shared": the cwd), a line for the banner, and `knowTenants`, which
  * the server's `tenantOf` is handed to once it exists (no tool runs before). The root is made private.
  */
-export async function serveWorkspaces(settings: CliSettings): Promise<{
-  routing: WorkspaceRouting | undefined;
-  description: string;
-  knowTenants: (tenantOf: (sessionId: string) => Promise<string | undefined>) => void;
-}> {
+export async function serveWorkspaces(settings: CliSettings): Promise<ServeWorkspaces> {
   const mode = settings.server?.workspaces ?? 'tenant';
   const root = path.resolve(
     settings.cwd,

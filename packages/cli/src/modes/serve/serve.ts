@@ -5,7 +5,7 @@ import { tokensFromEnv } from '../../config/server.js';
 import { ConfigError } from '../../config/values.js';
 import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, type RuntimeStorage, setUpRuntime } from '../../runtime/setup.js';
-import { serveWorkspaces } from '../../runtime/tenant-workspaces.js';
+import { type ServeWorkspaces, serveWorkspaces } from '../../runtime/tenant-workspaces.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
 import { type DatabaseTarget, databaseTarget, openServeDatabase, redacted } from './database.js';
 import { moveTenantMemories } from './tenant-memories.js';
@@ -77,40 +77,8 @@ export async function runServe(options: {
   }
   const database = chooseDatabase({ flag: options.databaseUrl, env: io.env, settings });
   const webChat = options.webChat !== false && settings.server?.webChat !== false;
-  // Texts of the database's background failures could quote its URL: its password is cut out first.
-  const onBackgroundError = (error: AgentError): void => {
-    const text = plainMessage(error.message);
-    io.warn(database === undefined ? text : redacted(text, database));
-  };
-  const openStorage = (): Promise<RuntimeStorage<SessionStorage>> =>
-    withTenantMemoriesMoved({
-      io,
-      open: () =>
-        database === undefined
-          ? openHomeStorage({ settings, onBackgroundError })
-          : openServeDatabase({
-              target: database,
-              schema: settings.server?.databaseSchema ?? 'public',
-              onBackgroundError,
-            }),
-    });
   const workspaces = await serveWorkspaces(settings);
-  const runtime: CliRuntime<SessionStorage> = await setUpRuntime({
-    settings,
-    env: io.env,
-    openStorage,
-    // Mutating calls wait for a client's approve/deny (durable: they survive a restart), unless --yes.
-    approval: { type: 'allow_all' },
-    mutatingNeedApproval: !settings.yes,
-    maxActiveSessions: settings.server?.maxActiveSessions ?? DEFAULT_MAX_ACTIVE_SESSIONS,
-    ...(settings.server?.approvalWindowMs === undefined
-      ? {}
-      : { approvalWindowMs: settings.server.approvalWindowMs }),
-    ...(workspaces.routing === undefined ? {} : { workspaces: workspaces.routing }),
-    warn: io.warn,
-    notice: (text) => io.stderr.write(`youyou: ${text}\n`),
-    onBackgroundError,
-  });
+  const runtime = await serveRuntime({ settings, io, database, workspaces });
   try {
     const { createServer, listen } = await import('@youyou/server');
     const idleSessionMs = settings.server?.idleSessionMs;
@@ -150,4 +118,50 @@ export async function runServe(options: {
   } finally {
     await runtime.close();
   }
+}
+
+/**
+ * The runtime of `youyou serve`: sessions and memories in youyou.db or the database, approvals held for a
+ * client (unless --yes), many sessions at once, a workspace per tenant when the config asks for it.
+ */
+async function serveRuntime(options: {
+  settings: CliSettings;
+  io: CliIo;
+  database: DatabaseTarget | undefined;
+  workspaces: ServeWorkspaces;
+}): Promise<CliRuntime<SessionStorage>> {
+  const { settings, io, database, workspaces } = options;
+  // Texts of the database's background failures could quote its URL: its password is cut out first.
+  const onBackgroundError = (error: AgentError): void => {
+    const text = plainMessage(error.message);
+    io.warn(database === undefined ? text : redacted(text, database));
+  };
+  const openStorage = (): Promise<RuntimeStorage<SessionStorage>> =>
+    withTenantMemoriesMoved({
+      io,
+      open: () =>
+        database === undefined
+          ? openHomeStorage({ settings, onBackgroundError })
+          : openServeDatabase({
+              target: database,
+              schema: settings.server?.databaseSchema ?? 'public',
+              onBackgroundError,
+            }),
+    });
+  return setUpRuntime({
+    settings,
+    env: io.env,
+    openStorage,
+    // Mutating calls wait for a client's approve/deny (durable: they survive a restart), unless --yes.
+    approval: { type: 'allow_all' },
+    mutatingNeedApproval: !settings.yes,
+    maxActiveSessions: settings.server?.maxActiveSessions ?? DEFAULT_MAX_ACTIVE_SESSIONS,
+    ...(settings.server?.approvalWindowMs === undefined
+      ? {}
+      : { approvalWindowMs: settings.server.approvalWindowMs }),
+    ...(workspaces.routing === undefined ? {} : { workspaces: workspaces.routing }),
+    warn: io.warn,
+    notice: (text) => io.stderr.write(`youyou: ${text}\n`),
+    onBackgroundError,
+  });
 }
