@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 /**
  * Reports the import cycles among the sources of the workspace packages (packages/*\/src/**\/*.ts) and the
- * imports of the core (packages/agent/src) and of the CLI (packages/cli/src) that break their folder tables,
- * and exits 1 when there is either. Every relative import counts, `import type` included: a cycle of types is
- * still a cycle between modules, and a type import ties one module to another as much as a value import does
- * (0006 §3: the core's modules form no cycle; feature modules depend on the ports and the value types only). Usage: `node scripts/check-cycles.mjs [root]`,
- * where root (default: the repository) holds the `packages` folder.
+ * imports that break the folder tables of the core (packages/agent/src), the CLI (packages/cli/src) and the
+ * server (packages/server/src), and exits 1 when there is either. Every relative import counts, `import type`
+ * included: a cycle of types is still a cycle between modules, and a type import ties one module to another as
+ * much as a value import does (0006 §3: the core's modules form no cycle; feature modules depend on the ports
+ * and the value types only). Usage: `node scripts/check-cycles.mjs [root]`, where root (default: the
+ * repository) holds the `packages` folder.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -120,7 +121,7 @@ const CLI_BELOW_MODES = ['text', 'approval', 'sandbox', 'config', 'tools', 'chat
  * is allowed them.
  *
  * The CLI: each way in is one mode (`modes/NAME.ts` or `modes/NAME/`), and no mode imports another; what two
- * modes share lives in a folder below them.
+ * modes share lives in a folder below them. The server: HTTP plumbing, the sessions it holds, the route groups.
  */
 const TABLES = [
   {
@@ -161,6 +162,16 @@ const TABLES = [
       return `modes/${(parts[1] ?? '').replace(/\.ts$/, '')}`;
     },
     ruleOf: (unit) => (unit.startsWith('modes/') ? 'modes/*' : unit),
+  },
+  {
+    name: "the server's",
+    whole: 'the server',
+    src: 'packages/server/src',
+    folders: new Map([
+      ['http', []],
+      ['sessions', ['http']],
+      ['routes', ['http', 'sessions']],
+    ]),
   },
 ];
 

@@ -1,9 +1,9 @@
 import type { RunningTurn, SessionStorage } from '@youyou/agent';
 import type { TenantApp, TenantContext } from '../http/context.js';
 import { HttpError } from '../http/errors.js';
-import { isTerminal, streamJournal } from '../http/sse.js';
 import { eventLogOf, type SessionEventLog } from '../sessions/event-log.js';
 import type { SessionHub } from '../sessions/hub.js';
+import { isTerminal, streamJournal } from './sse.js';
 
 /** What every route group is handed: the sessions, the storage, the stream settings and the shared steps. */
 export interface RouteDeps {

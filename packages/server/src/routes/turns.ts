@@ -1,8 +1,8 @@
 import type { UserInput } from '@youyou/agent';
 import { onlyKeys, parseCursor, readJsonObject } from '../http/body.js';
 import type { TenantContext } from '../http/context.js';
-import { streamJournal } from '../http/sse.js';
 import type { RouteDeps, RouteGroup } from './route-deps.js';
+import { streamJournal } from './sse.js';
 
 /** The turns of a session: send a message, tail its events, cancel, steer, follow up. */
 export const turnRoutes: RouteGroup = (app, deps) => {

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { publicError } from '../http/errors.js';
 import type { JournalEntry, SessionJournal } from '../sessions/journal.js';
-import { publicError } from './errors.js';
 
 /**
  * The JSON of an event for the wire: Errors become `{ code, message, retryable }` (never a stack, a cause
