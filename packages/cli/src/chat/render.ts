@@ -1,17 +1,8 @@
-import type { AgentEvent, ToolOutput } from '@youyou/agent';
+import type { AgentEvent } from '@youyou/agent';
 import { isUnreachableError, unreachableMessage } from '../config/model-server.js';
 import { neutralize, neutralizeLine } from '../text/terminal-text.js';
-import {
-  countWords,
-  createStyles,
-  describeOutput,
-  formatDuration,
-  plainMessage,
-  rowsOf,
-  type Styles,
-  summarizeArguments,
-  truncate,
-} from './format.js';
+import { countWords, createStyles, plainMessage, rowsOf, type Styles, summarizeArguments } from './format.js';
+import { type Cursor, LiveRegion } from './live-region.js';
 import type { MarkdownStream } from './markdown.js';
 import { turnUsageLine } from './usage-line.js';
 
@@ -44,19 +35,6 @@ export interface ViewOptions {
   markdown?: MarkdownStream | undefined;
 }
 
-interface ToolEntry {
-  kind: 'tool';
-  callId: string;
-  toolName: string;
-  summary: string;
-  startedAt: number;
-  end?: { output: ToolOutput; durationMs: number; success: boolean } | 'cancelled';
-}
-
-type LiveEntry = ToolEntry | { kind: 'status'; text: string; startedAt: number };
-
-const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-const SPINNER_INTERVAL_MS = 80;
 /** ANSI control sequences at the end of a text. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI sequences start with the escape character.
 const TRAILING_CODES = /(\u001b\[[0-9;?]*[A-Za-z])+$/;
@@ -69,20 +47,25 @@ const TRAILING_CODES = /(\u001b\[[0-9;?]*[A-Za-z])+$/;
 export class TurnView {
   readonly #options: ViewOptions;
   readonly #styles: Styles;
-  #region: LiveEntry[] = [];
-  #drawnRows = 0;
-  #timer: NodeJS.Timeout | undefined;
-  #frame = 0;
+  readonly #region: LiveRegion;
   /** Whether the cursor of the shared terminal is at the start of a line. */
-  #atLineStart = true;
+  readonly #cursor: Cursor = { atLineStart: true };
   /** Whether answer text was written and did not end its line before tools ran. */
   #answerOpen = false;
   #reasoning: string | undefined;
-  #cursorHidden = false;
 
   constructor(options: ViewOptions) {
     this.#options = options;
     this.#styles = createStyles(options.color);
+    this.#region = new LiveRegion({
+      live: options.live,
+      styles: this.#styles,
+      columns: options.columns,
+      cursor: this.#cursor,
+      raw: (text) => options.sinks.activity(text),
+      activity: (text) => this.#activity(text),
+      ensureLineStart: () => this.#ensureLineStart(),
+    });
   }
 
   /** Shows a spinning status line (live mode only), e.g. while waiting for the model. */
@@ -91,17 +74,15 @@ export class TurnView {
     this.#settleMarkdown();
     // Streamed reasoning is collapsed first: its erasure counts only its own rows.
     this.#endReasoning();
-    this.#region = this.#region.filter((entry) => entry.kind !== 'status');
-    this.#region.push({ kind: 'status', text, startedAt: Date.now() });
-    this.#redraw();
+    this.#region.setStatus(text);
   }
 
   /** Removes the status line and the live region from the screen, so a question can be asked below them. */
   pause(): void {
     this.#settleMarkdown();
-    this.#clearStatus();
+    this.#region.clearStatus();
     this.#endReasoning();
-    this.#eraseRegion();
+    this.#region.erase();
     this.#ensureLineStart();
   }
 
@@ -109,7 +90,7 @@ export class TurnView {
   line(text: string): void {
     this.pause();
     this.#activity(`${text}\n`);
-    if (this.#region.length > 0) this.#redraw();
+    if (!this.#region.isEmpty) this.#region.redraw();
   }
 
   /** Draws one event. */
@@ -117,29 +98,36 @@ export class TurnView {
     const payload = event.payload;
     switch (payload.type) {
       case 'reasoning_delta':
-        this.#clearStatus();
+        this.#region.clearStatus();
         this.#reason(payload.text);
         return;
       case 'text_delta':
-        this.#clearStatus();
+        this.#region.clearStatus();
         this.#endReasoning();
         this.#text(payload.text);
         return;
       case 'tool_call_start':
-        this.#clearStatus();
+        this.#region.clearStatus();
         this.#endReasoning();
-        this.#toolStart(
-          payload.callId,
-          neutralizeLine(payload.toolName),
-          summarizeArguments(payload.arguments),
-        );
+        this.#closeAnswerLine();
+        this.#region.toolStarted({
+          callId: payload.callId,
+          toolName: neutralizeLine(payload.toolName),
+          summary: summarizeArguments(payload.arguments),
+        });
         return;
       case 'tool_call_end':
-        this.#toolEnd(payload.callId, {
-          output: payload.output,
-          durationMs: payload.durationMs,
-          success: payload.success,
-        });
+        if (
+          this.#region.toolEnded(payload.callId, {
+            output: payload.output,
+            durationMs: payload.durationMs,
+            success: payload.success,
+          })
+        ) {
+          this.#region.flush();
+          // The model is asked again with the results; show that something is happening.
+          this.status('thinking');
+        }
         return;
       case 'context_compacted':
         this.line(this.#styles.dim('· the earlier conversation was summarised to fit the context window'));
@@ -185,7 +173,7 @@ export class TurnView {
   close(): void {
     this.#finish();
     this.pause();
-    this.#stopTimer();
+    this.#region.stopTimer();
   }
 
   #activity(text: string): void {
@@ -193,18 +181,11 @@ export class TurnView {
     this.#options.sinks.activity(text);
     // Styling codes after the last newline do not move the cursor off the line start.
     const visible = text.replace(TRAILING_CODES, '');
-    if (this.#options.live && visible !== '') this.#atLineStart = visible.endsWith('\n');
-  }
-
-  #eraseRegion(): void {
-    if (this.#drawnRows === 0) return;
-    this.#options.sinks.activity(`\r${this.#drawnRows > 1 ? `\x1b[${this.#drawnRows - 1}A` : ''}\x1b[J`);
-    this.#drawnRows = 0;
-    this.#atLineStart = true;
+    if (this.#options.live && visible !== '') this.#cursor.atLineStart = visible.endsWith('\n');
   }
 
   #ensureLineStart(): void {
-    if (this.#options.live && !this.#atLineStart) this.#activity('\n');
+    if (this.#options.live && !this.#cursor.atLineStart) this.#activity('\n');
   }
 
   #text(received: string): void {
@@ -212,10 +193,10 @@ export class TurnView {
     const { markdown } = this.#options;
     const text = markdown === undefined ? answerForTerminal(received) : markdown.push(received);
     if (text === '') return;
-    if (this.#options.live) this.#ensureRegionFlushed();
+    if (this.#options.live) this.#region.flush();
     this.#options.sinks.answer(text);
     this.#answerOpen = !text.endsWith('\n');
-    if (this.#options.live) this.#atLineStart = text.endsWith('\n');
+    if (this.#options.live) this.#cursor.atLineStart = text.endsWith('\n');
   }
 
   /** Answer text that resumes after tool calls starts on its own line, in both sinks. */
@@ -224,9 +205,9 @@ export class TurnView {
     if (!this.#answerOpen) return;
     this.#answerOpen = false;
     // On a shared terminal a status line may already have moved the cursor to a new line.
-    if (this.#options.live && this.#atLineStart) return;
+    if (this.#options.live && this.#cursor.atLineStart) return;
     this.#options.sinks.answer('\n');
-    if (this.#options.live) this.#atLineStart = true;
+    if (this.#options.live) this.#cursor.atLineStart = true;
   }
 
   /** Renders the open Markdown block in place of its raw text: nothing else may be drawn below it. */
@@ -235,7 +216,7 @@ export class TurnView {
     if (rest === undefined || rest === '') return;
     this.#options.sinks.answer(rest);
     this.#answerOpen = !rest.endsWith('\n');
-    if (this.#options.live) this.#atLineStart = rest.endsWith('\n');
+    if (this.#options.live) this.#cursor.atLineStart = rest.endsWith('\n');
   }
 
   #reason(text: string): void {
@@ -268,131 +249,11 @@ export class TurnView {
     this.#activity(`\r${rows > 1 ? `\x1b[${rows - 1}A` : ''}\x1b[J${summary}\n`);
   }
 
-  #toolStart(callId: string, toolName: string, summary: string): void {
-    this.#closeAnswerLine();
-    const entry: ToolEntry = { kind: 'tool', callId, toolName, summary, startedAt: Date.now() };
-    if (!this.#options.live) {
-      this.#activity(`${this.#styles.dim('→')} ${toolName} ${this.#styles.dim(summary)}\n`);
-    }
-    this.#region.push(entry);
-    if (this.#options.live) this.#redraw();
-  }
-
-  #toolEnd(callId: string, end: NonNullable<ToolEntry['end']>): void {
-    const entry = this.#region.find(
-      (candidate): candidate is ToolEntry => candidate.kind === 'tool' && candidate.callId === callId,
-    );
-    if (entry === undefined) return;
-    entry.end = end;
-    if (!this.#options.live) {
-      this.#region = this.#region.filter((candidate) => candidate !== entry);
-      this.#activity(`${this.#toolLine(entry, Number.POSITIVE_INFINITY)}\n`);
-      return;
-    }
-    const running = this.#region.some(
-      (candidate) => candidate.kind === 'tool' && candidate.end === undefined,
-    );
-    if (running) {
-      this.#redraw();
-      return;
-    }
-    this.#ensureRegionFlushed();
-    // The model is asked again with the results; show that something is happening.
-    this.status('thinking');
-  }
-
-  /** Writes the region's finished lines for good and empties it. */
-  #ensureRegionFlushed(): void {
-    if (this.#region.length === 0 && this.#drawnRows === 0) return;
-    this.#region = this.#region.filter((entry) => entry.kind === 'tool');
-    this.#redraw();
-    if (this.#drawnRows > 0) this.#activity('\n');
-    this.#region = [];
-    this.#drawnRows = 0;
-    this.#stopTimer();
-  }
-
-  #clearStatus(): void {
-    if (!this.#region.some((entry) => entry.kind === 'status')) return;
-    this.#region = this.#region.filter((entry) => entry.kind !== 'status');
-    this.#redraw();
-  }
-
   #finish(): void {
-    for (const entry of this.#region)
-      if (entry.kind === 'tool' && entry.end === undefined) entry.end = 'cancelled';
-    this.#clearStatus();
+    this.#region.finish();
+    this.#region.clearStatus();
     this.#endReasoning();
-    if (this.#options.live) this.#ensureRegionFlushed();
-    else {
-      for (const entry of this.#region) {
-        if (entry.kind === 'tool') this.#activity(`${this.#toolLine(entry, Number.POSITIVE_INFINITY)}\n`);
-      }
-      this.#region = [];
-    }
+    this.#region.flush();
     this.#closeAnswerLine();
-  }
-
-  #toolLine(entry: ToolEntry, width: number): string {
-    const styles = this.#styles;
-    const end = entry.end;
-    let icon: string;
-    let detail: string;
-    if (end === undefined) {
-      icon = styles.cyan(SPINNER[this.#frame % SPINNER.length] ?? '·');
-      const elapsed = Date.now() - entry.startedAt;
-      detail = elapsed >= 1000 ? formatDuration(elapsed) : '';
-    } else if (end === 'cancelled') {
-      icon = styles.yellow('⏹');
-      detail = 'cancelled';
-    } else {
-      icon = end.success ? styles.green('✓') : styles.red('✗');
-      detail = `${formatDuration(end.durationMs)} · ${describeOutput(end.output)}`;
-    }
-    const head = `${entry.toolName} `;
-    const rest = [entry.summary, detail].filter((part) => part !== '').join(' · ');
-    const room = width - 2 - head.length;
-    return `${icon} ${styles.bold(entry.toolName)} ${styles.dim(truncate(rest, room))}`;
-  }
-
-  #redraw(): void {
-    if (!this.#options.live) return;
-    const width = Math.max(20, this.#options.columns()) - 1;
-    const lines = this.#region.map((entry) =>
-      entry.kind === 'tool'
-        ? this.#toolLine(entry, width)
-        : `${this.#styles.cyan(SPINNER[this.#frame % SPINNER.length] ?? '·')} ${this.#styles.dim(truncate(`${entry.text}…`, width - 2))}`,
-    );
-    this.#eraseRegion();
-    if (lines.length > 0) {
-      this.#ensureLineStart();
-      this.#options.sinks.activity(lines.join('\n'));
-      this.#drawnRows = lines.length;
-      this.#atLineStart = false;
-    }
-    const spinning = this.#region.some((entry) => entry.kind === 'status' || entry.end === undefined);
-    if (spinning) this.#startTimer();
-    else this.#stopTimer();
-  }
-
-  #startTimer(): void {
-    if (this.#timer !== undefined) return;
-    if (!this.#cursorHidden) {
-      this.#options.sinks.activity('\x1b[?25l');
-      this.#cursorHidden = true;
-    }
-    this.#timer = setInterval(() => {
-      this.#frame += 1;
-      this.#redraw();
-    }, SPINNER_INTERVAL_MS);
-  }
-
-  #stopTimer(): void {
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
-    if (this.#cursorHidden) {
-      this.#options.sinks.activity('\x1b[?25h');
-      this.#cursorHidden = false;
-    }
   }
 }
