@@ -1,4 +1,4 @@
-import type { AgentEvent } from '@youyou/agent';
+import type { AgentEvent, PendingToolCall } from '@youyou/agent';
 import { publicError } from '../http/errors.js';
 
 /**
@@ -85,26 +85,7 @@ export class UiMessageStreamMapper {
           },
         ];
       case 'tool_call_end':
-        // A denied call did not run: the client shows its part as denied (state `output-denied`).
-        if (payload.denied === true) {
-          return [...this.close(), { type: 'tool-output-denied', toolCallId: payload.callId }];
-        }
-        return [
-          ...this.close(),
-          payload.success && !payload.output.isError
-            ? {
-                type: 'tool-output-available',
-                toolCallId: payload.callId,
-                output: payload.output.content,
-                dynamic: true,
-              }
-            : {
-                type: 'tool-output-error',
-                toolCallId: payload.callId,
-                errorText: payload.output.content,
-                dynamic: true,
-              },
-        ];
+        return [...this.close(), toolOutputChunk(payload)];
       case 'error': {
         this.failed = true;
         // Only an AgentError's code and message go out: never a stack, a cause or a provider's text.
@@ -118,33 +99,34 @@ export class UiMessageStreamMapper {
           messageMetadata: { turnId: event.turnId, usage: payload.usage },
         });
       case 'turn_suspended':
-        // The client attaches an approval request to a tool part it has: a held call gets one first.
-        return this.finish(
-          ...payload.pendingCalls.flatMap((call): UiMessageChunk[] => [
-            ...(this.calls.has(call.callId)
-              ? []
-              : [
-                  {
-                    type: 'tool-input-available',
-                    toolCallId: call.callId,
-                    toolName: call.toolName,
-                    input: call.arguments,
-                    dynamic: true,
-                  } as const,
-                ]),
-            { type: 'tool-approval-request', approvalId: call.callId, toolCallId: call.callId },
-          ]),
-          {
-            type: 'finish',
-            finishReason: 'tool-calls',
-            messageMetadata: { turnId: event.turnId, suspended: true },
-          },
-        );
+        return this.suspend(payload.pendingCalls, event.turnId);
       case 'turn_cancelled':
         return this.finish({ type: 'abort', reason: 'the turn was cancelled' });
       default:
         return [];
     }
+  }
+
+  /** A suspended turn ends its message with an approval request per held call, on a tool part of its own. */
+  private suspend(pendingCalls: readonly PendingToolCall[], turnId: string): UiMessageChunk[] {
+    // The client attaches an approval request to a tool part it has: a held call gets one first.
+    return this.finish(
+      ...pendingCalls.flatMap((call): UiMessageChunk[] => [
+        ...(this.calls.has(call.callId)
+          ? []
+          : [
+              {
+                type: 'tool-input-available',
+                toolCallId: call.callId,
+                toolName: call.toolName,
+                input: call.arguments,
+                dynamic: true,
+              } as const,
+            ]),
+        { type: 'tool-approval-request', approvalId: call.callId, toolCallId: call.callId },
+      ]),
+      { type: 'finish', finishReason: 'tool-calls', messageMetadata: { turnId, suspended: true } },
+    );
   }
 
   private finish(...last: UiMessageChunk[]): UiMessageChunk[] {
@@ -165,4 +147,27 @@ export class UiMessageStreamMapper {
     this.open = undefined;
     return [{ type: open.kind === 'text' ? 'text-end' : 'reasoning-end', id: open.id }];
   }
+}
+
+/** The chunk of an ended call: denied (it did not run: state `output-denied`), its output, or its error. */
+function toolOutputChunk(payload: {
+  callId: string;
+  success: boolean;
+  denied?: boolean;
+  output: { content: string; isError: boolean };
+}): UiMessageChunk {
+  if (payload.denied === true) return { type: 'tool-output-denied', toolCallId: payload.callId };
+  return payload.success && !payload.output.isError
+    ? {
+        type: 'tool-output-available',
+        toolCallId: payload.callId,
+        output: payload.output.content,
+        dynamic: true,
+      }
+    : {
+        type: 'tool-output-error',
+        toolCallId: payload.callId,
+        errorText: payload.output.content,
+        dynamic: true,
+      };
 }
