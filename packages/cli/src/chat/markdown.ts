@@ -124,27 +124,9 @@ export function createMarkdownStream(options: { screen: Screen }): MarkdownStrea
   const columns = (): number => Math.max(1, options.screen.columns ?? 80);
   const maxRows = (): number => Math.max(1, (options.screen.rows ?? 24) - 2);
   const marked = createRenderer(columns());
+  const raw = new RawBlock(columns, maxRows);
   let pending = '';
   let blocksWritten = 0;
-  /** The open block's raw text on the screen, written from column 0 after the blank line before it. */
-  let shown = '';
-  /** The open block is taller than the screen: what is shown of it stays as it is until it closes. */
-  let capped = false;
-
-  const erase = (): string => {
-    capped = false;
-    if (shown === '') return '';
-    const rows = rowsOf(shown, columns());
-    shown = '';
-    return `\r${rows > 1 ? `\x1b[${rows - 1}A` : ''}\x1b[J`;
-  };
-
-  /** What of the open block's raw text may be on the screen. */
-  const visible = (display: string): string => {
-    const fitted = fitRows(display, columns(), maxRows());
-    capped = fitted.length < display.length;
-    return fitted;
-  };
 
   /** Blocks are separated by one blank line; the last one leaves its line open for the view to end. */
   const separator = (): string => (blocksWritten > 0 ? '\n\n' : '');
@@ -154,31 +136,31 @@ export function createMarkdownStream(options: { screen: Screen }): MarkdownStrea
     pending = open;
     let output = '';
     if (blocks.length === 0) {
-      if (capped) return '';
-      const display = visible(open.replace(/^\n+/, ''));
-      if (display === shown) return '';
-      if (shown !== '' && display.startsWith(shown)) {
-        output = display.slice(shown.length);
+      if (raw.capped) return '';
+      const display = raw.visible(open.replace(/^\n+/, ''));
+      if (display === raw.shown) return '';
+      if (raw.shown !== '' && display.startsWith(raw.shown)) {
+        output = display.slice(raw.shown.length);
       } else {
         // An erase leaves the cursor where the open block began, after its separator.
-        output = shown === '' ? separator() : erase();
+        output = raw.shown === '' ? separator() : raw.erase();
         output += display;
       }
-      shown = display;
+      raw.shown = display;
       return output;
     }
     for (const block of blocks) {
       const rendered = (marked.parse(block) as string).replace(/\n+$/, '');
       if (rendered === '') continue;
-      output += shown === '' ? separator() : erase();
+      output += raw.shown === '' ? separator() : raw.erase();
       output += rendered;
       blocksWritten += 1;
     }
-    output += erase();
-    const display = visible(open.replace(/^\n+/, ''));
+    output += raw.erase();
+    const display = raw.visible(open.replace(/^\n+/, ''));
     if (display !== '') {
       output += separator() + display;
-      shown = display;
+      raw.shown = display;
     }
     return output;
   };
@@ -188,9 +170,9 @@ export function createMarkdownStream(options: { screen: Screen }): MarkdownStrea
       const added = neutralize(text.replace(/\r\n/g, '\n'));
       pending += added;
       // A block can only close at the end of a line: text without one goes on the open block's raw text.
-      if (capped && !added.includes('\n')) return '';
-      if (!added.includes('\n') && shown !== '' && rowsOf(shown + added, columns()) <= maxRows()) {
-        shown += added;
+      if (raw.capped && !added.includes('\n')) return '';
+      if (!added.includes('\n') && raw.shown !== '' && rowsOf(raw.shown + added, columns()) <= maxRows()) {
+        raw.shown += added;
         return added;
       }
       return update(false);
@@ -198,9 +180,39 @@ export function createMarkdownStream(options: { screen: Screen }): MarkdownStrea
     flush() {
       const output = update(true);
       pending = '';
-      shown = '';
+      raw.shown = '';
       blocksWritten = 0;
       return output;
     },
   };
+}
+
+/** The open block's raw text on the screen, written from column 0 after the blank line before it. */
+class RawBlock {
+  shown = '';
+  /** The open block is taller than the screen: what is shown of it stays as it is until it closes. */
+  capped = false;
+  readonly #columns: () => number;
+  readonly #maxRows: () => number;
+
+  constructor(columns: () => number, maxRows: () => number) {
+    this.#columns = columns;
+    this.#maxRows = maxRows;
+  }
+
+  /** The sequence that erases the shown rows (as many as `rowsOf` counts), leaving the cursor where they began. */
+  erase(): string {
+    this.capped = false;
+    if (this.shown === '') return '';
+    const rows = rowsOf(this.shown, this.#columns());
+    this.shown = '';
+    return `\r${rows > 1 ? `\x1b[${rows - 1}A` : ''}\x1b[J`;
+  }
+
+  /** What of the open block's raw text may be on the screen. */
+  visible(display: string): string {
+    const fitted = fitRows(display, this.#columns(), this.#maxRows());
+    this.capped = fitted.length < display.length;
+    return fitted;
+  }
 }
