@@ -121,4 +121,63 @@ describe('scripts/check-cycles.mjs', () => {
       );
     });
   });
+
+  describe("the CLI's folder table", () => {
+    /** A temporary repository holding a copy of this repository's CLI (packages/cli/src). */
+    function copyOfTheCli(): string {
+      const root = repositoryWith({});
+      cpSync(join(repository, 'packages', 'cli', 'src'), join(root, 'packages', 'cli', 'src'), {
+        recursive: true,
+      });
+      return root;
+    }
+
+    it('passes on the CLI as it is', async () => {
+      const { code, stdout, stderr } = await checkCycles(copyOfTheCli());
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/the CLI's folders keep their table and stand on \d+ floor\(s\)/);
+    });
+
+    it('fails on a mode that imports another mode, naming both files and the rule', async () => {
+      const root = copyOfTheCli();
+      appendFileSync(
+        join(root, 'packages/cli/src/modes/interactive/interactive.ts'),
+        "\nexport { runPrintMode as Planted } from '../print.js';\n",
+      );
+      appendFileSync(
+        join(root, 'packages/cli/src/modes/print.ts'),
+        "\nexport { runServe as Planted } from './serve/serve.js';\n",
+      );
+      const { code, stderr } = await checkCycles(root);
+      expect(code).toBe(1);
+      const broken = stderr.split('\n').filter((line) => line.startsWith('import breaks the folder table:'));
+      expect(broken).toEqual([
+        'import breaks the folder table: packages/cli/src/modes/interactive/interactive.ts -> packages/cli/src/modes/print.ts (modes/interactive/ may import text/, approval/, sandbox/, config/, tools/, chat/, runtime/, sessions/)',
+        'import breaks the folder table: packages/cli/src/modes/print.ts -> packages/cli/src/modes/serve/serve.ts (modes/print/ may import text/, approval/, sandbox/, config/, tools/, chat/, runtime/, sessions/)',
+      ]);
+    });
+
+    it('fails on the chat importing the runtime, and on a folder the table does not know', async () => {
+      const root = copyOfTheCli();
+      appendFileSync(
+        join(root, 'packages/cli/src/chat/render.ts'),
+        "\nexport type { CliRuntime as Planted } from '../runtime/setup.js';\n",
+      );
+      mkdirSync(join(root, 'packages/cli/src/extras'));
+      writeFileSync(
+        join(root, 'packages/cli/src/extras/extra.ts'),
+        "import { neutralize } from '../text/terminal-text.js';\nexport const extra = neutralize;\n",
+      );
+      const { code, stderr } = await checkCycles(root);
+      expect(code).toBe(1);
+      const broken = stderr.split('\n').filter((line) => line.startsWith('import breaks the folder table:'));
+      expect(broken).toEqual([
+        'import breaks the folder table: packages/cli/src/chat/render.ts -> packages/cli/src/runtime/setup.ts (chat/ may import text/, approval/, config/)',
+        expect.stringMatching(
+          /^import breaks the folder table: packages\/cli\/src\/extras\/extra\.ts -> packages\/cli\/src\/text\/terminal-text\.ts \(extras\/ is not a folder of the table/,
+        ),
+      ]);
+    });
+  });
 });

@@ -9,7 +9,8 @@ export {
   createApprovalGate,
   createDenyRulesPlugin,
   mutatingToolNames,
-} from './approval.js';
-export { type CliSettings, type FileConfig, resolveSettings, validateFileConfig } from './config.js';
+} from './approval/policy.js';
+export { type CliSettings, resolveSettings } from './config/config.js';
+export { type FileConfig, validateFileConfig } from './config/schema.js';
 export { type RunOptions, run } from './main.js';
 export { createWorkspaceTools, type WorkspaceToolsOptions } from './tools/index.js';

@@ -1,13 +1,15 @@
 import type { AgentError } from '@youyou/agent';
-import { parseCommandLine, UsageError, usageText } from './args.js';
-import { CommandError, packageVersion, runSessionsCommand } from './commands.js';
-import { ConfigError, resolveSettings } from './config.js';
+import { plainMessage, wantsColor } from './chat/style.js';
+import { parseCommandLine, UsageError, usageText } from './config/args.js';
+import { ConfigError, resolveSettings } from './config/config.js';
+import { UnreachableError } from './config/model-server.js';
+import type { CliIo } from './runtime/cli-io.js';
+import { packageVersion } from './runtime/version.js';
+import { runSessionsCommand } from './sessions/session-table.js';
+import { CommandError } from './sessions/workspace-sessions.js';
 // Types only: the chat modes (and through them the agent, the SDKs, MCP and SQLite) are imported when a
 // run needs them, so that `--help` and `--version` answer without loading them.
-import type { CliIo } from './print-mode.js';
-import { UnreachableError } from './provider.js';
-import { plainMessage, wantsColor } from './style.js';
-import { neutralize } from './terminal-text.js';
+import { neutralize } from './text/terminal-text.js';
 
 /** What `run` needs from the process. */
 export interface RunOptions {
@@ -77,7 +79,7 @@ export async function run(options: RunOptions): Promise<number> {
       });
     }
     if (command.type === 'serve') {
-      const { runServe } = await import('./serve.js');
+      const { runServe } = await import('./modes/serve/serve.js');
       return await runServe({
         settings,
         port: command.port,
@@ -95,7 +97,7 @@ export async function run(options: RunOptions): Promise<number> {
         throw new UsageError('no prompt: stdin is not a terminal and was empty; use -p "prompt"');
     }
     if (prompt !== undefined) {
-      const { runPrintMode } = await import('./print-mode.js');
+      const { runPrintMode } = await import('./modes/print.js');
       return await runPrintMode({
         settings,
         prompt,
@@ -105,7 +107,7 @@ export async function run(options: RunOptions): Promise<number> {
         io,
       });
     }
-    const { runInteractive } = await import('./interactive.js');
+    const { runInteractive } = await import('./modes/interactive/interactive.js');
     return await runInteractive({
       settings,
       resume: command.resume,

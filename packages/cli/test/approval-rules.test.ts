@@ -10,7 +10,7 @@ import {
   offeredShellPattern,
   parseRule,
   splitSimpleCommand,
-} from '../src/rules.js';
+} from '../src/approval/rules.js';
 import { jsonLines, runCli } from './support/cli.js';
 import { useCliHarness } from './support/harness.js';
 

@@ -9,8 +9,8 @@ import {
   mutatingToolNames,
   nonInteractiveDenial,
   unansweredQuestion,
-} from '../src/approval.js';
-import type { ApprovalRules } from '../src/rules.js';
+} from '../src/approval/policy.js';
+import type { ApprovalRules } from '../src/approval/rules.js';
 
 function tool(name: string, isMutating: boolean, runs: string[]): ToolHandler {
   return {

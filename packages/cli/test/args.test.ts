@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { DEFAULT_SESSION_LIMIT, parseCommandLine, UsageError } from '../src/args.js';
+import { DEFAULT_SESSION_LIMIT, parseCommandLine, UsageError } from '../src/config/args.js';
 
 function usageError(argv: string[]): string {
   try {

@@ -2,8 +2,9 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import type { FlagSettings } from '../src/args.js';
-import { ConfigError, resolveSettings, validateFileConfig } from '../src/config.js';
+import type { FlagSettings } from '../src/config/args.js';
+import { ConfigError, resolveSettings } from '../src/config/config.js';
+import { validateFileConfig } from '../src/config/schema.js';
 
 let home: string;
 const noFlags: FlagSettings = {

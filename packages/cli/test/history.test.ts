@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { HISTORY_SIZE, loadHistory, saveHistory } from '../src/terminal.js';
+import { HISTORY_SIZE, loadHistory, saveHistory } from '../src/chat/terminal.js';
 
 let folder: string;
 

@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { MarkdownStream } from '../src/markdown.js';
+import type { MarkdownStream } from '../src/chat/markdown.js';
 
 let createMarkdownStream: (options: { screen: { columns: number; rows: number } }) => MarkdownStream;
 
 beforeAll(async () => {
   // chalk decides on colour when it is first loaded; a test's stdout is no terminal.
   process.env.FORCE_COLOR = '1';
-  ({ createMarkdownStream } = await import('../src/markdown.js'));
+  ({ createMarkdownStream } = await import('../src/chat/markdown.js'));
 });
 
 const ESC = '\x1b';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import stringWidth from 'string-width';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { callLines } from '../src/question.js';
+import { callLines } from '../src/chat/approval-question.js';
 
 let workspace: string;
 

@@ -8,8 +8,8 @@ import {
   summarizeArguments,
   truncate,
   wrapLine,
-} from '../src/format.js';
-import { TurnView } from '../src/render.js';
+} from '../src/chat/format.js';
+import { TurnView } from '../src/chat/render.js';
 
 let sequence = 0;
 /** Hiding and showing the cursor. */

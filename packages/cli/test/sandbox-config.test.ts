@@ -2,11 +2,11 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { parseCommandLine, UsageError } from '../src/args.js';
-import { ConfigError, resolveSettings } from '../src/config.js';
-import { isSecretName, toolEnvironment } from '../src/env.js';
-import { bubblewrapArguments, SECRET_HOME_PATHS } from '../src/sandbox.js';
-import { DEFAULT_RESOURCE_LIMITS, prlimitOptions } from '../src/sandbox-limits.js';
+import { parseCommandLine, UsageError } from '../src/config/args.js';
+import { ConfigError, resolveSettings } from '../src/config/config.js';
+import { DEFAULT_RESOURCE_LIMITS, prlimitOptions } from '../src/sandbox/limits.js';
+import { bubblewrapArguments, SECRET_HOME_PATHS } from '../src/sandbox/sandbox.js';
+import { isSecretName, toolEnvironment } from '../src/sandbox/tool-env.js';
 
 let base: string;
 

@@ -21,7 +21,7 @@ const listeners: Listener[] = [];
 async function listen(socketPath: string): Promise<Listener | undefined> {
   const server = createServer((socket) => {
     listener.connections += 1;
-    // The connector hangs up at once: a greeting it no longer reads is an EPIPE, not a failure of the test.
+    // The probe hangs up as soon as it is connected: the greeting may meet a closed socket.
     socket.on('error', () => undefined);
     socket.end('hello from the host\n');
   });

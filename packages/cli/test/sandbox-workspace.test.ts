@@ -8,7 +8,7 @@ import {
   absentAgentConfig,
   removeCreatedAgentConfig,
   workspaceProtection,
-} from '../src/sandbox-workspace.js';
+} from '../src/sandbox/workspace.js';
 
 let base: string;
 

@@ -1,8 +1,8 @@
 import { expect, test } from 'vitest';
-import { DEFAULT_SERVE_PORT, parseCommandLine, UsageError } from '../src/args.js';
-import { ConfigError } from '../src/config-values.js';
-import { databaseTarget, redacted } from '../src/serve-database.js';
-import { parseServerConfig, tokensFromEnv } from '../src/server-config.js';
+import { DEFAULT_SERVE_PORT, parseCommandLine, UsageError } from '../src/config/args.js';
+import { parseServerConfig, tokensFromEnv } from '../src/config/server.js';
+import { ConfigError } from '../src/config/values.js';
+import { databaseTarget, redacted } from '../src/modes/serve/database.js';
 
 test('serve takes --port and --host, with 127.0.0.1 and the default port otherwise', () => {
   expect(parseCommandLine(['serve']).command).toEqual({

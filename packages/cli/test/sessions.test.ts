@@ -3,6 +3,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
 import { describe, expect, test } from 'vitest';
 import { buildStale, CLI_PACKAGES } from '../../../scripts/build-stale.mjs';
 import { contentText, hangingReply, messagesOf, textReply } from '../../../test-support/cli-wire.js';
@@ -117,6 +118,34 @@ describe('sessions and workspaces', () => {
     expect(table[0]).toContain('WORKSPACE');
     expect(table.find((line) => line.includes(here.slice(0, 8)))).toContain(harness.sandbox.workspace);
     expect(table.find((line) => line.includes(there.slice(0, 8)))).toContain(other);
+  }, 60_000);
+
+  test('a session saved with the old spelling of the workspace key keeps its workspace', async () => {
+    const other = path.join(harness.sandbox.root, 'other');
+    await mkdir(other);
+    const old = await turn('saved by an older youyou', 'Old.');
+    await turn('about the other one', 'There.', '--cwd', other);
+    // What an older youyou wrote: the same metadata event under the key 'youyou.workspace'.
+    const database = new Database(path.join(harness.sandbox.home, 'youyou.db'));
+    const renamed = database
+      .prepare(
+        "UPDATE events SET payload = json_set(payload, '$.key', 'youyou.workspace') WHERE json_extract(payload, '$.key') = 'youyou_cli_workspace' AND json_extract(payload, '$.value') = ?",
+      )
+      .run(harness.sandbox.workspace);
+    database.close();
+    expect(renamed.changes).toBe(1);
+
+    const listed = jsonLines((await cli('sessions', '--json')).stdout) as {
+      sessionId: string;
+      workspace: string | null;
+    }[];
+    expect(listed.find((session) => session.sessionId === old)?.workspace).toBe(harness.sandbox.workspace);
+    harness.server.reply(textReply('Continued.'));
+    const result = await cli('--continue', '-p', 'go on', '--base-url', harness.server.baseURL);
+    expect(result.code).toBe(0);
+    const sent = messagesOf(harness.server.turnRequests().at(-1)!).map(contentText);
+    expect(sent).toContain('saved by an older youyou');
+    expect(sent).not.toContain('about the other one');
   }, 60_000);
 
   test('--continue in a workspace without sessions fails and does not open another workspace’s', async () => {

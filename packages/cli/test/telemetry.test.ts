@@ -10,7 +10,7 @@ import {
   toolCallReply,
   usageReply,
 } from '../../../test-support/cli-wire.js';
-import { telemetryTargets } from '../src/telemetry.js';
+import { telemetryTargets } from '../src/runtime/telemetry.js';
 import { ensureBuilt } from './support/build.js';
 import { createSandbox, runCli, type Sandbox } from './support/cli.js';
 

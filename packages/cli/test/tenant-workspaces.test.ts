@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { tenantFolderName } from '../src/tenant-workspaces.js';
+import { tenantFolderName } from '../src/runtime/tenant-workspaces.js';
 
 test('a tenant folder name is one safe path segment for hostile names', () => {
   const hostile = [

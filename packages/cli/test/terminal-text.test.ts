@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { neutralize, neutralizeLine } from '../src/terminal-text.js';
+import { neutralize, neutralizeLine } from '../src/text/terminal-text.js';
 
 describe('neutralize', () => {
   it('shows ESC, CSI and OSC sequences escaped so a terminal cannot interpret them', () => {

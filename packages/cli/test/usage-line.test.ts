@@ -1,6 +1,6 @@
 import type { UsageTotals } from '@youyou/agent';
 import { expect, test } from 'vitest';
-import { formatCost, sessionUsageReport, turnUsageLine } from '../src/usage-line.js';
+import { formatCost, sessionUsageReport, turnUsageLine } from '../src/chat/usage-line.js';
 
 const TOTALS: UsageTotals = {
   inputTokens: 4_000,

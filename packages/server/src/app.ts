@@ -1,17 +1,20 @@
-import type { Agent, RunningTurn, SessionStorage, SessionSummary, UserInput } from '@youyou/agent';
-import { type Context, Hono } from 'hono';
+import type { Agent, SessionStorage } from '@youyou/agent';
+import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
-import { authenticate, checkAuth, type ServerAuth, tokenResolver } from './auth.js';
-import { onlyKeys, optionalString, parseCursor, readJsonObject } from './body.js';
-import { errorResponse, HttpError } from './errors.js';
-import { SessionHub, tenantIn } from './hub.js';
-import { type ListeningServer, listen } from './listen.js';
-import { eventLogOf, mountLogRoute } from './log-tail.js';
-import { isTerminal, streamJournal } from './sse.js';
-import { tenantTurnOptions } from './tenant-spend.js';
-import { mountUiChat } from './ui-chat.js';
-import { mountWebChat, type WebChatOptions } from './web-chat.js';
+import { authenticate, checkAuth, type ServerAuth, tokenResolver } from './http/auth.js';
+import type { TenantApp } from './http/context.js';
+import { errorResponse, HttpError } from './http/errors.js';
+import { type ListeningServer, listen } from './http/listen.js';
+import { approvalRoutes } from './routes/approvals.js';
+import { logRoutes } from './routes/log.js';
+import { type RouteGroup, routeDeps } from './routes/route-deps.js';
+import { sessionRoutes } from './routes/sessions.js';
+import { turnRoutes } from './routes/turns.js';
+import { uiChatRoutes } from './routes/ui-chat.js';
+import { mountWebChat, type WebChatOptions } from './routes/web-chat.js';
+import { SessionHub, tenantIn } from './sessions/hub.js';
+import { tenantTurnOptions } from './sessions/tenant-spend.js';
 
 /** Limits of one server; every field has a default. */
 export interface ServerLimits {
@@ -76,20 +79,25 @@ export interface ServerOptions {
  * The server: the hono app itself (`fetch`, `request`, mountable with `route`), plus `listen()` on a port
  * and `close()` that cancels running turns and closes the sessions it opened.
  */
-export type YouyouServer = Hono<{ Variables: { tenant: string } }> & {
+export type YouyouServer = TenantApp & {
   listen(options?: { port?: number; host?: string }): Promise<ListeningServer>;
   close(): Promise<void>;
   /** The tenant that owns a session (saved in its log), or undefined: what a host keys per-tenant data on. */
   tenantOf(sessionId: string): Promise<string | undefined>;
 };
 
-const SESSION_ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** The route groups behind the auth middleware, each a module of routes/ mounted the same way. */
+const ROUTE_GROUPS: readonly RouteGroup[] = [
+  sessionRoutes,
+  turnRoutes,
+  logRoutes,
+  approvalRoutes,
+  uiChatRoutes,
+];
 
 /** Puts an Agent behind HTTP: the sessions API (SSE turns, tails, approvals, steering) per tenant. */
 export function createServer(options: ServerOptions): YouyouServer {
   const resolveToken = tokenResolver(checkAuth(options.auth));
-  const maxBodyBytes = options.limits?.maxBodyBytes ?? 1024 * 1024;
-  const keepAliveMs = options.limits?.keepAliveMs ?? 15_000;
   const busyRetryAfterSeconds = options.limits?.busyRetryAfterSeconds ?? 1;
   if (!Number.isInteger(busyRetryAfterSeconds) || busyRetryAfterSeconds < 0) {
     throw new TypeError('limits.busyRetryAfterSeconds must be a whole number of seconds, 0 or more');
@@ -109,9 +117,36 @@ export function createServer(options: ServerOptions): YouyouServer {
     busyRetryAfterSeconds,
     autoContinue: checkContinueMode(options.continueInterrupted) === 'auto',
   });
-  const eventLog = eventLogOf(options.storage);
-  const app = new Hono<{ Variables: { tenant: string } }>();
+  const app: TenantApp = new Hono();
+  useCommonMiddleware(app, options);
+  if (options.webChat !== undefined && options.webChat !== false) {
+    mountWebChat(app, options.webChat === true ? {} : options.webChat);
+  }
+  app.use('*', async (context, next) => {
+    context.set('tenant', await authenticate(resolveToken, context));
+    await next();
+  });
+  const deps = routeDeps({
+    hub,
+    turnOptionsOf,
+    storage: options.storage,
+    keepAliveMs: options.limits?.keepAliveMs ?? 15_000,
+    logPollMs: options.limits?.logPollMs ?? 1_000,
+  });
+  for (const group of ROUTE_GROUPS) group(app, deps);
 
+  const close = (): Promise<void> => hub.close();
+  return Object.assign(app, {
+    close,
+    tenantOf: (sessionId: string) => hub.ownerOf(sessionId),
+    listen: (listenOptions?: { port?: number; host?: string }) =>
+      listen({ fetch: app.fetch, close }, listenOptions ?? {}),
+  });
+}
+
+/** The error answers, CORS and the body limit, in front of every route (the web chat's too). */
+function useCommonMiddleware(app: TenantApp, options: ServerOptions): void {
+  const maxBodyBytes = options.limits?.maxBodyBytes ?? 1024 * 1024;
   app.onError((error, context) => errorResponse(context, error));
   app.notFound((context) =>
     errorResponse(context, new HttpError({ status: 404, code: 'NOT_FOUND', message: 'no such route' })),
@@ -143,236 +178,6 @@ export function createServer(options: ServerOptions): YouyouServer {
         ),
     }),
   );
-  if (options.webChat !== undefined && options.webChat !== false) {
-    mountWebChat(app, options.webChat === true ? {} : options.webChat);
-  }
-  app.use('*', async (context, next) => {
-    context.set('tenant', await authenticate(resolveToken, context));
-    await next();
-  });
-
-  /** The owned session id of the route, or SESSION_NOT_FOUND (404) for a bad, unknown or foreign one. */
-  const ownedSession = async (context: Context<{ Variables: { tenant: string } }>): Promise<string> => {
-    const sessionId = context.req.param('id') ?? '';
-    if (!SESSION_ID.test(sessionId)) {
-      throw new HttpError({ status: 404, code: 'SESSION_NOT_FOUND', message: 'no such session' });
-    }
-    await hub.authorize(context.get('tenant'), sessionId);
-    return sessionId;
-  };
-
-  app.post('/sessions', async (context) => {
-    const body = await readJsonObject(context);
-    onlyKeys(body, ['modelId']);
-    const modelId = optionalString(body, 'modelId');
-    const sessionId = await hub.create(context.get('tenant'), modelId === undefined ? {} : { modelId });
-    return context.json({ sessionId }, 201);
-  });
-
-  app.get('/sessions', async (context) => {
-    const tenant = context.get('tenant');
-    const query = context.req.query('q');
-    const storage = options.storage;
-    if (storage === undefined) return context.json({ sessions: [], nextCursor: null });
-    const owned = async (summaries: SessionSummary[]): Promise<SessionSummary[]> => {
-      const owners = await Promise.all(summaries.map((summary) => hub.ownerOf(summary.sessionId)));
-      return summaries.filter((_summary, index) => owners[index] === tenant);
-    };
-    if (query !== undefined && query !== '') {
-      return context.json({ sessions: await owned(await storage.findSession(query)), nextCursor: null });
-    }
-    const limitText = context.req.query('limit');
-    const limit = limitText === undefined ? 50 : Number(limitText);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 200) {
-      throw new HttpError({
-        status: 400,
-        code: 'INVALID_INPUT',
-        message: 'limit must be an integer from 1 to 200',
-      });
-    }
-    // Other tenants' sessions are skipped page by page until this tenant's page is full.
-    let cursor = context.req.query('cursor');
-    const sessions: SessionSummary[] = [];
-    for (;;) {
-      const page = await storage.listSessions(cursor === '' ? undefined : cursor, limit);
-      sessions.push(...(await owned(page.sessions)));
-      cursor = page.nextCursor ?? undefined;
-      if (sessions.length >= limit || cursor === undefined) break;
-    }
-    return context.json({ sessions, nextCursor: cursor ?? null });
-  });
-
-  app.get('/sessions/:id', async (context) => {
-    const sessionId = await ownedSession(context);
-    const session = hub.activeSession(sessionId);
-    // A cheap status: a session not open here shows no pending calls (GET …/messages reads them from the log).
-    return context.json({
-      sessionId,
-      active: session !== undefined,
-      turnRunning: session?.isTurnRunning ?? false,
-      pendingApprovals: session?.pendingApprovals() ?? [],
-      lastSequence: hub.journal(sessionId).lastSequence,
-    });
-  });
-
-  app.get('/sessions/:id/messages', async (context) => {
-    const sessionId = await ownedSession(context);
-    return context.json(await hub.history(sessionId));
-  });
-
-  /**
-   * Starts a turn with `start` and answers the SSE stream of that turn's events: a tail from the sequence
-   * before it started, relayed by the hub and ended by the turn's terminal event.
-   */
-  const streamTurn = async (
-    context: Context<{ Variables: { tenant: string } }>,
-    sessionId: string,
-    start: () => Promise<RunningTurn>,
-  ): Promise<Response> => {
-    const journal = hub.journal(sessionId);
-    const after = journal.lastSequence;
-    const turn = await start();
-    hub.track(sessionId, turn);
-    return streamJournal({
-      context,
-      journal,
-      after,
-      keepAliveMs,
-      turnId: turn.turnId,
-      until: (entry) => entry.event.turnId === turn.turnId && isTerminal(entry),
-    });
-  };
-
-  app.post('/sessions/:id/messages', async (context) => {
-    const sessionId = await ownedSession(context);
-    const body = await readJsonObject(context);
-    onlyKeys(body, ['content']);
-    const session = await hub.session(sessionId);
-    const content = body.content as UserInput | string;
-    const turnOptions = await turnOptionsOf(context.get('tenant'));
-    // A message sent while the server continues a cut turn on its own comes after it, not as TURN_BUSY.
-    const start = hub.isContinuation(session.currentTurn)
-      ? () => session.followUp(content)
-      : () => session.sendMessage(content, turnOptions);
-    return streamTurn(context, sessionId, start);
-  });
-
-  app.get('/sessions/:id/events', async (context) => {
-    const sessionId = await ownedSession(context);
-    const after =
-      parseCursor(context.req.header('last-event-id'), 'Last-Event-ID') ??
-      parseCursor(context.req.query('after'), 'after') ??
-      0;
-    await hub.takeForFollower(sessionId);
-    const watchEvents = eventLog?.watchEvents;
-    return streamJournal({
-      context,
-      journal: hub.journal(sessionId),
-      after,
-      keepAliveMs,
-      // While this process does not hold the session, its commits come from a turn running elsewhere.
-      ...(watchEvents === undefined
-        ? {}
-        : {
-            changedElsewhere: async (listener: () => void) => {
-              const heldElsewhere = () => hub.activeSession(sessionId) === undefined;
-              const stop = await watchEvents(sessionId, () => {
-                if (heldElsewhere()) listener();
-              });
-              // What was committed before the LISTEN took hold is unknown here: one resync covers it.
-              if (heldElsewhere()) listener();
-              return stop;
-            },
-          }),
-    });
-  });
-
-  mountLogRoute(app, {
-    storage: options.storage,
-    ownedSession,
-    keepAliveMs,
-    pollMs: options.limits?.logPollMs ?? 1_000,
-  });
-
-  app.post('/sessions/:id/cancel', async (context) => {
-    const sessionId = await ownedSession(context);
-    const turn = hub.activeSession(sessionId)?.currentTurn;
-    turn?.cancel();
-    return context.json({ cancelled: turn !== undefined });
-  });
-
-  app.post('/sessions/:id/approvals/:callId', async (context) => {
-    const sessionId = await ownedSession(context);
-    const body = await readJsonObject(context);
-    onlyKeys(body, ['approved', 'reason']);
-    if (typeof body.approved !== 'boolean') {
-      throw new HttpError({
-        status: 400,
-        code: 'INVALID_INPUT',
-        message: "'approved' must be true or false",
-      });
-    }
-    const reason = optionalString(body, 'reason');
-    const session = await hub.session(sessionId);
-    const callId = context.req.param('callId');
-    if (body.approved) await session.approve(callId);
-    else await session.deny(callId, reason);
-    const turnOptions = await turnOptionsOf(context.get('tenant'));
-    try {
-      return await streamTurn(context, sessionId, () => session.continue(turnOptions));
-    } catch {
-      // Other calls of the batch still wait for a decision: the turn continues after the last one.
-      return context.json({ continued: false }, 202);
-    }
-  });
-
-  app.post('/sessions/:id/continue', async (context) => {
-    const sessionId = await ownedSession(context);
-    const body = await readJsonObject(context);
-    onlyKeys(body, []);
-    const session = await hub.session(sessionId);
-    const turnOptions = await turnOptionsOf(context.get('tenant'));
-    // INVALID_INPUT while a pending call is undecided and its approval window is still open.
-    return streamTurn(context, sessionId, () => session.continue(turnOptions));
-  });
-
-  app.post('/sessions/:id/steer', async (context) => {
-    const sessionId = await ownedSession(context);
-    const body = await readJsonObject(context);
-    onlyKeys(body, ['content']);
-    const session = await hub.session(sessionId);
-    const turn = await session.steer(body.content as UserInput | string);
-    hub.track(sessionId, turn);
-    return context.json({ turnId: turn.turnId }, 202);
-  });
-
-  app.post('/sessions/:id/follow-up', async (context) => {
-    const sessionId = await ownedSession(context);
-    const body = await readJsonObject(context);
-    onlyKeys(body, ['content']);
-    const session = await hub.session(sessionId);
-    const running = session.currentTurn;
-    const started = session.followUp(body.content as UserInput | string);
-    if (running === undefined) {
-      // No turn runs: the follow-up starts now (or its input is refused now).
-      const turn = await started;
-      hub.track(sessionId, turn);
-      return context.json({ turnId: turn.turnId, queued: false }, 202);
-    }
-    // Queued behind the running turn; the hub relays the follow-up turn when it starts.
-    started.then((turn) => hub.track(sessionId, turn)).catch(() => undefined);
-    return context.json({ queued: true }, 202);
-  });
-
-  mountUiChat({ app, hub, keepAliveMs, turnOptionsOf });
-
-  const close = (): Promise<void> => hub.close();
-  return Object.assign(app, {
-    close,
-    tenantOf: (sessionId: string) => hub.ownerOf(sessionId),
-    listen: (listenOptions?: { port?: number; host?: string }) =>
-      listen({ fetch: app.fetch, close }, listenOptions ?? {}),
-  });
 }
 
 /** The `continueInterrupted` option, checked: a host's typo must not silently turn automatic continuing off. */

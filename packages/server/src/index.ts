@@ -5,9 +5,9 @@ export {
   type ServerOptions,
   type YouyouServer,
 } from './app.js';
-export type { ServerAuth } from './auth.js';
-export type { ErrorBody } from './errors.js';
-export { TENANT_METADATA_KEY, tenantMemoryNamespace } from './hub.js';
-export { type Listenable, type ListeningServer, listen } from './listen.js';
-export { eventLogOf, type LoggedSessionEvent, type SessionEventLog } from './log-tail.js';
-export { WEB_CHAT_FOLDER, type WebChatOptions } from './web-chat.js';
+export type { ServerAuth } from './http/auth.js';
+export type { ErrorBody } from './http/errors.js';
+export { type Listenable, type ListeningServer, listen } from './http/listen.js';
+export { WEB_CHAT_FOLDER, type WebChatOptions } from './routes/web-chat.js';
+export { eventLogOf, type LoggedSessionEvent, type SessionEventLog } from './sessions/event-log.js';
+export { TENANT_METADATA_KEY, tenantMemoryNamespace } from './sessions/hub.js';

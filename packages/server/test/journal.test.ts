@@ -1,6 +1,6 @@
 import type { AgentEvent } from '@youyou/agent';
 import { afterEach, expect, test, vi } from 'vitest';
-import { SessionJournal } from '../src/journal.js';
+import { SessionJournal } from '../src/sessions/journal.js';
 
 function event(index: number): AgentEvent {
   return {

@@ -142,6 +142,23 @@ export function createGrepTool(workspace: Workspace): ToolHandler {
   };
 }
 
+/**
+ * The files a `glob` argument lets through (all without one), or what is wrong with it. Like ripgrep: a glob
+ * without `/` matches file names anywhere, one with `/` the path below `path`.
+ */
+function fileFilterOf(glob: unknown): ((file: WalkedFile) => boolean) | undefined | string {
+  if (typeof glob !== 'string' || glob === '') return undefined;
+  let matcher: LinearPattern;
+  try {
+    matcher = compileGlob(glob);
+  } catch (error) {
+    return `invalid glob: ${errorText(error)}`;
+  }
+  return glob.includes('/')
+    ? (file) => matcher.test(file.relative)
+    : (file) => matcher.test(path.posix.basename(file.relative));
+}
+
 async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOutput> {
   const args = argumentsOf(input);
   const pattern = String(args.pattern ?? '');
@@ -158,20 +175,8 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
   } catch (error) {
     return failure(`invalid regular expression '${pattern}': ${errorText(error)}; fix the pattern`);
   }
-  let fileFilter: ((file: WalkedFile) => boolean) | undefined;
-  if (typeof args.glob === 'string' && args.glob !== '') {
-    const glob = args.glob;
-    let matcher: LinearPattern;
-    try {
-      matcher = compileGlob(glob);
-    } catch (error) {
-      return failure(`invalid glob: ${errorText(error)}`);
-    }
-    // Like ripgrep: a glob without `/` matches file names anywhere, one with `/` the path below `path`.
-    fileFilter = glob.includes('/')
-      ? (file) => matcher.test(file.relative)
-      : (file) => matcher.test(path.posix.basename(file.relative));
-  }
+  const fileFilter = fileFilterOf(args.glob);
+  if (typeof fileFilter === 'string') return failure(fileFilter);
   const resolved = await resolveInWorkspace(workspace, given);
   if (!resolved.ok) return resolved.output;
   let files: AsyncIterable<WalkedFile> | WalkedFile[];

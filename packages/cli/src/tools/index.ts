@@ -1,5 +1,5 @@
 import { AgentError, type ToolHandler } from '@youyou/agent';
-import type { ShellSandbox } from '../sandbox.js';
+import type { ShellSandbox } from '../sandbox/sandbox.js';
 import { createEditFileTool } from './edit-file.js';
 import { createGlobTool } from './glob.js';
 import { createGrepTool } from './grep.js';

@@ -3,16 +3,16 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
-import { toolEnvironment } from '../env.js';
+import { DEFAULT_RESOURCE_LIMITS, type ResourceLimits } from '../sandbox/limits.js';
 import {
   DEFAULT_SANDBOX_MODE,
   findShell,
   SECRET_HOME_PATHS,
   type ShellSandbox,
   sandboxedCommand,
-} from '../sandbox.js';
-import { DEFAULT_RESOURCE_LIMITS, type ResourceLimits } from '../sandbox-limits.js';
-import { absentAgentConfig, removeCreatedAgentConfig } from '../sandbox-workspace.js';
+} from '../sandbox/sandbox.js';
+import { toolEnvironment } from '../sandbox/tool-env.js';
+import { absentAgentConfig, removeCreatedAgentConfig } from '../sandbox/workspace.js';
 import { argumentsOf, errorText, failure, type Workspace } from './workspace.js';
 
 /** How long a command may run unless the call or the tool's options say otherwise. */

@@ -2,7 +2,6 @@ import { realpathSync, statSync } from 'node:fs';
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentError, type ToolOutput } from '@youyou/agent';
-import { isRecord } from '../config-values.js';
 
 /** What every workspace tool shares: the root it is confined to, what it must not see, whether it may write. */
 export interface Workspace {
@@ -102,7 +101,10 @@ export function success(content: string): ToolOutput {
 
 /** The arguments object of a call (the core has validated it against the schema; this only narrows the type). */
 export function argumentsOf(input: { arguments: unknown }): Record<string, unknown> {
-  return isRecord(input.arguments) ? input.arguments : {};
+  const value = input.arguments;
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : {};
 }
 
 /** `error.code` of a Node system error, or undefined. */

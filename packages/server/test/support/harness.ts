@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentBuilder, type ToolHandler } from '@youyou/agent';
+import { AgentBuilder, type SessionStorage, type ToolHandler } from '@youyou/agent';
 import { ScriptedModelProvider, type ScriptedResponse } from '@youyou/agent/testing';
 import { openSqliteStorage } from '@youyou/sqlite';
 import {
@@ -42,12 +42,15 @@ export async function startHarness(
     databasePath?: string;
     /** The server's `continueInterrupted`. */
     continueInterrupted?: 'auto' | 'on-request';
+    /** Puts something between the agent (and the server) and the SQLite storage: a gate on a write, a failure. */
+    wrapStorage?: (storage: SessionStorage) => SessionStorage;
   } = {},
 ): Promise<Harness> {
   const folder =
     options.databasePath === undefined ? await mkdtemp(join(tmpdir(), 'youyou-server-')) : undefined;
   const databasePath = options.databasePath ?? join(folder ?? '', 'agent.db');
   const storage = await openSqliteStorage(databasePath);
+  const sessions = options.wrapStorage?.(storage.sessions) ?? storage.sessions;
   const provider = new ScriptedModelProvider({ responses: options.responses ?? [] });
   let builder = new AgentBuilder({
     defaultModel: 'scripted-model',
@@ -55,12 +58,12 @@ export async function startHarness(
     ...(options.approvalWindowMs === undefined ? {} : { approvalWindowMs: options.approvalWindowMs }),
   })
     .registerModelProvider(provider)
-    .registerSessionStorage(storage.sessions);
+    .registerSessionStorage(sessions);
   for (const tool of options.tools ?? []) builder = builder.registerTool(tool);
   const agent = await builder.build();
   const server = createServer({
     agent,
-    storage: storage.sessions,
+    storage: sessions,
     auth: { tokens: { [TOKENS.alice]: 'alice', [TOKENS.bob]: 'bob' } },
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.cors === undefined ? {} : { cors: options.cors }),

@@ -1,0 +1,346 @@
+import type { AgentError, RunningTurn, Session } from '@youyou/agent';
+import type { ApprovalAnswer, ApprovalRequest } from '../../approval/policy.js';
+import { createStyles, plainMessage, type Styles } from '../../chat/format.js';
+import type { MarkdownStream } from '../../chat/markdown.js';
+import { loadMarkdownStream } from '../../chat/markdown-load.js';
+import { TurnView } from '../../chat/render.js';
+import { isInterrupt, loadHistory, type PromptResult, saveHistory, Terminal } from '../../chat/terminal.js';
+import type { CliSettings } from '../../config/config.js';
+import type { CliIo } from '../../runtime/cli-io.js';
+import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
+import { newWorkspaceSession, openSession } from '../../sessions/open-session.js';
+import { storedMessageCount } from '../../sessions/session-table.js';
+import { neutralize } from '../../text/terminal-text.js';
+import { ApprovalAsker } from './approval-asker.js';
+import { bannerText, resumedText } from './banner.js';
+import { type ChatCommandContext, COMMAND, runSlashCommand } from './slash-commands.js';
+import { TypeAhead } from './type-ahead.js';
+
+/**
+ * The interactive chat: a prompt with history, slash commands, streamed turns drawn by TurnView, approval
+ * questions for mutating tools, Ctrl-C to cancel a turn and Ctrl-C twice or Ctrl-D to leave (closing the
+ * session, so its memories are extracted).
+ */
+class Chat {
+  readonly #runtime: CliRuntime;
+  readonly #terminal: Terminal;
+  readonly #settings: CliSettings;
+  readonly #styles: Styles;
+  readonly #color: boolean;
+  #session: Session | undefined;
+  #showReasoning = false;
+  /** The last thing the user did was Ctrl-C: one more exits. */
+  #interruptedOnce = false;
+  readonly #asker: ApprovalAsker;
+  readonly #typeAhead: TypeAhead;
+  #view: TurnView | undefined;
+  /** Set when the resumed session's last turn was cut by a crash: the next prompt offers to continue it. */
+  #offerContinue = false;
+  /** Set by /exit: the loop ends after the command. */
+  #leaving = false;
+
+  constructor(options: { runtime: CliRuntime; terminal: Terminal; settings: CliSettings; color: boolean }) {
+    this.#runtime = options.runtime;
+    this.#terminal = options.terminal;
+    this.#settings = options.settings;
+    this.#color = options.color;
+    this.#styles = createStyles(options.color);
+    this.#typeAhead = new TypeAhead(this.#styles);
+    this.#asker = new ApprovalAsker({
+      terminal: options.terminal,
+      workspace: options.settings.cwd,
+      color: options.color,
+      quietMs: options.settings.approvalQuietMs,
+      write: (text) => this.#write(text),
+      beforeAsking: () => this.#view?.pause(),
+    });
+  }
+
+  #write(text: string): void {
+    this.#terminal.output.write(text);
+  }
+
+  /** Prints the banner and, for a resumed session (with its stored message count), where it stood. */
+  start(resumed: { session: Session; messageCount: number } | undefined): void {
+    this.#write(bannerText({ runtime: this.#runtime, cwd: this.#settings.cwd, styles: this.#styles }));
+    if (resumed !== undefined) this.#showResumed(resumed.session, resumed.messageCount);
+  }
+
+  /** `messageCount` is the stored count that `sessions` shows too (the context may hold more or fewer). */
+  #showResumed(session: Session, messageCount: number): void {
+    this.#session = session;
+    this.#write(resumedText({ session, messageCount, styles: this.#styles }));
+    const cut = session.interruptedTurn();
+    this.#offerContinue = cut !== undefined;
+    if (cut !== undefined) {
+      const unsure = cut.unfinishedCalls.filter((call) => call.mayHaveRun).length;
+      this.#write(
+        this.#styles.yellow(
+          `The last turn was cut before it ended (${cut.unfinishedCalls.length} tool call(s) without a result${unsure > 0 ? `, ${unsure} of which may have run: each asks before it runs again` : ''}).\n`,
+        ),
+      );
+    }
+  }
+
+  /** Runs until the user leaves; resolves with the exit code. */
+  async loop(): Promise<number> {
+    if (this.#offerContinue) {
+      this.#offerContinue = false;
+      const answer = await this.#terminal.readLine('Continue the cut turn? [y/N] ', '');
+      if (answer.type === 'eof') return this.#leave();
+      if (answer.type === 'line' && /^\s*y(es)?\s*$/i.test(answer.text)) {
+        // The CLI's approver decides the calls that may have run, as any mutating call: deny rules refuse,
+        // allow rules and --yes let them run again, anything else is asked.
+        const outcome = await this.#turn('', (session) => session.continue(this.#runtime.turnOptions));
+        if (outcome === 'exit') return this.#leave();
+      }
+    }
+    for (;;) {
+      const prompt = this.#color ? '\x1b[36m›\x1b[39m ' : '› ';
+      const queued = this.#typeAhead.queued.shift();
+      if (queued !== undefined) this.#write(`${prompt}${neutralize(queued)}\n`);
+      let result: PromptResult;
+      if (queued !== undefined) result = { type: 'line', text: queued };
+      else {
+        // Text typed during the last turn without Enter is already on the new prompt line.
+        result = await this.#terminal.readLine(prompt, this.#typeAhead.takeTyped());
+      }
+      if (result.type === 'eof') return this.#leave();
+      if (result.type === 'interrupt') {
+        if (result.hadText) continue;
+        if (this.#interruptedOnce) return this.#leave();
+        this.#interruptedOnce = true;
+        this.#write(this.#styles.dim('(Ctrl-C again or Ctrl-D to exit)\n'));
+        continue;
+      }
+      this.#interruptedOnce = false;
+      const text = result.text.trim();
+      if (text === '') continue;
+      const command = COMMAND.exec(text);
+      if (
+        command !== null &&
+        (await runSlashCommand(this.#commandContext(), {
+          name: command[1] ?? '',
+          argument: (command[2] ?? '').trim(),
+        })) !== 'not_a_command'
+      ) {
+        if (this.#leaving) return this.#leave();
+        continue;
+      }
+      const outcome = await this.#turn(result.text);
+      if (outcome === 'exit') return this.#leave();
+    }
+  }
+
+  /** Closes the current session (SessionEnd, memory extraction) with a status line while it runs. */
+  async #closeSession(): Promise<void> {
+    const session = this.#session;
+    if (session === undefined) return;
+    this.#session = undefined;
+    await this.#withStatus('saving the session', () => session.close());
+  }
+
+  /** Runs `work` under a status line; Ctrl-C meanwhile leaves the program at once. */
+  async #withStatus(status: string, work: () => Promise<void>): Promise<void> {
+    const view = this.#newView();
+    view.status(status);
+    this.#terminal.startKeys((key) => {
+      if (isInterrupt(key)) this.#hardExit();
+    });
+    try {
+      await work();
+    } finally {
+      this.#terminal.stopKeys();
+      view.close();
+    }
+  }
+
+  /** What the slash commands see of this chat. */
+  #commandContext(): ChatCommandContext {
+    return {
+      runtime: this.#runtime,
+      color: this.#color,
+      styles: this.#styles,
+      columns: () => this.#terminal.columns,
+      write: (text) => this.#write(text),
+      session: () => this.#session,
+      closeSession: () => this.#closeSession(),
+      showResumed: (session, messageCount) => this.#showResumed(session, messageCount),
+      withStatus: (status, work) => this.#withStatus(status, work),
+      toggleReasoning: () => {
+        this.#showReasoning = !this.#showReasoning;
+        return this.#showReasoning;
+      },
+      leave: () => {
+        this.#leaving = true;
+      },
+    };
+  }
+
+  #newView(markdown?: MarkdownStream): TurnView {
+    return new TurnView({
+      sinks: { answer: (text) => this.#write(text), activity: (text) => this.#write(text) },
+      live: true,
+      color: this.#color,
+      columns: () => this.#terminal.columns,
+      showReasoning: () => this.#showReasoning,
+      baseURL: this.#runtime.provider.baseURL,
+      markdown,
+    });
+  }
+
+  /** A Markdown renderer for the next answer, when the terminal shows colour. */
+  async #markdownStream(): Promise<MarkdownStream | undefined> {
+    return this.#color ? await loadMarkdownStream(this.#terminal.output) : undefined;
+  }
+
+  /**
+   * Runs one turn (a message's, or what `start` begins instead); 'exit' when the user pressed Ctrl-C a second
+   * time while it was being cancelled.
+   */
+  async #turn(text: string, start?: (session: Session) => Promise<RunningTurn>): Promise<'done' | 'exit'> {
+    let turn: RunningTurn;
+    // Loaded before the turn starts: once it has, nothing may come between it and reading keys raw, or a
+    // Ctrl-C typed early would reach the process group as SIGINT (the MCP servers among it) instead.
+    let markdown = await this.#markdownStream();
+    try {
+      this.#session ??= await newWorkspaceSession(this.#runtime, this.#settings.cwd);
+      turn = await (start === undefined
+        ? this.#session.sendMessage(text, this.#runtime.turnOptions)
+        : start(this.#session));
+    } catch (error) {
+      this.#write(
+        this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`),
+      );
+      return 'done';
+    }
+    // Text steered in during a turn that the turn did not take starts the next turn by itself: show it too.
+    for (;;) {
+      if ((await this.#show(turn, markdown)) === 'exit') return 'exit';
+      const next = this.#session.currentTurn;
+      if (next === undefined || next.turnId === turn.turnId) return 'done';
+      turn = next;
+      markdown = await this.#markdownStream();
+    }
+  }
+
+  /** Shows one turn's events and handles the keys while it runs. */
+  async #show(turn: RunningTurn, markdown: MarkdownStream | undefined): Promise<'done' | 'exit'> {
+    const view = this.#newView(markdown);
+    this.#view = view;
+    let cancelled = false;
+    let exit = false;
+    let stop: (() => void) | undefined;
+    const stopped = new Promise<void>((resolve) => {
+      stop = resolve;
+    });
+    this.#terminal.startKeys((key) => {
+      const question = this.#asker.current;
+      if (question !== undefined) {
+        question.key(key, () => {
+          cancelled = true;
+          this.#interruptedOnce = true;
+          turn.cancel();
+        });
+        return;
+      }
+      if (!isInterrupt(key)) {
+        this.#typeAhead.key(key, view, this.#session);
+        return;
+      }
+      if (cancelled) {
+        exit = true;
+        stop?.();
+        return;
+      }
+      cancelled = true;
+      this.#interruptedOnce = true;
+      view.status('cancelling');
+      turn.cancel();
+    });
+    view.status('thinking');
+    try {
+      const iterator = turn[Symbol.asyncIterator]();
+      for (;;) {
+        const next = await Promise.race([iterator.next(), stopped.then(() => undefined)]);
+        if (next === undefined || next.done === true) break;
+        view.handle(next.value);
+      }
+    } finally {
+      view.close();
+      this.#view = undefined;
+      this.#terminal.stopKeys();
+    }
+    if (!cancelled) this.#interruptedOnce = false;
+    return exit ? 'exit' : 'done';
+  }
+
+  /** The approval question for a mutating tool; called from the turn's approver. */
+  ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    return this.#asker.ask(request, signal);
+  }
+
+  /** Leaves: the session is closed (memories extracted), then everything else. */
+  async #leave(): Promise<number> {
+    await this.#closeSession();
+    return 0;
+  }
+
+  #hardExit(): never {
+    this.#terminal.restore();
+    process.exit(130);
+  }
+}
+
+/** `youyou` (and `youyou resume ID`, `youyou --continue`) on a terminal. */
+export async function runInteractive(options: {
+  settings: CliSettings;
+  resume: string | undefined;
+  latest: boolean;
+  io: CliIo;
+  color: boolean;
+}): Promise<number> {
+  const { settings, io } = options;
+  const terminal = new Terminal({
+    input: io.stdin,
+    output: io.stdout,
+    history: loadHistory(settings.historyPath),
+  });
+  let chat: Chat | undefined;
+  // A claim on the session that could not be renewed is said on stderr, not on the console of a library.
+  const onBackgroundError = (error: AgentError) => io.warn(plainMessage(error.message));
+  const runtime = await setUpRuntime({
+    settings,
+    env: io.env,
+    approval: settings.yes
+      ? { type: 'allow_all' }
+      : {
+          type: 'ask',
+          ask: (request, signal) =>
+            chat === undefined ? Promise.resolve({ type: 'deny' }) : chat.ask(request, signal),
+        },
+    warn: io.warn,
+    notice: (text) => io.stderr.write(`${text}\n`),
+    onBackgroundError,
+    openStorage: () => openHomeStorage({ settings, onBackgroundError }),
+  });
+  try {
+    chat = new Chat({ runtime, terminal, settings, color: options.color });
+    let resumed: { session: Session; messageCount: number } | undefined;
+    if (options.resume !== undefined || options.latest) {
+      const session = await openSession({
+        runtime,
+        resume: options.resume,
+        latest: options.latest,
+        workspace: settings.cwd,
+      });
+      resumed = { session, messageCount: await storedMessageCount(runtime.sessions, session.id) };
+    }
+    chat.start(resumed);
+    return await chat.loop();
+  } finally {
+    saveHistory(settings.historyPath, terminal.history);
+    terminal.restore();
+    await runtime.close();
+  }
+}

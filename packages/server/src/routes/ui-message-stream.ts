@@ -1,0 +1,173 @@
+import type { AgentEvent, PendingToolCall } from '@youyou/agent';
+import { publicError } from '../http/errors.js';
+
+/**
+ * One chunk of the AI SDK UI message stream protocol (v1), the subset this server sends. The AI SDK's
+ * client (`DefaultChatTransport`, `useChat`) validates each against its own schema.
+ */
+export type UiMessageChunk =
+  | { type: 'start'; messageId: string }
+  | { type: 'start-step' }
+  | { type: 'finish-step' }
+  | { type: 'text-start' | 'text-end' | 'reasoning-start' | 'reasoning-end'; id: string }
+  | { type: 'text-delta' | 'reasoning-delta'; id: string; delta: string }
+  | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown; dynamic: true }
+  | { type: 'tool-output-available'; toolCallId: string; output: string; dynamic: true }
+  | { type: 'tool-output-error'; toolCallId: string; errorText: string; dynamic: true }
+  | { type: 'tool-output-denied'; toolCallId: string }
+  | { type: 'tool-approval-request'; approvalId: string; toolCallId: string }
+  | { type: 'error'; errorText: string }
+  | { type: 'abort'; reason: string }
+  | { type: 'finish'; finishReason: 'stop' | 'error' | 'tool-calls' | 'other'; messageMetadata?: unknown };
+
+/** The `errorText` of an error event: `[CODE] message`, never a stack, a cause or a provider's text. */
+function errorText(error: unknown): string {
+  const { code, message } = publicError(error);
+  return `[${code}] ${message}`;
+}
+
+/** The header that tells the AI SDK's client the body is a UI message stream. */
+export const UI_MESSAGE_STREAM_HEADER = 'x-vercel-ai-ui-message-stream';
+
+/**
+ * Turns one turn's AgentEvents into UI message chunks, in order: text and reasoning deltas become parts that
+ * are opened on their first delta and closed when something else comes, tool calls become dynamic tool parts
+ * (the browser has no schema of the agent's tools), the turn's end becomes `finish` (or `abort`). `done` is
+ * true once the turn's terminal event was mapped.
+ */
+export class UiMessageStreamMapper {
+  private open: { kind: 'text' | 'reasoning'; id: string } | undefined;
+  private parts = 0;
+  private failed = false;
+  private finished = false;
+  private readonly calls = new Set<string>();
+
+  /** Whether the turn's terminal event was mapped: nothing follows it. */
+  get done(): boolean {
+    return this.finished;
+  }
+
+  /**
+   * The first chunks: the assistant message (its id is the turn's) and its first step. A turn continued after
+   * approvals goes on in the step of the held calls, so the client finds their tool parts and updates them.
+   */
+  start(options: { turnId: string; continued: boolean }): UiMessageChunk[] {
+    const start: UiMessageChunk = { type: 'start', messageId: options.turnId };
+    return options.continued ? [start] : [start, { type: 'start-step' }];
+  }
+
+  /** The chunks of one event of the turn; events the protocol has no part for (usage, steering) give none. */
+  map(event: AgentEvent): UiMessageChunk[] {
+    const payload = event.payload;
+    switch (payload.type) {
+      case 'text_delta':
+      case 'reasoning_delta': {
+        if (payload.text === '') return [];
+        const kind = payload.type === 'text_delta' ? 'text' : 'reasoning';
+        const chunks = this.open?.kind === kind ? [] : [...this.close(), ...this.openPart(kind)];
+        const id = this.open?.id ?? '';
+        chunks.push({ type: kind === 'text' ? 'text-delta' : 'reasoning-delta', id, delta: payload.text });
+        return chunks;
+      }
+      case 'output_repair':
+        // The deltas that follow are a new answer: they go in a new text part.
+        return this.close();
+      case 'tool_call_start':
+        this.calls.add(payload.callId);
+        return [
+          ...this.close(),
+          {
+            type: 'tool-input-available',
+            toolCallId: payload.callId,
+            toolName: payload.toolName,
+            input: payload.arguments,
+            dynamic: true,
+          },
+        ];
+      case 'tool_call_end':
+        return [...this.close(), toolOutputChunk(payload)];
+      case 'error': {
+        this.failed = true;
+        // Only an AgentError's code and message go out: never a stack, a cause or a provider's text.
+        const error: unknown = payload.error;
+        return [...this.close(), { type: 'error', errorText: errorText(error) }];
+      }
+      case 'turn_complete':
+        return this.finish({
+          type: 'finish',
+          finishReason: this.failed ? 'error' : 'stop',
+          messageMetadata: { turnId: event.turnId, usage: payload.usage },
+        });
+      case 'turn_suspended':
+        return this.suspend(payload.pendingCalls, event.turnId);
+      case 'turn_cancelled':
+        return this.finish({ type: 'abort', reason: 'the turn was cancelled' });
+      default:
+        return [];
+    }
+  }
+
+  /** A suspended turn ends its message with an approval request per held call, on a tool part of its own. */
+  private suspend(pendingCalls: readonly PendingToolCall[], turnId: string): UiMessageChunk[] {
+    // The client attaches an approval request to a tool part it has: a held call gets one first.
+    return this.finish(
+      ...pendingCalls.flatMap((call): UiMessageChunk[] => [
+        ...(this.calls.has(call.callId)
+          ? []
+          : [
+              {
+                type: 'tool-input-available',
+                toolCallId: call.callId,
+                toolName: call.toolName,
+                input: call.arguments,
+                dynamic: true,
+              } as const,
+            ]),
+        { type: 'tool-approval-request', approvalId: call.callId, toolCallId: call.callId },
+      ]),
+      { type: 'finish', finishReason: 'tool-calls', messageMetadata: { turnId, suspended: true } },
+    );
+  }
+
+  private finish(...last: UiMessageChunk[]): UiMessageChunk[] {
+    this.finished = true;
+    return [...this.close(), { type: 'finish-step' }, ...last];
+  }
+
+  private openPart(kind: 'text' | 'reasoning'): UiMessageChunk[] {
+    this.parts += 1;
+    const id = `${kind}-${this.parts}`;
+    this.open = { kind, id };
+    return [{ type: kind === 'text' ? 'text-start' : 'reasoning-start', id }];
+  }
+
+  private close(): UiMessageChunk[] {
+    const open = this.open;
+    if (open === undefined) return [];
+    this.open = undefined;
+    return [{ type: open.kind === 'text' ? 'text-end' : 'reasoning-end', id: open.id }];
+  }
+}
+
+/** The chunk of an ended call: denied (it did not run: state `output-denied`), its output, or its error. */
+function toolOutputChunk(payload: {
+  callId: string;
+  success: boolean;
+  denied?: boolean;
+  output: { content: string; isError: boolean };
+}): UiMessageChunk {
+  if (payload.denied === true) return { type: 'tool-output-denied', toolCallId: payload.callId };
+  return payload.success && !payload.output.isError
+    ? {
+        type: 'tool-output-available',
+        toolCallId: payload.callId,
+        output: payload.output.content,
+        dynamic: true,
+      }
+    : {
+        type: 'tool-output-error',
+        toolCallId: payload.callId,
+        errorText: payload.output.content,
+        dynamic: true,
+      };
+}

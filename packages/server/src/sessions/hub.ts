@@ -1,0 +1,359 @@
+import {
+  type Agent,
+  type AgentError,
+  isAgentError,
+  type Message,
+  type PendingToolCall,
+  type RunningTurn,
+  type Session,
+  type SessionEvent,
+  type SessionStorage,
+  type TurnRunOptions,
+} from '@youyou/agent';
+import { HttpError } from '../http/errors.js';
+import { eventLogOf, type SessionEventLog } from './event-log.js';
+import { SessionJournal } from './journal.js';
+
+/** The metadata key under which the server saves the tenant that created a session. */
+export const TENANT_METADATA_KEY = 'youyou_server_tenant';
+
+/**
+ * The long-term memory namespace of a tenant's sessions: each tenant has its own, and none is the agent's
+ * default namespace (`default`, the local CLI's), so no memory crosses from one tenant to another or to it.
+ */
+export function tenantMemoryNamespace(tenant: string): string {
+  return `tenant:${tenant}`;
+}
+
+/** How many events from the start of a session's log `ownerOf` reads before it reads the whole log. */
+const OWNER_SEARCH_EVENTS = 20;
+
+/** The tenant a session's events name (the first tenant metadata), if any. */
+export function tenantIn(events: readonly SessionEvent[]): string | undefined {
+  for (const { payload } of events) {
+    if (
+      payload.type === 'metadata' &&
+      payload.key === TENANT_METADATA_KEY &&
+      typeof payload.value === 'string'
+    ) {
+      return payload.value;
+    }
+  }
+  return undefined;
+}
+
+interface OpenSession {
+  session: Session;
+  idleTimer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * The sessions the server holds on its agent: opened on demand (new or resumed), each turn's events pumped
+ * into the session's journal, and closed after `idleMs` without a running turn so their slots free up.
+ */
+export class SessionHub {
+  private readonly open = new Map<string, OpenSession>();
+  private readonly opening = new Map<string, Promise<OpenSession>>();
+  private readonly journals = new Map<string, SessionJournal>();
+  private readonly tenants = new Map<string, string>();
+  private readonly pumped = new WeakSet<RunningTurn>();
+  /** The turns this hub started to continue a cut turn on its own (see `autoContinue`). */
+  private readonly continuations = new WeakSet<RunningTurn>();
+  private readonly pumps = new Set<Promise<void>>();
+  private readonly log: SessionEventLog | undefined;
+
+  constructor(
+    private readonly options: {
+      agent: Agent;
+      /** The run options of a tenant's turns (its spend limit): a cut turn continued here runs with them too. */
+      turnOptionsOf: (tenant: string) => Promise<TurnRunOptions | undefined>;
+      storage: SessionStorage | undefined;
+      idleMs: number;
+      journalCapacity: number;
+      journalRetentionMs: number;
+      /** The `Retry-After` of a 429 SERVER_BUSY, in seconds. */
+      busyRetryAfterSeconds: number;
+      /** Whether a session taken with a turn a crash cut continues that turn at once (else on request). */
+      autoContinue: boolean;
+    },
+  ) {
+    this.log = eventLogOf(options.storage);
+  }
+
+  /** Creates a session owned by `tenant`; the tenant is saved in its log before anyone can see the id. */
+  async create(tenant: string, config: { modelId?: string }): Promise<string> {
+    const sessionConfig = { ...config, memoryNamespace: tenantMemoryNamespace(tenant) };
+    const session = await this.withSlot(() => this.options.agent.newSession(sessionConfig));
+    const sessionId = session.id;
+    try {
+      await this.options.storage?.saveEvent(sessionId, {
+        timestamp: new Date(),
+        payload: { type: 'metadata', key: TENANT_METADATA_KEY, value: tenant },
+      });
+    } catch (error) {
+      await session.close().catch(() => undefined);
+      await this.options.storage?.deleteSession(sessionId).catch(() => undefined);
+      throw error;
+    }
+    this.tenants.set(sessionId, tenant);
+    const entry: OpenSession = { session, idleTimer: undefined };
+    this.open.set(sessionId, entry);
+    this.scheduleIdleClose(sessionId, entry);
+    return sessionId;
+  }
+
+  /** The tenant that owns a session, or undefined when the session does not exist (here or in the storage). */
+  async ownerOf(sessionId: string): Promise<string | undefined> {
+    const known = this.tenants.get(sessionId);
+    if (known !== undefined) return known;
+    const storage = this.options.storage;
+    if (storage === undefined) return undefined;
+    // The tenant is saved right after the session's first events: a log readable by position is read from
+    // its start only, not whole (for every session of a listing, and for every session another process made).
+    const head = await this.log?.readEventsAfter(sessionId, 0, OWNER_SEARCH_EVENTS);
+    const tenant =
+      head !== undefined && (head.length < OWNER_SEARCH_EVENTS || tenantIn(head) !== undefined)
+        ? tenantIn(head)
+        : tenantIn((await storage.loadSession(sessionId)) ?? []);
+    if (tenant !== undefined) this.tenants.set(sessionId, tenant);
+    return tenant;
+  }
+
+  /** Checks that `tenant` owns the session; another tenant's session is SESSION_NOT_FOUND, so ids do not leak. */
+  async authorize(tenant: string, sessionId: string): Promise<void> {
+    if ((await this.ownerOf(sessionId)) !== tenant) {
+      throw new HttpError({
+        status: 404,
+        code: 'SESSION_NOT_FOUND',
+        message: `session '${sessionId}' does not exist`,
+      });
+    }
+  }
+
+  /** The session's live object, resuming it on the agent when it is not active. */
+  async session(sessionId: string): Promise<Session> {
+    const entry = this.open.get(sessionId);
+    if (entry !== undefined) {
+      this.touch(sessionId, entry);
+      return entry.session;
+    }
+    let pending = this.opening.get(sessionId);
+    if (pending === undefined) {
+      pending = this.resume(sessionId);
+      this.opening.set(sessionId, pending);
+      pending.finally(() => this.opening.delete(sessionId)).catch(() => undefined);
+    }
+    const opened = await pending;
+    this.touch(sessionId, opened);
+    return opened.session;
+  }
+
+  /**
+   * The session's messages and pending approvals: from its live object when it is open here, else read from
+   * the storage without opening it (no slot, no lease), so a reader never waits on a turn in another process.
+   */
+  async history(
+    sessionId: string,
+  ): Promise<{ messages: Message[]; pendingApprovals: PendingToolCall[]; unfinishedTurn: boolean }> {
+    const session = this.activeSession(sessionId);
+    if (session !== undefined) {
+      return {
+        messages: session.messages(),
+        pendingApprovals: session.pendingApprovals(),
+        unfinishedTurn: session.isTurnRunning || session.interruptedTurn() !== undefined,
+      };
+    }
+    const snapshot = await this.options.agent.readSession(sessionId);
+    return {
+      messages: snapshot.messages,
+      pendingApprovals: snapshot.pendingApprovals,
+      unfinishedTurn: snapshot.unfinishedTurn,
+    };
+  }
+
+  /** The session's active object, or undefined when it is not active on the agent. */
+  activeSession(sessionId: string): Session | undefined {
+    const entry = this.open.get(sessionId);
+    return entry?.session;
+  }
+
+  /** The session's journal (created empty on first use). */
+  journal(sessionId: string): SessionJournal {
+    let journal = this.journals.get(sessionId);
+    if (journal === undefined) {
+      journal = new SessionJournal(this.options.journalCapacity);
+      this.journals.set(sessionId, journal);
+    }
+    return journal;
+  }
+
+  /** Relays every event of `turn` into the session's journal, once per turn whoever asks. */
+  track(sessionId: string, turn: RunningTurn): void {
+    if (this.pumped.has(turn)) return;
+    this.pumped.add(turn);
+    const journal = this.journal(sessionId);
+    const entry = this.open.get(sessionId);
+    if (entry?.idleTimer !== undefined) clearTimeout(entry.idleTimer);
+    const pump = (async () => {
+      for await (const event of turn.events()) journal.append(event);
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        this.pumps.delete(pump);
+        // A follow-up or steered message may have started the next turn as this one ended.
+        const session = this.activeSession(sessionId);
+        const next = session?.currentTurn;
+        if (next !== undefined && next !== turn) this.track(sessionId, next);
+        else {
+          const current = this.open.get(sessionId);
+          if (current !== undefined) this.scheduleIdleClose(sessionId, current);
+        }
+      });
+    this.pumps.add(pump);
+  }
+
+  /** Cancels running turns, waits for their events to be relayed, and closes every open session. */
+  async close(): Promise<void> {
+    for (const entry of this.open.values()) {
+      if (entry.idleTimer !== undefined) clearTimeout(entry.idleTimer);
+      entry.session.currentTurn?.cancel();
+    }
+    await Promise.allSettled([...this.pumps]);
+    await Promise.allSettled([...this.open.values()].map((entry) => entry.session.close()));
+    this.open.clear();
+  }
+
+  private async resume(sessionId: string): Promise<OpenSession> {
+    const tenant = await this.ownerOf(sessionId);
+    if (tenant === undefined) {
+      throw new HttpError({
+        status: 404,
+        code: 'SESSION_NOT_FOUND',
+        message: `session '${sessionId}' does not exist`,
+      });
+    }
+    // Named on every resume: a session saved before tenants had namespaces would otherwise read the default one.
+    const options = { memoryNamespace: tenantMemoryNamespace(tenant) };
+    const session = await this.withSlot(() => this.options.agent.resumeSession(sessionId, options));
+    const entry: OpenSession = { session, idleTimer: undefined };
+    this.open.set(sessionId, entry);
+    if (this.options.autoContinue && session.interruptedTurn() !== undefined) {
+      // The process that takes the session runs the rest of its cut turn; followers see it in the journal.
+      // Should it not start, the session still opens: the cut turn waits for POST …/continue.
+      const turn = await this.options
+        .turnOptionsOf(tenant)
+        .then((turnOptions) => session.continue(turnOptions))
+        .catch(() => undefined);
+      if (turn !== undefined) {
+        this.continuations.add(turn);
+        this.track(sessionId, turn);
+      }
+    }
+    return entry;
+  }
+
+  /** Whether `turn` is a cut turn this hub continued on its own: a message sent meanwhile follows it. */
+  isContinuation(turn: RunningTurn | undefined): boolean {
+    return turn !== undefined && this.continuations.has(turn);
+  }
+
+  /**
+   * With `autoContinue`, opens the session here if it can, so that a cut turn is continued for the client
+   * that follows it; a session held by another process (or no free slot) is left where it is.
+   */
+  async takeForFollower(sessionId: string): Promise<void> {
+    if (!this.options.autoContinue || this.open.has(sessionId)) return;
+    try {
+      await this.session(sessionId);
+    } catch (error) {
+      if (isSessionBusy(error) || (error instanceof HttpError && error.status === 429)) return;
+      throw error;
+    }
+  }
+
+  /**
+   * Opens a session on the agent. When every slot is taken, the session idle the longest (no turn running)
+   * is closed and the open retried once; when every slot runs a turn, the answer is 429 SERVER_BUSY with
+   * `Retry-After`: a slot frees up as soon as a turn ends, so the same request succeeds later.
+   */
+  private async withSlot(open: () => Promise<Session>): Promise<Session> {
+    try {
+      return await open();
+    } catch (error) {
+      if (!isOutOfSlots(error)) throw error;
+    }
+    if (await this.evictIdle()) {
+      try {
+        return await open();
+      } catch (error) {
+        if (!isOutOfSlots(error)) throw error;
+      }
+    }
+    const seconds = this.options.busyRetryAfterSeconds;
+    throw new HttpError({
+      status: 429,
+      code: 'SERVER_BUSY',
+      message: `every session slot of this server runs a turn; retry in ${seconds} s (Retry-After)`,
+      headers: { 'retry-after': String(seconds) },
+    });
+  }
+
+  /** Closes the open session idle the longest; false when every open session has a turn running. */
+  private async evictIdle(): Promise<boolean> {
+    for (const [sessionId, entry] of this.open) {
+      // A suspended session may go too: its held calls are in the log and it resumes where it was.
+      if (entry.session.isTurnRunning) continue;
+      if (entry.idleTimer !== undefined) clearTimeout(entry.idleTimer);
+      this.open.delete(sessionId);
+      await entry.session.close().catch(() => undefined);
+      this.forgetLater(sessionId);
+      return true;
+    }
+    return false;
+  }
+
+  private touch(sessionId: string, entry: OpenSession): void {
+    // Map order is the eviction order: the most recently used session goes last.
+    this.open.delete(sessionId);
+    this.open.set(sessionId, entry);
+    if (entry.session.isTurnRunning) return;
+    this.scheduleIdleClose(sessionId, entry);
+  }
+
+  private scheduleIdleClose(sessionId: string, entry: OpenSession): void {
+    if (entry.idleTimer !== undefined) clearTimeout(entry.idleTimer);
+    entry.idleTimer = setTimeout(() => {
+      entry.idleTimer = undefined;
+      if (entry.session.isTurnRunning || this.open.get(sessionId) !== entry) return;
+      this.open.delete(sessionId);
+      entry.session.close().catch(() => undefined);
+      this.forgetLater(sessionId);
+    }, this.options.idleMs);
+    entry.idleTimer.unref();
+  }
+
+  /**
+   * Drops a closed session's kept events after `journalRetentionMs`, unless it was opened again or a stream
+   * reads it, so the memory of a long-running server holds the recent sessions only. Its numbering stays.
+   */
+  private forgetLater(sessionId: string): void {
+    setTimeout(() => {
+      const journal = this.journals.get(sessionId);
+      if (journal === undefined || this.open.has(sessionId) || journal.hasSubscribers) return;
+      journal.forget();
+    }, this.options.journalRetentionMs).unref();
+  }
+}
+
+/** Whether an error means the agent has no free session slot right now. */
+export function isSessionBusy(error: unknown): boolean {
+  return isAgentError(error) && error.code === 'SESSION_BUSY';
+}
+
+/**
+ * A SESSION_BUSY of the agent itself: its `maxActiveSessions` slots are taken (or the session is still
+ * closing on it). A storage's SESSION_BUSY (another process holds the session's lease) is not one.
+ */
+function isOutOfSlots(error: unknown): boolean {
+  return isSessionBusy(error) && (error as AgentError).sourceComponent === 'agent';
+}
