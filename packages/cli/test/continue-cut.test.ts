@@ -84,7 +84,8 @@ test('--continue after a crash while a shell command ran asks before running it 
   expect(offer).toContain('1 tool call(s) without a result, 1 of which may have run');
   await send(chat, 'y');
   // The approval question of the call that may have run: refused, it does not run again.
-  await chat.waitFor(/shell/);
+  // Keys answer once the question shows its choices (it waits for the keyboard to be quiet first).
+  await chat.waitFor(/Allow shell[\s\S]*y = yes/);
   await chat.keys('n');
   await chat.waitFor(/check effects\.txt before going on\.\n› *\n*$/);
   expect(readFileSync(join(workspace, 'effects.txt'), 'utf8')).toBe('ran\n');
