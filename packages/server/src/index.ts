@@ -5,7 +5,7 @@ export {
   type ServerOptions,
   type YouyouServer,
 } from './app.js';
-export type { ServerAuth } from './http/auth.js';
+export { type ServerAuth, type TokenResolver, tokenResolver } from './http/auth.js';
 export type { ErrorBody } from './http/errors.js';
 export { type Listenable, type ListeningServer, listen } from './http/listen.js';
 export { WEB_CHAT_FOLDER, type WebChatOptions } from './routes/web-chat.js';

@@ -16,6 +16,8 @@ export type CliCommand =
    * given, and without the web chat page when `webChat` is false (--no-web-chat).
    */
   | { type: 'serve'; port: number; host: string; databaseUrl?: string; webChat?: false }
+  /** `youyou mcp serve`: youyou as an MCP server, over stdio, or Streamable HTTP on `host:port` when `port` is set. */
+  | { type: 'mcp-serve'; port?: number; host: string }
   /** A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue. */
   | { type: 'chat'; prompt: string | undefined; json: boolean; resume: string | undefined; latest: boolean };
 
@@ -163,7 +165,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   const prompt = values.print;
   if (prompt !== undefined && prompt.trim() === '') throw new UsageError('-p needs a prompt');
 
-  if (name !== 'serve') {
+  if (name !== 'serve' && name !== 'mcp') {
     if (values.port !== undefined || values.host !== undefined) {
       throw new UsageError("--port and --host belong to 'youyou serve'");
     }
@@ -206,6 +208,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   }
   if (values.search !== undefined) throw new UsageError("--search belongs to 'youyou sessions'");
   if (values.limit !== undefined) throw new UsageError("--limit belongs to 'youyou sessions'");
+  if (name === 'mcp') return { command: parseMcpCommand(rest, values, prompt), flags };
   if (json && prompt === undefined) throw new UsageError('--json needs -p (or the sessions command)');
 
   let resume: string | undefined;
@@ -217,6 +220,38 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
     throw new UsageError(`unknown command '${name}'; to send a prompt, use youyou -p "${name}"`);
   }
   return { command: { type: 'chat', prompt, json, resume, latest: values.continue === true }, flags };
+}
+
+/** The options of the parsed command line, as parseArgs gives them. */
+type ParsedValues = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
+
+/** `youyou mcp SUBCOMMAND …`: the MCP subcommands. */
+function parseMcpCommand(
+  rest: readonly string[],
+  values: ParsedValues,
+  prompt: string | undefined,
+): CliCommand {
+  const [sub, ...extra] = rest;
+  if (sub === 'serve') {
+    if (extra.length > 0) throw new UsageError(`'mcp serve' takes no arguments, got '${extra.join(' ')}'`);
+    if (prompt !== undefined || values.continue === true || values.json === true) {
+      throw new UsageError("'mcp serve' cannot be combined with -p, --continue or --json");
+    }
+    if (values['database-url'] !== undefined || values['no-web-chat'] !== undefined) {
+      throw new UsageError("--database-url and --no-web-chat belong to 'youyou serve'");
+    }
+    if (values.port === undefined && values.host !== undefined) {
+      throw new UsageError("--host needs --port: without it 'mcp serve' speaks over stdio");
+    }
+    return {
+      type: 'mcp-serve',
+      ...(values.port === undefined ? {} : { port: parsePort(values.port) }),
+      host: nonEmpty('--host', values.host) ?? '127.0.0.1',
+    };
+  }
+  throw new UsageError(
+    sub === undefined ? "'mcp' needs a subcommand: youyou mcp serve" : `unknown mcp subcommand '${sub}'`,
+  );
 }
 
 /** The text of `youyou --help`. */
@@ -236,6 +271,10 @@ Usage:
                                      YOUYOU_SERVER_TOKENS. Sessions and memories go to youyou.db, or with
                                      --database-url postgres://… to PostgreSQL, where several serve
                                      processes can share one database
+  youyou mcp serve [--port N] [--host ADDR] [--yes]
+                                     youyou as an MCP server: a tool that runs a turn in this workspace;
+                                     over stdio, or Streamable HTTP at /mcp with --port (same tokens as
+                                     serve). Mutating tools ask the MCP client (elicitation), else need --yes
 
 Options:
   -p, --print PROMPT      run one turn without the interactive prompt

@@ -1,0 +1,179 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, expect, test } from 'vitest';
+import {
+  contentText,
+  hangingReply,
+  messagesOf,
+  textReply,
+  toolCallReply,
+  toolResult,
+} from '../../../test-support/cli-wire.js';
+import type { WireReply } from '../../../test-support/wire-server.js';
+import { useCliHarness } from './support/harness.js';
+import { connectStdio, resultText, runTurn, type StdioServe } from './support/mcp-client.js';
+import { until } from './support/serve.js';
+
+const harness = useCliHarness();
+let serving: StdioServe | undefined;
+
+afterEach(async () => {
+  // Whatever a test did, the client met no line on stdout that was not a protocol frame.
+  const errors = serving?.errors ?? [];
+  await serving?.client.close();
+  serving = undefined;
+  expect(errors.map((error) => error.message)).toEqual([]);
+});
+
+/** `youyou mcp serve` over stdio against the test's model server. */
+async function serve(
+  options: { args?: string[]; elicit?: Parameters<typeof connectStdio>[0]['elicit'] } = {},
+) {
+  serving = await connectStdio({
+    sandbox: harness.sandbox,
+    args: ['--base-url', harness.server.baseURL, ...(options.args ?? [])],
+    ...(options.elicit === undefined ? {} : { elicit: options.elicit }),
+  });
+  return serving;
+}
+
+const WRITE_CALL = {
+  id: 'call_write',
+  name: 'write_file',
+  arguments: { path: 'note.txt', content: 'from mcp' },
+};
+
+test('run_turn answers with the turn text and a sessionId; the sessionId continues the conversation', async () => {
+  const { client } = await serve();
+  const { tools } = await client.listTools();
+  expect(tools.map((tool) => tool.name)).toEqual(['run_turn']);
+  expect(tools[0]?.outputSchema).toBeDefined();
+
+  harness.server.reply(textReply('First ', 'answer.'));
+  const first = await runTurn(client, { prompt: 'Remember the word teapot.' });
+  expect(first.result.isError).toBeFalsy();
+  expect(first.output?.answer).toBe('First answer.');
+  expect(first.output?.status).toBe('completed');
+  const sessionId = first.output?.sessionId ?? '';
+  expect(resultText(first.result)).toContain('First answer.');
+  expect(resultText(first.result)).toContain(sessionId);
+
+  harness.server.reply(textReply('Second answer.'));
+  const second = await runTurn(client, { prompt: 'Which word?', sessionId });
+  expect(second.output).toMatchObject({ answer: 'Second answer.', sessionId, status: 'completed' });
+  // The model got the earlier turn's history with the new prompt.
+  const sent = messagesOf(harness.server.turnRequests()[1] ?? never());
+  const texts = sent.map((message) => `${message.role}:${contentText(message)}`);
+  expect(texts).toContain('user:Remember the word teapot.');
+  expect(texts).toContain('assistant:First answer.');
+  expect(texts.at(-1)).toBe('user:Which word?');
+});
+
+test('an unknown or partial sessionId is a tool error, and the model is not called', async () => {
+  const { client } = await serve();
+  harness.server.reply(textReply('Started.'));
+  const first = await runTurn(client, { prompt: 'Start.' });
+  const sessionId = first.output?.sessionId ?? '';
+  for (const given of ['no-such-session', sessionId.slice(0, 8)]) {
+    const { result } = await runTurn(client, { prompt: 'Go on.', sessionId: given });
+    expect(result.isError).toBe(true);
+  }
+  const { result } = await runTurn(client, { prompt: '   ' });
+  expect(result.isError).toBe(true);
+  expect(harness.server.turnRequests()).toHaveLength(1);
+});
+
+test('a write_file call runs once the elicitation-capable client accepts it', async () => {
+  const { client, questions } = await serve({ elicit: () => ({ action: 'accept', content: {} }) });
+  harness.server.reply(toolCallReply(WRITE_CALL), textReply('Written.'));
+  const { output } = await runTurn(client, { prompt: 'Write the note.' });
+  expect(output?.answer).toBe('Written.');
+  expect(questions).toHaveLength(1);
+  expect(questions[0]?.message).toContain('write_file');
+  expect(await readFile(path.join(harness.sandbox.workspace, 'note.txt'), 'utf8')).toBe('from mcp');
+});
+
+test('a write_file call the client declines does not run, and the model reads that it was denied', async () => {
+  const { client, questions } = await serve({ elicit: () => ({ action: 'decline' }) });
+  harness.server.reply(toolCallReply(WRITE_CALL), textReply('Understood.'));
+  const { output } = await runTurn(client, { prompt: 'Write the note.' });
+  expect(output?.answer).toBe('Understood.');
+  expect(questions).toHaveLength(1);
+  expect(existsSync(path.join(harness.sandbox.workspace, 'note.txt'))).toBe(false);
+  const denial = toolResult(harness.server.turnRequests()[1] ?? never(), WRITE_CALL.id);
+  expect(denial).toMatch(/denied/);
+});
+
+test('without elicitation a mutating call is refused; with --yes it runs', async () => {
+  const { client } = await serve();
+  harness.server.reply(toolCallReply(WRITE_CALL), textReply('Refused.'));
+  await runTurn(client, { prompt: 'Write the note.' });
+  expect(existsSync(path.join(harness.sandbox.workspace, 'note.txt'))).toBe(false);
+  const refusal = toolResult(harness.server.turnRequests()[1] ?? never(), WRITE_CALL.id);
+  expect(refusal).toContain('--yes');
+  await client.close();
+
+  const withYes = await serve({ args: ['--yes'] });
+  harness.server.reply(toolCallReply(WRITE_CALL), textReply('Written.'));
+  await runTurn(withYes.client, { prompt: 'Write the note.' });
+  expect(await readFile(path.join(harness.sandbox.workspace, 'note.txt'), 'utf8')).toBe('from mcp');
+});
+
+test('a deny rule of the config refuses a call even with --yes and an accepting client', async () => {
+  await mkdir(harness.sandbox.home, { recursive: true });
+  await writeFile(
+    path.join(harness.sandbox.home, 'config.json'),
+    JSON.stringify({ approval: { deny: ['write_file(note.txt)'] } }),
+  );
+  const { client } = await serve({ args: ['--yes'], elicit: () => ({ action: 'accept', content: {} }) });
+  harness.server.reply(toolCallReply(WRITE_CALL), textReply('Refused.'));
+  await runTurn(client, { prompt: 'Write the note.' });
+  expect(existsSync(path.join(harness.sandbox.workspace, 'note.txt'))).toBe(false);
+  expect(toolResult(harness.server.turnRequests()[1] ?? never(), WRITE_CALL.id)).toContain('deny rule');
+});
+
+test('a second call on a busy session is a tool error; another session runs meanwhile', async () => {
+  const { client } = await serve();
+  harness.server.reply(textReply('Started.'));
+  const sessionId = (await runTurn(client, { prompt: 'Start.' })).output?.sessionId ?? '';
+
+  let release: (reply: WireReply) => void = () => undefined;
+  harness.server.reply(() => new Promise<WireReply>((resolve) => (release = resolve)));
+  const held = runTurn(client, { prompt: 'Take your time.', sessionId });
+  await until(
+    () => harness.server.turnRequests().length === 2,
+    () => 'the held turn to reach the model',
+  );
+  const busy = await runTurn(client, { prompt: 'Me too.', sessionId });
+  expect(busy.result.isError).toBe(true);
+  expect(resultText(busy.result)).toContain(sessionId);
+
+  harness.server.reply(textReply('Other session.'));
+  const other = await runTurn(client, { prompt: 'Elsewhere.' });
+  expect(other.output?.answer).toBe('Other session.');
+  expect(other.output?.sessionId).not.toBe(sessionId);
+
+  release(textReply('Done at last.'));
+  expect((await held).output).toMatchObject({ answer: 'Done at last.', sessionId });
+  expect(harness.server.turnRequests()).toHaveLength(3);
+});
+
+test("the client's cancellation of the call cancels the turn", async () => {
+  const { client } = await serve();
+  harness.server.reply(hangingReply('Thinking'));
+  const controller = new AbortController();
+  const call = runTurn(client, { prompt: 'Never finish.' }, controller.signal);
+  await until(
+    () => harness.server.turnRequests().length === 1,
+    () => 'the turn to reach the model',
+  );
+  controller.abort();
+  await expect(call).rejects.toThrow();
+  // The turn let go of the model's stream: the server saw its client leave.
+  await harness.server.wire.clientClosed();
+});
+
+function never(): never {
+  throw new Error('the model server did not receive the request');
+}
