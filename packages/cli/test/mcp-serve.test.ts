@@ -84,12 +84,19 @@ test('an unknown or partial sessionId is a tool error, and the model is not call
   expect(harness.server.turnRequests()).toHaveLength(1);
 });
 
-test('a write_file call runs once the elicitation-capable client accepts it', async () => {
+test('a write_file call runs once the elicitation-capable client accepts it, reported as progress', async () => {
   const { client, questions } = await serve({ elicit: () => ({ action: 'accept', content: {} }) });
   harness.server.reply(toolCallReply(WRITE_CALL), textReply('Written.'));
-  const { output } = await runTurn(client, { prompt: 'Write the note.' });
+  const progress: string[] = [];
+  const { output } = await runTurn(
+    client,
+    { prompt: 'Write the note.' },
+    { onprogress: (update) => progress.push(update.message ?? '') },
+  );
   expect(output?.answer).toBe('Written.');
   expect(questions).toHaveLength(1);
+  // The client asked for progress: it heard of the call as it ran.
+  expect(progress.filter((message) => message.includes('write_file'))).toHaveLength(2);
   expect(questions[0]?.message).toContain('write_file');
   expect(await readFile(path.join(harness.sandbox.workspace, 'note.txt'), 'utf8')).toBe('from mcp');
 });
@@ -163,7 +170,7 @@ test("the client's cancellation of the call cancels the turn", async () => {
   const { client } = await serve();
   harness.server.reply(hangingReply('Thinking'));
   const controller = new AbortController();
-  const call = runTurn(client, { prompt: 'Never finish.' }, controller.signal);
+  const call = runTurn(client, { prompt: 'Never finish.' }, { signal: controller.signal });
   await until(
     () => harness.server.turnRequests().length === 1,
     () => 'the turn to reach the model',

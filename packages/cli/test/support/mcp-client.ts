@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   type CallToolResult,
   type ElicitRequest,
@@ -81,12 +82,12 @@ export interface TurnAnswer {
 export async function runTurn(
   client: Client,
   args: { prompt: string; sessionId?: string },
-  signal?: AbortSignal,
+  options: RequestOptions = {},
 ): Promise<{ result: CallToolResult; output: TurnAnswer | undefined }> {
   const result = (await client.callTool(
     { name: 'run_turn', arguments: args },
     undefined,
-    signal === undefined ? {} : { signal },
+    options,
   )) as CallToolResult;
   return { result, output: result.structuredContent as TurnAnswer | undefined };
 }

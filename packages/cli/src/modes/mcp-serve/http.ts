@@ -84,6 +84,8 @@ export async function serveHttp(options: {
     server.onerror = (error) => io.warn(`MCP: ${error.message}`);
     await server.connect(transport);
     await transport.handleRequest(request, response);
+    // A first request that was not a valid initialize opened no session: nothing will reach this server again.
+    if (transport.sessionId === undefined) await server.close();
   };
 
   const http = createServer((request, response) => {

@@ -26,11 +26,24 @@ export function createMcpServer(options: {
         isError: true,
       };
     }
+    const progressToken = request.params._meta?.progressToken;
+    let step = 0;
+    const progress = (message: string): void => {
+      if (progressToken === undefined) return;
+      step += 1;
+      extra
+        .sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken, progress: step, message },
+        })
+        .catch(() => undefined);
+    };
     return options.runner.call({
       arguments: request.params.arguments,
       channel: { server, relatedRequestId: extra.requestId },
       signal: extra.signal,
       tenant: options.tenant,
+      progress,
     });
   });
   return server;

@@ -61,6 +61,8 @@ export interface TurnCall {
   signal: AbortSignal;
   /** Over HTTP, the tenant of the bearer token: a session answers only the tenant that started it. */
   tenant?: string | undefined;
+  /** Tells the client how the turn goes (when it asked for progress), which also keeps its request alive. */
+  progress?: ((message: string) => void) | undefined;
 }
 
 /** A refusal the client reads as the tool's error (isError), not a protocol error. */
@@ -165,7 +167,7 @@ export class TurnRunner {
     call.signal.addEventListener('abort', cancel, { once: true });
     if (call.signal.aborted) turn.cancel();
     try {
-      const { answer, errors } = await collectAnswer(turn);
+      const { answer, errors } = await collectAnswer(turn, call.progress);
       const { status } = await turn.done;
       const output: TurnOutput = {
         answer,
@@ -189,14 +191,30 @@ export class TurnRunner {
   }
 }
 
-/** The answer's text and the turn's error messages. A repaired structured answer starts the text again. */
-async function collectAnswer(turn: RunningTurn): Promise<{ answer: string; errors: string[] }> {
+/**
+ * The answer's text and the turn's error messages; a repaired structured answer starts the text again.
+ * `progress` hears each tool call's start and end, and the start of each stretch of answer text.
+ */
+async function collectAnswer(
+  turn: RunningTurn,
+  progress: ((message: string) => void) | undefined,
+): Promise<{ answer: string; errors: string[] }> {
   let answer = '';
+  let answering = false;
   const errors: string[] = [];
   for await (const event of turn) {
     const payload = event.payload;
-    if (payload.type === 'text_delta') answer += payload.text;
-    else if (payload.type === 'output_repair') answer = '';
+    if (payload.type === 'text_delta') {
+      answer += payload.text;
+      if (!answering) progress?.('answering');
+      answering = true;
+    } else if (payload.type === 'tool_call_start') {
+      answering = false;
+      progress?.(`${payload.toolName} running`);
+    } else if (payload.type === 'tool_call_end') {
+      const outcome = payload.denied === true ? 'denied' : payload.success ? 'done' : 'failed';
+      progress?.(`${payload.toolName} ${outcome}`);
+    } else if (payload.type === 'output_repair') answer = '';
     else if (payload.type === 'error') errors.push(plainMessage(payload.error.message));
   }
   return { answer, errors };
