@@ -91,6 +91,8 @@ export class TurnRunner {
   /** Sessions running a call now. */
   readonly #busy = new Set<string>();
   readonly #running = new Set<RunningTurn>();
+  /** Sessions whose last call has answered and that are being closed. */
+  readonly #closing = new Map<string, Promise<void>>();
   #closed = false;
 
   constructor(options: { runtime: CliRuntime; settings: CliSettings }) {
@@ -119,6 +121,8 @@ export class TurnRunner {
           workspace: this.#settings.cwd,
           tenant: call.tenant,
         });
+        // The session's last call may still be closing it: this call waits for that, not for a turn.
+        await this.#closing.get(sessionId);
         if (this.#busy.has(sessionId)) {
           return toolError(
             `session ${sessionId} is running a turn for another call; wait for that answer, or omit sessionId to start a new session`,
@@ -132,18 +136,36 @@ export class TurnRunner {
     } catch (error) {
       return toolError(failureText(error));
     } finally {
-      // Closing saves the session and runs its memory extraction before another call may take it.
-      await session?.close().catch(() => undefined);
-      if (claimed !== undefined) this.#busy.delete(claimed);
+      if (claimed !== undefined) this.#release(claimed, session);
     }
   }
 
-  /** Cancels the turns still running and waits until they have ended. */
+  /** Cancels the turns still running and waits until they have ended and their sessions are closed. */
   async close(): Promise<void> {
     this.#closed = true;
     const turns = [...this.#running];
     for (const turn of turns) turn.cancel();
     await Promise.all(turns.map((turn) => turn.done));
+    await Promise.all(this.#closing.values());
+  }
+
+  /**
+   * Closes the session after the answer has gone (closing saves it and runs its memory extraction, which
+   * the client need not wait for); the session stays claimed until it is closed.
+   */
+  #release(sessionId: string, session: Session | undefined): void {
+    if (session === undefined) {
+      this.#busy.delete(sessionId);
+      return;
+    }
+    const closing = session
+      .close()
+      .catch(() => undefined)
+      .finally(() => {
+        this.#busy.delete(sessionId);
+        this.#closing.delete(sessionId);
+      });
+    this.#closing.set(sessionId, closing);
   }
 
   async #runTurn(options: { session: Session; prompt: string; call: TurnCall }): Promise<CallToolResult> {
