@@ -113,8 +113,14 @@ export async function serveHttp(options: {
     `youyou: MCP server on http://${neutralizeLine(host)}:${port}${MCP_PATH} (${Object.keys(options.tokens).length} token(s)), workspace ${neutralizeLine(options.workspace)}\n`,
   );
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
+    const onSignal = (received: NodeJS.Signals): void => {
+      // A second signal while youyou shuts down ends the process at once, as Node does by default.
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      resolve(received);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
   });
   io.stderr.write(`youyou: ${signal}, stopping\n`);
   await options.runner.close();

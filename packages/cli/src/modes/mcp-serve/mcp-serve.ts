@@ -1,6 +1,8 @@
 import type { AgentError } from '@youyou/agent';
 import { plainMessage } from '../../chat/style.js';
 import type { CliSettings } from '../../config/config.js';
+import { tokensFromEnv } from '../../config/server.js';
+import { ConfigError } from '../../config/values.js';
 import type { CliIo } from '../../runtime/cli-io.js';
 import { openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
@@ -22,8 +24,8 @@ export async function runMcpServe(options: {
   io: CliIo;
 }): Promise<number> {
   const { settings, io } = options;
-  // Over stdio this is checked before anything starts: a client sees the refusal as the process ending.
-  const tokens = options.port === undefined ? undefined : await loadTokens(settings, io);
+  // Checked before the runtime starts: HTTP without a token fails at once, before any MCP server connects.
+  const tokens = options.port === undefined ? undefined : tokensOf(settings, io);
   const onBackgroundError = (error: AgentError): void => io.warn(plainMessage(error.message));
   const runtime = await setUpRuntime({
     settings,
@@ -59,9 +61,7 @@ export async function runMcpServe(options: {
 }
 
 /** The tokens of `youyou serve` (config.json "server.tokens" and YOUYOU_SERVER_TOKENS); at least one. */
-async function loadTokens(settings: CliSettings, io: CliIo): Promise<Record<string, string>> {
-  const { tokensFromEnv } = await import('../../config/server.js');
-  const { ConfigError } = await import('../../config/values.js');
+function tokensOf(settings: CliSettings, io: CliIo): Record<string, string> {
   const tokens = { ...(settings.server?.tokens ?? {}), ...tokensFromEnv(io.env.YOUYOU_SERVER_TOKENS) };
   if (Object.keys(tokens).length === 0) {
     throw new ConfigError(
@@ -78,16 +78,25 @@ async function serveStdio(options: { runner: TurnRunner; workspace: string; io: 
   const server = createMcpServer({ runner: options.runner, workspace: options.workspace });
   const transport = new StdioServerTransport(io.stdin, io.stdout);
   server.onerror = (error) => io.warn(`MCP: ${error.message}`);
+  let stop: () => void = () => undefined;
   const ended = new Promise<void>((resolve) => {
-    io.stdin.once('end', resolve);
-    io.stdin.once('close', resolve);
-    server.onclose = resolve;
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
+    stop = resolve;
   });
-  await server.connect(transport);
-  io.stderr.write(`youyou: MCP server on stdio, workspace ${neutralizeLine(options.workspace)}\n`);
-  await ended;
-  await options.runner.close();
-  await server.close();
+  io.stdin.once('end', stop);
+  io.stdin.once('close', stop);
+  server.onclose = stop;
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await server.connect(transport);
+    io.stderr.write(`youyou: MCP server on stdio, workspace ${neutralizeLine(options.workspace)}\n`);
+    await ended;
+    // The turns still running are cancelled before the transport goes.
+    await options.runner.close();
+    await server.close();
+  } finally {
+    // A second Ctrl-C while youyou shuts down ends the process at once, as Node does by default.
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
 }
