@@ -112,6 +112,29 @@ test('a write_file call the client declines does not run, and the model reads th
   expect(denial).toMatch(/denied/);
 });
 
+test('a question the client leaves unanswered runs nothing once the approval window passes', async () => {
+  await mkdir(harness.sandbox.home, { recursive: true });
+  // The shortest window the config allows: the gate gives up on the question a little before it.
+  await writeFile(path.join(harness.sandbox.home, 'config.json'), JSON.stringify({ toolTimeoutMs: 1000 }));
+  const { client, questions } = await serve({ elicit: () => new Promise(() => undefined) });
+  harness.server.reply(toolCallReply(WRITE_CALL), textReply('Nobody answered.'));
+  const { output } = await runTurn(client, { prompt: 'Write the note.' });
+  expect(output?.answer).toBe('Nobody answered.');
+  expect(questions).toHaveLength(1);
+  expect(existsSync(path.join(harness.sandbox.workspace, 'note.txt'))).toBe(false);
+  expect(toolResult(harness.server.turnRequests()[1] ?? never(), WRITE_CALL.id)).toContain('did not answer');
+});
+
+test('a turn whose model call fails is a tool error that still names its session', async () => {
+  const { client } = await serve();
+  // No reply scripted: the model server answers 400.
+  const { result, output } = await runTurn(client, { prompt: 'Hello?' });
+  expect(result.isError).toBe(true);
+  expect(output?.status).toBe('failed');
+  expect(output?.sessionId).toMatch(/\S/);
+  expect(resultText(result)).toContain('no turn reply scripted');
+});
+
 test('without elicitation a mutating call is refused; with --yes it runs', async () => {
   const { client } = await serve();
   harness.server.reply(toolCallReply(WRITE_CALL), textReply('Refused.'));

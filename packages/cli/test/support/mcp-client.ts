@@ -11,7 +11,7 @@ import { BIN } from './build.js';
 import { childEnv, type Sandbox } from './cli.js';
 
 /** How a test client answers elicitation: it declares the capability only when given one. */
-export type ElicitAnswer = (request: ElicitRequest['params']) => ElicitResult;
+export type ElicitAnswer = (request: ElicitRequest['params']) => ElicitResult | Promise<ElicitResult>;
 
 /** An MCP SDK client, what it was asked, and the protocol errors it met. */
 export interface TestClient {
