@@ -205,6 +205,7 @@ export function createShellTool(options: ShellToolOptions): ToolHandler {
         timeoutMs: Math.min(requested, SHELL_MAX_TIMEOUT_MS),
         outputLimitBytes,
         signal: input.signal,
+        onOutput: input.onOutput,
       }).then((result) => withAgentConfigRemoved(result, options.workspace.root, guarded));
     },
   };
@@ -249,6 +250,8 @@ function runCommand(options: {
   timeoutMs: number;
   outputLimitBytes: number;
   signal: ToolInput['signal'];
+  /** Hears the output as it comes, decoded (a character split between chunks waits for its rest). */
+  onOutput: ToolInput['onOutput'];
 }): Promise<ToolOutput> {
   if (options.signal.aborted) return Promise.resolve(failure('the command was cancelled before it started'));
   return new Promise((resolve) => {
@@ -305,8 +308,15 @@ function runCommand(options: {
       finish({ content: lines.join('\n'), isError: stopReason !== undefined || exit?.code !== 0 });
     };
 
-    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    const live = (decoder: StringDecoder) => (chunk: Buffer) => {
+      output.push(chunk);
+      if (options.onOutput !== undefined) {
+        const text = decoder.write(chunk);
+        if (text !== '') options.onOutput(text);
+      }
+    };
+    child.stdout.on('data', live(new StringDecoder('utf8')));
+    child.stderr.on('data', live(new StringDecoder('utf8')));
     child.on('error', (error) => finish(failure(`could not run ${launch.file}: ${errorText(error)}`)));
     child.on('exit', (code, signal) => {
       exit = { code, signal };
