@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOutput } from '@youyou/agent';
 import { type McpServerConfig, redact } from './config.js';
 import { describeFailure, isRequestTimeout, isSessionExpired } from './failure.js';
@@ -14,6 +14,8 @@ export interface CallToolRequest {
   toolName: string;
   arguments: unknown;
   signal: AbortSignal;
+  /** Hears the call's progress notifications, one line each (the tool's `onOutput`). */
+  onOutput?: ((text: string) => void) | undefined;
 }
 
 type Attempt = { output: ToolOutput } | { retry: true };
@@ -107,13 +109,21 @@ export class ServerClient {
     const abortWhenLost = (): void => {
       lostTimer = setImmediate(() => controller.abort(link.lostSignal.reason));
     };
+    const { onOutput } = request;
     request.signal.addEventListener('abort', abort);
     link.lostSignal.addEventListener('abort', abortWhenLost);
     try {
       const result = await link.client.callTool(
         { name: request.toolName, arguments: request.arguments as Record<string, unknown> },
         undefined,
-        { signal: controller.signal, timeout: this.#timeoutMs },
+        {
+          signal: controller.signal,
+          timeout: this.#timeoutMs,
+          // With a handler the SDK sends a progressToken, which lets the server report progress at all.
+          ...(onOutput === undefined
+            ? {}
+            : { onprogress: (progress: Progress) => onOutput(progressLine(progress)) }),
+        },
       );
       return { output: toToolOutput(result) };
     } catch (error) {
@@ -166,6 +176,16 @@ export class ServerClient {
       isError: true,
     };
   }
+}
+
+/**
+ * One progress notification as a line of live output: its message, else `progress/total` (or the progress
+ * alone). The server's text is passed on as it is: hosts neutralize tool output before showing it.
+ */
+function progressLine(progress: Progress): string {
+  const { message, total } = progress;
+  if (typeof message === 'string' && message !== '') return `${message}\n`;
+  return typeof total === 'number' ? `${progress.progress}/${total}\n` : `${progress.progress}\n`;
 }
 
 /** An open failure with the end of the server's stderr, when there is any. */
