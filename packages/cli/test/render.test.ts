@@ -221,6 +221,23 @@ describe('TurnView on a live terminal', () => {
     }
   });
 
+  test('of calls running together, only the one that reported last shows its lines', () => {
+    vi.useFakeTimers();
+    try {
+      const { turnView, screen } = view({ live: true });
+      turnView.handle(event(toolStart('a')));
+      turnView.handle(event(toolStart('b')));
+      turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: 'from a\n' }));
+      turnView.handle(event({ type: 'tool_output_delta', callId: 'b', text: 'from b\n' }));
+      vi.advanceTimersByTime(100);
+      const running = screen().split('\x1b[J').at(-1) ?? '';
+      expect(running).toMatch(/^⠙ read_file a\.txt\n⠙ read_file b\.txt\n {2}│ from b$/);
+      turnView.close();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   test('a cancelled turn marks the tools that were still running', () => {
     const { turnView, screen } = view({ live: true });
     turnView.handle(event(toolStart('a')));

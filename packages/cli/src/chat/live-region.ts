@@ -23,7 +23,7 @@ const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', 
 const SPINNER_INTERVAL_MS = 80;
 /** How many of a running call's last output lines show under its line. */
 const OUTPUT_LINES = 5;
-/** How much of a running call's output is kept to find its last lines: more than 5 lines need on one screen. */
+/** How much of a running call's output is kept to find its last lines (each is cut to the screen's width). */
 const OUTPUT_KEPT_CHARS = 4096;
 
 /**
@@ -64,6 +64,8 @@ export class LiveRegion {
   readonly #options: RegionOptions;
   #entries: LiveEntry[] = [];
   #drawnRows = 0;
+  /** The call that reported output last: only its lines show, so calls running together stay 5 rows at most. */
+  #lastReporter: string | undefined;
   /** Without live mode: whether written output left its line open, to be ended before the next line. */
   #outputOpen = false;
   #timer: NodeJS.Timeout | undefined;
@@ -121,6 +123,7 @@ export class LiveRegion {
       return;
     }
     entry.output = (entry.output + text).slice(-OUTPUT_KEPT_CHARS);
+    this.#lastReporter = callId;
     this.#startTimer();
   }
 
@@ -229,9 +232,9 @@ export class LiveRegion {
     }, SPINNER_INTERVAL_MS);
   }
 
-  /** The last lines a running call reported, one row each, indented under its line. */
+  /** The last lines a running call reported (the last to report), one row each, indented under its line. */
   #outputLines(entry: ToolEntry, width: number): string[] {
-    if (entry.end !== undefined || entry.output === '') return [];
+    if (entry.end !== undefined || entry.output === '' || entry.callId !== this.#lastReporter) return [];
     const { styles } = this.#options;
     return lastOutputLines(entry.output, OUTPUT_LINES).map(
       (line) => `  ${styles.dim(`│ ${truncate(neutralizeLine(line), width - 4)}`)}`,
