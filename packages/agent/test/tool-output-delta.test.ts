@@ -3,6 +3,7 @@ import { type AgentEventPayload, agentTool, type ToolHandler, type ToolInput } f
 import { ToolDispatcher } from '../src/tools/tool-dispatch.js';
 import { collect, deferred, harness } from './support/session-fixtures.js';
 import { call, runBatch, tool } from './support/tool-dispatch-fixtures.js';
+import { expectTurnInvariants } from './support/well-typed.js';
 
 /** A tool that reports each of `lines` through onOutput, then answers with them joined. */
 function reporter(name: string, lines: readonly string[]): ToolHandler {
@@ -34,7 +35,9 @@ describe('tool_output_delta (ToolInput.onOutput)', () => {
       tools: [reporter('build', ['compiling\n', 'linking\n'])],
     });
     const session = await agent.newSession();
-    const events = (await collect(await session.sendMessage('build it'))).map((event) => event.payload);
+    const turn = await collect(await session.sendMessage('build it'));
+    expectTurnInvariants(turn);
+    const events = turn.map((event) => event.payload);
     const types = events.map((payload) => payload.type);
     expect(types.slice(0, 4)).toEqual([
       'tool_call_start',
@@ -145,7 +148,9 @@ describe('tool_output_delta (ToolInput.onOutput)', () => {
       ],
     });
     const session = await agent.newSession();
-    const payloads = (await collect(await session.sendMessage('go'))).map((event) => event.payload);
+    const turn = await collect(await session.sendMessage('go'));
+    expectTurnInvariants(turn);
+    const payloads = turn.map((event) => event.payload);
     const shapes = payloads.map((payload) =>
       payload.type === 'subagent' ? `subagent>${payload.event.type}` : payload.type,
     );
