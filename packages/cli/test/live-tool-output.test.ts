@@ -1,8 +1,9 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
 import { textReply, toolCallReply, toolResult } from '../../../test-support/cli-wire.js';
+import { REPOSITORY } from './support/build.js';
 import { startCli } from './support/cli.js';
 import { PROMPT_BACK, send, useTmuxHarness } from './support/harness.js';
 
@@ -83,5 +84,37 @@ describe('a running command’s output', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('Ran it: whole.');
     expect(stderr).toContain('gate-opened');
+  });
+
+  test('youyou -p writes an MCP tool’s progress to stderr as it comes, neutralised', async () => {
+    const fixture = path.join(REPOSITORY, 'packages/mcp/test/fixtures/progress-server.mjs');
+    await mkdir(harness.sandbox.home, { recursive: true });
+    await writeFile(
+      path.join(harness.sandbox.home, 'config.json'),
+      JSON.stringify({ mcpServers: { prog: { command: process.execPath, args: [fixture] } } }),
+    );
+    const gate = path.join(harness.sandbox.workspace, GATE);
+    harness.server.reply(
+      toolCallReply({ id: 'call_p', name: 'prog__report', arguments: { gate } }),
+      (request) => textReply(`Reported: ${toolResult(request, 'call_p') ?? 'nothing'}.`),
+    );
+    const cli = startCli({
+      args: ['-p', 'report', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
+    let stderr = '';
+    cli.child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+    });
+    await until('the first progress on stderr', () => stderr.includes('step 1 of 3\n'));
+    expect(stderr).not.toContain('2/3');
+
+    await writeFile(gate, '');
+    const result = await cli.result;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Reported: reported.');
+    expect(stderr).toContain('step 1 of 3\n2/3\ndone\\e]0;owned\\a\n');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: no raw ESC or BEL may reach the terminal.
+    expect(stderr).not.toMatch(/[\x07\x1b]/);
   });
 });
