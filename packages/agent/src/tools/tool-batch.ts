@@ -96,8 +96,9 @@ function signalOf(tool: RunningTool): AbortSignal {
 /**
  * One `ToolDispatcher.executeBatch` call (0006 §12, SPEC §4 "Tool calls"). Each call lives through
  * `#runCall`, top to bottom: checked (parsed, known, limit, schema) → BeforeToolUse → tool_call_start → the
- * tool, with its own signal, the timeout and its live output → output capped → tool_call_end → AfterToolUse. `run` then hands
- * the outcomes to `onResult` (the write-ahead of the results) in call order.
+ * tool, with its own signal, the timeout and its live output (tool_output_delta) → output capped →
+ * tool_call_end → AfterToolUse. `run` then hands the outcomes to `onResult` (the write-ahead of the results)
+ * in call order.
  *
  * Read-only calls run concurrently; a batch with a call of a mutating tool runs one call after another. The
  * batch has one timer for all its running tools and one listener on the turn's signal.
