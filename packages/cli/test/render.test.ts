@@ -136,13 +136,15 @@ describe('TurnView without a live terminal (print mode)', () => {
     turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: 'half' }));
     expect(activity()).toBe('→ read_file a.txt\nhalf');
     turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: ' a line\x1b]0;owned\x07\r\n' }));
+    turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: 'open' }));
+    turnView.line('a notice');
     turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: 'no newline' }));
     turnView.handle(event(toolEnd('a')));
     // A delta of a call that ended, or of no call shown, draws nothing.
     turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: 'late' }));
     turnView.handle(event({ type: 'tool_output_delta', callId: 'zz', text: 'stray' }));
     expect(activity()).toBe(
-      '→ read_file a.txt\nhalf a line\\e]0;owned\\a\nno newline\n✓ read_file a.txt · 12 ms · 2 lines\n',
+      '→ read_file a.txt\nhalf a line\\e]0;owned\\a\nopen\na notice\nno newline\n✓ read_file a.txt · 12 ms · 2 lines\n',
     );
   });
 

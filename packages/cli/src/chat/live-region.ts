@@ -180,6 +180,8 @@ export class LiveRegion {
 
   /** Takes the region off the screen (it is drawn again by the next redraw). */
   erase(): void {
+    // Without live mode nothing is redrawn: a line of output left open is ended, so what comes next starts anew.
+    if (!this.#options.live) this.#closeOutputLine();
     if (this.#drawnRows === 0) return;
     this.#options.raw(`\r${this.#drawnRows > 1 ? `\x1b[${this.#drawnRows - 1}A` : ''}\x1b[J`);
     this.#drawnRows = 0;
