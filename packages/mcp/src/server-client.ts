@@ -1,4 +1,4 @@
-import type { Progress, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOutput } from '@youyou/agent';
 import { type McpServerConfig, redact } from './config.js';
 import { describeFailure, isRequestTimeout, isSessionExpired } from './failure.js';
@@ -110,20 +110,20 @@ export class ServerClient {
       lostTimer = setImmediate(() => controller.abort(link.lostSignal.reason));
     };
     const { onOutput } = request;
+    // With a progress token the server may report progress at all; each report is one line of live output.
+    const progress =
+      onOutput === undefined ? undefined : link.progressToken((params) => reportProgress(params, onOutput));
     request.signal.addEventListener('abort', abort);
     link.lostSignal.addEventListener('abort', abortWhenLost);
     try {
       const result = await link.client.callTool(
-        { name: request.toolName, arguments: request.arguments as Record<string, unknown> },
-        undefined,
         {
-          signal: controller.signal,
-          timeout: this.#timeoutMs,
-          // With a handler the SDK sends a progressToken, which lets the server report progress at all.
-          ...(onOutput === undefined
-            ? {}
-            : { onprogress: (progress: Progress) => onOutput(progressLine(progress)) }),
+          name: request.toolName,
+          arguments: request.arguments as Record<string, unknown>,
+          ...(progress === undefined ? {} : { _meta: { progressToken: progress.token } }),
         },
+        undefined,
+        { signal: controller.signal, timeout: this.#timeoutMs },
       );
       return { output: toToolOutput(result) };
     } catch (error) {
@@ -143,6 +143,7 @@ export class ServerClient {
       }
       return { output: this.#failed(describeFailure(error)) };
     } finally {
+      progress?.release();
       clearImmediate(lostTimer);
       request.signal.removeEventListener('abort', abort);
       link.lostSignal.removeEventListener('abort', abortWhenLost);
@@ -179,13 +180,16 @@ export class ServerClient {
 }
 
 /**
- * One progress notification as a line of live output: its message, else `progress/total` (or the progress
- * alone). The server's text is passed on as it is: hosts neutralize tool output before showing it.
+ * Reports one progress notification as a line of live output: its message, else `progress/total` (or the
+ * progress alone); one with neither a message nor a numeric progress is dropped. The params come straight off
+ * the wire, unchecked by the SDK; the server's text is passed on as it is: hosts neutralize what they show.
  */
-function progressLine(progress: Progress): string {
-  const { message, total } = progress;
-  if (typeof message === 'string' && message !== '') return `${message}\n`;
-  return typeof total === 'number' ? `${progress.progress}/${total}\n` : `${progress.progress}\n`;
+function reportProgress(params: Record<string, unknown>, onOutput: (text: string) => void): void {
+  const { message, progress, total } = params;
+  if (typeof message === 'string' && message !== '') onOutput(`${message}\n`);
+  else if (typeof progress === 'number') {
+    onOutput(typeof total === 'number' ? `${progress}/${total}\n` : `${progress}\n`);
+  }
 }
 
 /** An open failure with the end of the server's stderr, when there is any. */

@@ -71,3 +71,18 @@ test('a call without onOutput asks for no progress: the server sees no progressT
   });
   expect(output).toEqual({ content: 'reported (no token)', isError: false });
 });
+
+test('progress that arrives together with the answer still reaches onOutput, before the call ends', async () => {
+  const { tools } = await connect();
+  const lines: string[] = [];
+  const output = await toolNamed(tools, 'prog__burst').execute({
+    callId: 'call_1',
+    arguments: {},
+    sessionId: 'session',
+    turnId: 'turn',
+    signal: new AbortController().signal,
+    onOutput: (text) => lines.push(text),
+  });
+  expect(output).toEqual({ content: 'burst', isError: false });
+  expect(lines).toEqual(['last words\n']);
+});
