@@ -20,7 +20,7 @@ describe('ToolInput.signal', () => {
       timeoutMs: 5000,
     });
     await runBatch(dispatcher, [call('t')]);
-    expect(Object.keys(seen!)).toEqual(['callId', 'arguments', 'sessionId', 'turnId', 'signal']);
+    expect(Object.keys(seen!)).toEqual(['callId', 'arguments', 'sessionId', 'turnId', 'signal', 'onOutput']);
     const copy = { ...seen! };
     expect(copy.signal).toBeInstanceOf(AbortSignal);
     expect(copy.signal).toBe(seen!.signal);

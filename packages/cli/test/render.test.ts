@@ -1,6 +1,6 @@
 import type { AgentEvent, AgentEventPayload, UsageTotals } from '@youyou/agent';
 import { AgentError } from '@youyou/agent';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import {
   describeOutput,
   displayWidth,
@@ -130,6 +130,24 @@ describe('TurnView without a live terminal (print mode)', () => {
     expect(quiet.activity()).toBe('');
   });
 
+  test('a running call’s output is written as it comes, escaped, and its line ended before the call’s end', () => {
+    const { turnView, activity } = view({ live: false });
+    turnView.handle(event(toolStart('a')));
+    turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: 'half' }));
+    expect(activity()).toBe('→ read_file a.txt\nhalf');
+    turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: ' a line\x1b]0;owned\x07\r\n' }));
+    turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: 'open' }));
+    turnView.line('a notice');
+    turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: 'no newline' }));
+    turnView.handle(event(toolEnd('a')));
+    // A delta of a call that ended, or of no call shown, draws nothing.
+    turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: 'late' }));
+    turnView.handle(event({ type: 'tool_output_delta', callId: 'zz', text: 'stray' }));
+    expect(activity()).toBe(
+      '→ read_file a.txt\nhalf a line\\e]0;owned\\a\nopen\na notice\nno newline\n✓ read_file a.txt · 12 ms · 2 lines\n',
+    );
+  });
+
   test('an unreachable server is said in one sentence', () => {
     const { turnView, activity } = view({ live: false });
     const error = new AgentError({
@@ -177,6 +195,49 @@ describe('TurnView on a live terminal', () => {
     expect(finalScreen).toMatch(
       /✓ read_file a\.txt · 12 ms · 2 lines\n✓ read_file b\.txt · 12 ms · 2 lines\n/,
     );
+  });
+
+  test('a running call’s last 5 output lines show under its line, escaped, and go when it ends', () => {
+    vi.useFakeTimers();
+    try {
+      const { turnView, screen } = view({ live: true });
+      turnView.handle(event(toolStart('a')));
+      const text = 'one\ntwo\nthree\nfour\nfive\nsix\x1b[2J\nprogress 10%\rprogress 90%\n';
+      turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text }));
+      // The region is redrawn with the spinner's next frame, not once per delta.
+      vi.advanceTimersByTime(100);
+      const running = screen().split('\x1b[J').at(-1) ?? '';
+      expect(running).toMatch(
+        /^⠙ read_file a\.txt\n {2}│ three\n {2}│ four\n {2}│ five\n {2}│ six\\e\[2J\n {2}│ progress 90%$/,
+      );
+      turnView.handle(event(toolEnd('a')));
+      turnView.handle(event({ type: 'turn_complete', usage: NO_USAGE }));
+      turnView.close();
+      const frames = screen().split('\x1b[J');
+      const ended = frames.findLast((frame) => frame.includes('✓')) ?? '';
+      // The call's line, then (the model is asked again) the status: its output lines are gone.
+      expect(ended).toMatch(/^✓ read_file a\.txt · 12 ms · 2 lines\n[^│]*$/);
+      expect(frames.slice(frames.indexOf(ended)).join('')).not.toContain('│');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  test('of calls running together, only the one that reported last shows its lines', () => {
+    vi.useFakeTimers();
+    try {
+      const { turnView, screen } = view({ live: true });
+      turnView.handle(event(toolStart('a')));
+      turnView.handle(event(toolStart('b')));
+      turnView.handle(event({ type: 'tool_output_delta', callId: 'a', text: 'from a\n' }));
+      turnView.handle(event({ type: 'tool_output_delta', callId: 'b', text: 'from b\n' }));
+      vi.advanceTimersByTime(100);
+      const running = screen().split('\x1b[J').at(-1) ?? '';
+      expect(running).toMatch(/^⠙ read_file a\.txt\n⠙ read_file b\.txt\n {2}│ from b$/);
+      turnView.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   test('a cancelled turn marks the tools that were still running', () => {

@@ -10,6 +10,9 @@ const CLIENT_INFO = { name: 'youyou-agent', version: '0.1.0' };
 /** The longest `close()` waits for an HTTP server to confirm the end of the session. */
 const SESSION_END_WAIT_MS = 2_000;
 
+/** Our progress tokens start with this: progress for one of them is ours, even after its call ended. */
+const PROGRESS_TOKEN_PREFIX = 'youyou-progress-';
+
 /** What `Link.open` takes. */
 export interface LinkOptions {
   transport: McpTransportConfig;
@@ -25,6 +28,9 @@ export class Link {
   readonly client: Client;
   readonly #watched: WatchedTransport;
   readonly #lost = new AbortController();
+  /** The progress listeners of the calls running now, by their progress token. */
+  readonly #progress = new Map<string, (params: Record<string, unknown>) => void>();
+  #nextProgressToken = 0;
   #closing = false;
 
   private constructor(options: LinkOptions) {
@@ -50,7 +56,41 @@ export class Link {
       await link.close();
       throw new LinkOpenError({ failure: error, stderrTail: link.stderrTail() });
     }
+    link.#routeProgress();
     return link;
+  }
+
+  /**
+   * A progress token for one call, whose `notifications/progress` go to `listener` until `release()`. The SDK's
+   * own `onprogress` hands notifications over a microtask later while it handles a response at once, so the
+   * progress a server sends just before its answer would be lost (typescript-sdk issue 2580): ours are taken
+   * off the transport in arrival order instead.
+   */
+  progressToken(listener: (params: Record<string, unknown>) => void): { token: string; release: () => void } {
+    this.#nextProgressToken += 1;
+    const token = `${PROGRESS_TOKEN_PREFIX}${this.#nextProgressToken}`;
+    this.#progress.set(token, listener);
+    return { token, release: () => this.#progress.delete(token) };
+  }
+
+  /** Takes progress for our tokens off the transport before the SDK sees it (see `progressToken`). */
+  #routeProgress(): void {
+    const { transport } = this.#watched;
+    const deliver = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const params = progressParams(message);
+      const token = params?.progressToken;
+      if (params === undefined || typeof token !== 'string' || !token.startsWith(PROGRESS_TOKEN_PREFIX)) {
+        deliver?.(message, extra);
+        return;
+      }
+      // A late one (its call has ended) is dropped quietly; the SDK would call it an unknown token.
+      try {
+        this.#progress.get(token)?.(params);
+      } catch {
+        // A listener's failure must not break the transport's reading of the messages after this one.
+      }
+    };
   }
 
   /** Aborts when the link can no longer carry requests. */
@@ -112,6 +152,14 @@ export class LinkOpenError extends Error {
     this.failure = options.failure;
     this.stderrTail = options.stderrTail;
   }
+}
+
+/** The params of a `notifications/progress` message, or undefined for any other message. */
+function progressParams(message: unknown): Record<string, unknown> | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const { method, params } = message as { method?: unknown; params?: unknown };
+  if (method !== 'notifications/progress' || typeof params !== 'object' || params === null) return undefined;
+  return params as Record<string, unknown>;
 }
 
 /** Waits for `promise` at most `ms`; its rejection is ignored (best-effort clean-up). */

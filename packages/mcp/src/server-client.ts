@@ -14,6 +14,8 @@ export interface CallToolRequest {
   toolName: string;
   arguments: unknown;
   signal: AbortSignal;
+  /** Hears the call's progress notifications, one line each (the tool's `onOutput`). */
+  onOutput?: ((text: string) => void) | undefined;
 }
 
 type Attempt = { output: ToolOutput } | { retry: true };
@@ -107,11 +109,19 @@ export class ServerClient {
     const abortWhenLost = (): void => {
       lostTimer = setImmediate(() => controller.abort(link.lostSignal.reason));
     };
+    const { onOutput } = request;
+    // With a progress token the server may report progress at all; each report is one line of live output.
+    const progress =
+      onOutput === undefined ? undefined : link.progressToken((params) => reportProgress(params, onOutput));
     request.signal.addEventListener('abort', abort);
     link.lostSignal.addEventListener('abort', abortWhenLost);
     try {
       const result = await link.client.callTool(
-        { name: request.toolName, arguments: request.arguments as Record<string, unknown> },
+        {
+          name: request.toolName,
+          arguments: request.arguments as Record<string, unknown>,
+          ...(progress === undefined ? {} : { _meta: { progressToken: progress.token } }),
+        },
         undefined,
         { signal: controller.signal, timeout: this.#timeoutMs },
       );
@@ -133,6 +143,7 @@ export class ServerClient {
       }
       return { output: this.#failed(describeFailure(error)) };
     } finally {
+      progress?.release();
       clearImmediate(lostTimer);
       request.signal.removeEventListener('abort', abort);
       link.lostSignal.removeEventListener('abort', abortWhenLost);
@@ -165,6 +176,19 @@ export class ServerClient {
       content: redact(`MCP server "${this.config.name}" failed: ${detail}`, this.config.transport),
       isError: true,
     };
+  }
+}
+
+/**
+ * Reports one progress notification as a line of live output: its message, else `progress/total` (or the
+ * progress alone); one with neither a message nor a numeric progress is dropped. The params come straight off
+ * the wire, unchecked by the SDK; the server's text is passed on as it is: hosts neutralize what they show.
+ */
+function reportProgress(params: Record<string, unknown>, onOutput: (text: string) => void): void {
+  const { message, progress, total } = params;
+  if (typeof message === 'string' && message !== '') onOutput(`${message}\n`);
+  else if (typeof progress === 'number') {
+    onOutput(typeof total === 'number' ? `${progress}/${total}\n` : `${progress}\n`);
   }
 }
 

@@ -41,7 +41,13 @@ export function toToolHandlers(options: { server: ServerClient; tools: readonly 
       parametersSchema: toParametersSchema(tool.inputSchema),
       isMutating: tool.annotations?.readOnlyHint !== true,
       idempotent: tool.annotations?.idempotentHint === true,
-      execute: (input) => server.callTool({ toolName, arguments: input.arguments, signal: input.signal }),
+      execute: (input) =>
+        server.callTool({
+          toolName,
+          arguments: input.arguments,
+          signal: input.signal,
+          onOutput: input.onOutput,
+        }),
     };
   });
 }

@@ -237,3 +237,39 @@ test('a tool row opened while the tool runs stays open when its output arrives',
   await expect(row.locator('.tool-output').textContent()).resolves.toBe('build ok');
   await expect(row.locator('.tool-output').isVisible()).resolves.toBe(true);
 }, 60_000);
+
+test('a running tool’s last output lines show under its row, neutralised, and go when it ends', async () => {
+  let finish: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+  const build: ToolHandler = {
+    name: 'build',
+    description: 'builds until released, reporting its steps',
+    parametersSchema: OBJECT_SCHEMA,
+    isMutating: false,
+    execute: async (input) => {
+      for (let step = 1; step <= 6; step += 1) input.onOutput?.(`step ${step}\n`);
+      input.onOutput?.('\x1b]0;owned\x07\x1b[2Jlast\n');
+      await released;
+      return { content: 'build ok', isError: false };
+    },
+  };
+  server = await startChatServer({ tools: [build] });
+  server.provider.enqueue(
+    [{ type: 'tool_call', toolName: 'build', arguments: {}, callId: 'call_build' }],
+    [{ type: 'text', text: 'Built.' }],
+  );
+  const page = await openChat(browser, contexts, server);
+  await send(page, 'Build it');
+  const row = page.locator('.tool[data-call-id="call_build"]');
+  const live = row.locator('.tool-live');
+  await live.filter({ hasText: 'last' }).waitFor();
+  await expect(row.locator('.tool-status').textContent()).resolves.toBe('running');
+  // The last five lines, the control characters made visible (␛, ␇): nothing of the sequences acts.
+  await expect(live.textContent()).resolves.toBe('step 3\nstep 4\nstep 5\nstep 6\n␛]0;owned␇␛[2Jlast');
+  await expect(live.isVisible()).resolves.toBe(true);
+  finish();
+  await row.locator('.tool-status', { hasText: 'done' }).waitFor();
+  await expect(live.count()).resolves.toBe(0);
+}, 60_000);

@@ -92,7 +92,18 @@ function appendText(kind, turnId, text) {
   } else push({ kind, turnId, text });
 }
 
+/** How much of a running call's output a row keeps to show its last lines. */
+const LIVE_KEPT_CHARS = 4096;
+
 const findTool = (callId) => page.items.find((item) => item.kind === 'tool' && item.callId === callId);
+
+/** Output of a running call: its end is kept (enough for the last lines its row shows) and drawn by frame. */
+function liveOutput(payload) {
+  const tool = findTool(payload.callId);
+  if (tool === undefined || tool.state !== 'running') return;
+  tool.live = `${tool.live ?? ''}${String(payload.text ?? '')}`.slice(-LIVE_KEPT_CHARS);
+  drawSoon(tool);
+}
 
 function endTool(payload) {
   const tool = findTool(payload.callId);
@@ -111,6 +122,7 @@ function endTool(payload) {
     });
   } else {
     Object.assign(tool, { state, output, durationMs });
+    delete tool.live;
     drawItem(tool);
   }
 }
@@ -146,6 +158,9 @@ async function apply({ id, data }) {
         args: payload.arguments ?? {},
         state: 'running',
       });
+      break;
+    case 'tool_output_delta':
+      liveOutput(payload);
       break;
     case 'tool_call_end':
       endTool(payload);

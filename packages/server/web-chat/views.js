@@ -80,6 +80,16 @@ function outputView(output) {
   return [pre, more];
 }
 
+/** How many of a running call's last output lines its row shows. */
+const LIVE_LINES = 5;
+
+/** The last `count` lines of output as a terminal leaves them: a carriage return starts its line over. */
+function lastLines(output, count) {
+  const lines = output.split('\n').map((line) => line.replace(/\r+$/, '').replace(/^[\s\S]*\r/, ''));
+  if (lines.at(-1) === '') lines.pop();
+  return lines.slice(-count).join('\n');
+}
+
 /** A tool call as one compact row (name, arguments, status, duration) that opens onto its output. */
 function toolView(item) {
   const row = element('li', `tool ${item.state}`);
@@ -93,6 +103,10 @@ function toolView(item) {
     element('span', 'tool-time', durationText(item.durationMs)),
   );
   details.append(summary);
+  // A running call's last output lines show under its row without opening it; they go when it ends.
+  if (item.state === 'running' && typeof item.live === 'string' && item.live !== '') {
+    row.append(element('pre', 'tool-live', lastLines(item.live, LIVE_LINES)));
+  }
   const json = jsonText(item.args, 2);
   if (json !== '' && json !== '{}') details.append(element('pre', 'tool-input', json));
   if (item.output !== undefined) details.append(...outputView(item.output));

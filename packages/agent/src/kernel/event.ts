@@ -21,6 +21,12 @@ export type AgentEventPayload =
   | { type: 'text_delta'; text: string }
   | { type: 'reasoning_delta'; text: string }
   | { type: 'tool_call_start'; callId: string; toolName: string; arguments: unknown }
+  /**
+   * Output a running tool reported (`ToolInput.onOutput`), as it came, between the call's `tool_call_start`
+   * and `tool_call_end`; not saved. Per call at most 1 MiB of text in at most 4096 deltas is emitted (then one
+   * notice delta); the `tool_call_end` still carries the tool's whole (capped) result.
+   */
+  | { type: 'tool_output_delta'; callId: string; text: string }
   | {
       type: 'tool_call_end';
       callId: string;

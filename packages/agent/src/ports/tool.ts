@@ -9,6 +9,12 @@ export interface ToolInput {
   turnId: string;
   /** Fires when the call times out or the turn is cancelled; stop early when it does. */
   signal: AbortSignal;
+  /**
+   * Reports output while the call runs (a command's lines as they come): each text becomes a
+   * `tool_output_delta` event. Display only — the result is still what `execute` answers. The runtime always
+   * gives it; calls after the call ended, and text past the per-call limit, are dropped; it never throws.
+   */
+  onOutput?: (text: string) => void;
 }
 
 /** What a tool returns (a value type, defined with the others in kernel/types.ts). */

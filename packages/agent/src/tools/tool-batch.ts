@@ -3,7 +3,7 @@ import type { AgentEventPayload } from '../kernel/event.js';
 import type { SchemaCheck } from '../kernel/json-schema.js';
 import type { ToolCallRequest } from '../kernel/types.js';
 import type { ToolHandler, ToolOutput } from '../ports/tool.js';
-import { failed, normalizeOutput } from './tool-output.js';
+import { failed, liveOutputSink, normalizeOutput } from './tool-output.js';
 
 export type { ToolCallRequest };
 
@@ -53,7 +53,7 @@ export interface ExecuteBatchOptions {
   afterToolUse: AfterToolUse;
   /** How many calls of this batch may run (the tool-call limit); later calls get an `isError` result. */
   runnable: number;
-  /** Receives tool_call_start / tool_call_end. */
+  /** Receives tool_call_start / tool_output_delta / tool_call_end. */
   emit: (payload: AgentEventPayload) => void;
   /** Calls refused approval, with their result text: they do not run, and their tool_call_end says `denied`. */
   refused?: ReadonlyMap<string, string>;
@@ -96,8 +96,9 @@ function signalOf(tool: RunningTool): AbortSignal {
 /**
  * One `ToolDispatcher.executeBatch` call (0006 §12, SPEC §4 "Tool calls"). Each call lives through
  * `#runCall`, top to bottom: checked (parsed, known, limit, schema) → BeforeToolUse → tool_call_start → the
- * tool, with its own signal and the timeout → output capped → tool_call_end → AfterToolUse. `run` then hands
- * the outcomes to `onResult` (the write-ahead of the results) in call order.
+ * tool, with its own signal, the timeout and its live output (tool_output_delta) → output capped →
+ * tool_call_end → AfterToolUse. `run` then hands the outcomes to `onResult` (the write-ahead of the results)
+ * in call order.
  *
  * Read-only calls run concurrently; a batch with a call of a mutating tool runs one call after another. The
  * batch has one timer for all its running tools and one listener on the turn's signal.
@@ -206,7 +207,7 @@ export class ToolBatch {
    * throw or a rejection is an error result, and at the timeout the result is decided and a late answer ignored.
    */
   #runTool(handler: ToolHandler, callId: string, args: unknown, started: number): Promise<ToolOutput> {
-    const { sessionId, turnId } = this.#options;
+    const { sessionId, turnId, emit } = this.#options;
     return new Promise<ToolOutput>((resolve) => {
       const tool: RunningTool = {
         toolName: handler.name,
@@ -216,6 +217,11 @@ export class ToolBatch {
         abortedWith: undefined,
       };
       this.#startTiming(tool);
+      // Live output counts only while the call runs: once settled, its tool_call_end is on its way.
+      const onOutput = liveOutputSink(
+        (text) => emit({ type: 'tool_output_delta', callId, text }),
+        () => this.#running.has(tool),
+      );
       try {
         const answer = handler.execute({
           callId,
@@ -225,6 +231,7 @@ export class ToolBatch {
           get signal() {
             return signalOf(tool);
           },
+          onOutput,
         });
         // Whatever the tool answered is awaited the same way: a value that is not a promise is no faster.
         Promise.resolve(answer).then(

@@ -35,3 +35,38 @@ export function normalizeOutput(value: unknown, toolName: string): ToolOutput {
   }
   return failed(`Tool '${toolName}' ${INVALID_RESULT_TEXT}`);
 }
+
+/** The most characters of live output (`onOutput`) one call emits as `tool_output_delta` events. */
+const LIVE_OUTPUT_LIMIT_CHARS = 1_048_576;
+/** The most `tool_output_delta` events one call emits: many tiny deltas cost as much as one huge one. */
+const LIVE_OUTPUT_LIMIT_DELTAS = 4096;
+const LIVE_OUTPUT_NOTICE = '\n[live output truncated; the result has the whole output]';
+
+/**
+ * The `onOutput` of one call: each string becomes a delta through `emit` while `isRunning()`, within the call's
+ * limits (then one notice, then nothing). Anything but a non-empty string is ignored, and it never throws: the
+ * tool calling it is not to be stopped by a reader's failure.
+ */
+export function liveOutputSink(
+  emit: (text: string) => void,
+  isRunning: () => boolean,
+): (text: string) => void {
+  let charsLeft = LIVE_OUTPUT_LIMIT_CHARS;
+  let deltasLeft = LIVE_OUTPUT_LIMIT_DELTAS;
+  return (text: unknown): void => {
+    if (typeof text !== 'string' || text === '' || deltasLeft === 0 || !isRunning()) return;
+    let kept = text.length > charsLeft ? text.slice(0, charsLeft) : text;
+    // A cut between the halves of a surrogate pair would leave a lone half.
+    if (kept.length < text.length && /[\uD800-\uDBFF]$/.test(kept)) kept = kept.slice(0, -1);
+    charsLeft -= kept.length;
+    deltasLeft -= 1;
+    const full = kept.length < text.length || charsLeft === 0 || deltasLeft === 0;
+    if (full) deltasLeft = 0;
+    try {
+      if (kept !== '') emit(kept);
+      if (full) emit(LIVE_OUTPUT_NOTICE);
+    } catch {
+      // The event sink failed: the call's result is unaffected, and the live output is best effort.
+    }
+  };
+}

@@ -86,7 +86,10 @@ export function expectWellTypedLog(events: readonly SessionEvent[]): void {
   expect(text).not.toContain('[object Object]');
 }
 
-/** The event invariants of a turn: one terminal event, last; tool_call_start/end paired; every error coded. */
+/**
+ * The event invariants of a turn: one terminal event, last; tool_call_start/end paired, a call's output deltas
+ * between them; every error coded.
+ */
 export function expectTurnInvariants(events: readonly AgentEvent[]): void {
   const terminal = events.filter(
     (event) => event.payload.type === 'turn_complete' || event.payload.type === 'turn_cancelled',
@@ -103,6 +106,10 @@ export function expectTurnInvariants(events: readonly AgentEvent[]): void {
       expectString(payload.toolName, 'tool_call_start.toolName');
       expect(open.has(payload.callId), `tool_call_start ${payload.callId} twice`).toBe(false);
       open.set(payload.callId, payload.toolName);
+    }
+    if (payload.type === 'tool_output_delta') {
+      expect(open.has(payload.callId), `tool_output_delta of ${payload.callId} outside its call`).toBe(true);
+      expectString(payload.text, 'tool_output_delta.text');
     }
     if (payload.type === 'tool_call_end') {
       expect(open.get(payload.callId), `tool_call_end ${payload.callId} without its start`).toBe(

@@ -116,6 +116,9 @@ export class TurnView {
           summary: summarizeArguments(payload.arguments),
         });
         return;
+      case 'tool_output_delta':
+        this.#region.toolOutput(payload.callId, payload.text);
+        return;
       case 'tool_call_end':
         if (
           this.#region.toolEnded(payload.callId, {

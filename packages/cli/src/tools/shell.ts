@@ -86,6 +86,41 @@ class HeadTailBuffer {
   }
 }
 
+/** How often a running command's output is reported: a flood of small writes becomes one delta per interval. */
+const LIVE_OUTPUT_INTERVAL_MS = 50;
+/** Output waiting to be reported is reported at once past this many characters, so it never piles up. */
+const LIVE_OUTPUT_PENDING_CHARS = 65_536;
+
+/** Reports a running command's output through `onOutput`, decoded per stream and gathered per interval. */
+class LiveOutput {
+  readonly #report: ((text: string) => void) | undefined;
+  #pending = '';
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(report: ((text: string) => void) | undefined) {
+    this.#report = report;
+  }
+
+  /** Takes one chunk of a stream (a character split between chunks waits in `decoder` for its rest). */
+  push(decoder: StringDecoder, chunk: Buffer): void {
+    if (this.#report === undefined) return;
+    this.#pending += decoder.write(chunk);
+    if (this.#pending.length >= LIVE_OUTPUT_PENDING_CHARS) this.flush();
+    else if (this.#pending !== '' && this.#timer === undefined) {
+      this.#timer = setTimeout(() => this.flush(), LIVE_OUTPUT_INTERVAL_MS);
+    }
+  }
+
+  /** Reports what waits now: at each interval, and before the result, after which output is not heard. */
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const text = this.#pending;
+    this.#pending = '';
+    if (text !== '') this.#report?.(text);
+  }
+}
+
 /** What `createShellTool` takes. */
 export interface ShellToolOptions {
   workspace: Workspace;
@@ -205,6 +240,7 @@ export function createShellTool(options: ShellToolOptions): ToolHandler {
         timeoutMs: Math.min(requested, SHELL_MAX_TIMEOUT_MS),
         outputLimitBytes,
         signal: input.signal,
+        onOutput: input.onOutput,
       }).then((result) => withAgentConfigRemoved(result, options.workspace.root, guarded));
     },
   };
@@ -249,10 +285,13 @@ function runCommand(options: {
   timeoutMs: number;
   outputLimitBytes: number;
   signal: ToolInput['signal'];
+  /** Hears the output as it comes (see LiveOutput). */
+  onOutput: ToolInput['onOutput'];
 }): Promise<ToolOutput> {
   if (options.signal.aborted) return Promise.resolve(failure('the command was cancelled before it started'));
   return new Promise((resolve) => {
     const output = new HeadTailBuffer(options.outputLimitBytes);
+    const live = new LiveOutput(options.onOutput);
     // detached: the shell leads its own process group, so one kill reaches everything it started.
     const { launch } = options;
     const child = spawn(launch.file, launch.args, {
@@ -285,6 +324,7 @@ function runCommand(options: {
       options.signal.removeEventListener('abort', onAbort);
       child.stdout.destroy();
       child.stderr.destroy();
+      live.flush();
       resolve(result);
     };
     const finishWithExit = (note?: string): void => {
@@ -305,8 +345,12 @@ function runCommand(options: {
       finish({ content: lines.join('\n'), isError: stopReason !== undefined || exit?.code !== 0 });
     };
 
-    child.stdout.on('data', (chunk: Buffer) => output.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => output.push(chunk));
+    const heard = (decoder: StringDecoder) => (chunk: Buffer) => {
+      output.push(chunk);
+      live.push(decoder, chunk);
+    };
+    child.stdout.on('data', heard(new StringDecoder('utf8')));
+    child.stderr.on('data', heard(new StringDecoder('utf8')));
     child.on('error', (error) => finish(failure(`could not run ${launch.file}: ${errorText(error)}`)));
     child.on('exit', (code, signal) => {
       exit = { code, signal };

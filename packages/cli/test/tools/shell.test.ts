@@ -181,3 +181,23 @@ describe('shell', () => {
     expect(existsSync(path.join(workspace.root, 'ran.txt'))).toBe(false);
   });
 });
+
+describe('shell live output', () => {
+  it('reports stdout and stderr as they come, whole and decoded, while the result keeps head and tail', async () => {
+    const shell = workspace.tools.find((tool) => tool.name === 'shell');
+    if (shell === undefined) throw new Error('no shell tool');
+    const chunks: string[] = [];
+    // 3000 two-byte characters: pipe reads may split one, which must still arrive whole.
+    const output = await shell.execute({
+      callId: 'call-1',
+      arguments: { command: "printf 'é%.0s' $(seq 3000); echo; echo to-stderr >&2" },
+      sessionId: 'session-1',
+      turnId: 'turn-1',
+      signal: new AbortController().signal,
+      onOutput: (text) => chunks.push(text),
+    });
+    expect(chunks.join('')).toBe(`${'é'.repeat(3000)}\nto-stderr\n`);
+    expect(output.content).toContain('bytes of output omitted');
+    expect(output.content).toContain('to-stderr');
+  });
+});

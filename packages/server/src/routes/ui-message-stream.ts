@@ -12,7 +12,7 @@ export type UiMessageChunk =
   | { type: 'text-start' | 'text-end' | 'reasoning-start' | 'reasoning-end'; id: string }
   | { type: 'text-delta' | 'reasoning-delta'; id: string; delta: string }
   | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown; dynamic: true }
-  | { type: 'tool-output-available'; toolCallId: string; output: string; dynamic: true }
+  | { type: 'tool-output-available'; toolCallId: string; output: string; dynamic: true; preliminary?: true }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string; dynamic: true }
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'tool-approval-request'; approvalId: string; toolCallId: string }
@@ -26,13 +26,27 @@ function errorText(error: unknown): string {
   return `[${code}] ${message}`;
 }
 
+/**
+ * How much of a running call's output its preliminary output holds (the last characters). The protocol's
+ * preliminary output replaces the one before, so each carries the output so far: without a bound, a chatty
+ * tool would cost the square of its output on the wire.
+ */
+const PRELIMINARY_OUTPUT_CHARS = 16_384;
+
+/** The last `count` characters of `text`, never starting with the second half of a surrogate pair. */
+function lastChars(text: string, count: number): string {
+  if (text.length <= count) return text;
+  const kept = text.slice(-count);
+  return /^[\uDC00-\uDFFF]/.test(kept) ? kept.slice(1) : kept;
+}
+
 /** The header that tells the AI SDK's client the body is a UI message stream. */
 export const UI_MESSAGE_STREAM_HEADER = 'x-vercel-ai-ui-message-stream';
 
 /**
  * Turns one turn's AgentEvents into UI message chunks, in order: text and reasoning deltas become parts that
  * are opened on their first delta and closed when something else comes, tool calls become dynamic tool parts
- * (the browser has no schema of the agent's tools), the turn's end becomes `finish` (or `abort`). `done` is
+ * (the browser has no schema of the agent's tools) whose live output comes as preliminary output, the turn's end becomes `finish` (or `abort`). `done` is
  * true once the turn's terminal event was mapped.
  */
 export class UiMessageStreamMapper {
@@ -41,6 +55,8 @@ export class UiMessageStreamMapper {
   private failed = false;
   private finished = false;
   private readonly calls = new Set<string>();
+  /** Per running call: the output it reported so far (its last PRELIMINARY_OUTPUT_CHARS). */
+  private readonly liveOutput = new Map<string, string>();
 
   /** Whether the turn's terminal event was mapped: nothing follows it. */
   get done(): boolean {
@@ -84,7 +100,27 @@ export class UiMessageStreamMapper {
             dynamic: true,
           },
         ];
+      case 'tool_output_delta': {
+        // A running call's output so far, as preliminary output: the call's end replaces it.
+        if (!this.calls.has(payload.callId)) return [];
+        const soFar = lastChars(
+          `${this.liveOutput.get(payload.callId) ?? ''}${payload.text}`,
+          PRELIMINARY_OUTPUT_CHARS,
+        );
+        this.liveOutput.set(payload.callId, soFar);
+        return [
+          ...this.close(),
+          {
+            type: 'tool-output-available',
+            toolCallId: payload.callId,
+            output: soFar,
+            dynamic: true,
+            preliminary: true,
+          },
+        ];
+      }
       case 'tool_call_end':
+        this.liveOutput.delete(payload.callId);
         return [...this.close(), toolOutputChunk(payload)];
       case 'error': {
         this.failed = true;
