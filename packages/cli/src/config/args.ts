@@ -16,6 +16,8 @@ export type CliCommand =
    * given, and without the web chat page when `webChat` is false (--no-web-chat).
    */
   | { type: 'serve'; port: number; host: string; databaseUrl?: string; webChat?: false }
+  /** `youyou acp`: the Agent Client Protocol on stdin/stdout, for editors; each session names its folder. */
+  | { type: 'acp' }
   /** A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue. */
   | { type: 'chat'; prompt: string | undefined; json: boolean; resume: string | undefined; latest: boolean };
 
@@ -204,6 +206,16 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       flags,
     };
   }
+  if (name === 'acp') {
+    if (rest.length > 0) throw new UsageError(`'acp' takes no arguments, got '${rest.join(' ')}'`);
+    if (prompt !== undefined || values.continue === true || json) {
+      throw new UsageError("'acp' cannot be combined with -p, --continue or --json");
+    }
+    if (values.search !== undefined || values.limit !== undefined) {
+      throw new UsageError("--search and --limit belong to 'youyou sessions'");
+    }
+    return { command: { type: 'acp' }, flags };
+  }
   if (values.search !== undefined) throw new UsageError("--search belongs to 'youyou sessions'");
   if (values.limit !== undefined) throw new UsageError("--limit belongs to 'youyou sessions'");
   if (json && prompt === undefined) throw new UsageError('--json needs -p (or the sessions command)');
@@ -236,6 +248,8 @@ Usage:
                                      YOUYOU_SERVER_TOKENS. Sessions and memories go to youyou.db, or with
                                      --database-url postgres://… to PostgreSQL, where several serve
                                      processes can share one database
+  youyou acp                         the Agent Client Protocol on stdin/stdout, for editors such as Zed
+                                     (each session works in the folder the editor names)
 
 Options:
   -p, --print PROMPT      run one turn without the interactive prompt

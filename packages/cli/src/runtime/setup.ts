@@ -24,6 +24,7 @@ import { refusedNames, toolEnvironment } from '../sandbox/tool-env.js';
 import { neutralizeLine } from '../text/terminal-text.js';
 import { answerOnAbort } from '../tools/answer-on-abort.js';
 import { createWorkspaceTools } from '../tools/index.js';
+import { openWorkspace, type Workspace } from '../tools/workspace.js';
 import { BASE_INSTRUCTIONS, environmentContext } from './agent-build.js';
 import { projectInstructions } from './instructions.js';
 import { connectServers, mcpConfigs } from './mcp-servers.js';
@@ -100,6 +101,11 @@ export interface RuntimeOptions<Sessions extends SessionStorage = SqliteSessionS
   approvalWindowMs?: number;
   /** Each session's own workspace folder (`youyou serve`'s tenants); without it every session works in the cwd. */
   workspaces?: WorkspaceRouting;
+  /**
+   * Replaces some workspace tools (`youyou acp`: the file tools go through the editor's buffers); `workspace`
+   * is the confinement they must keep: the cwd, the sandbox's hidden paths, read-only. Not with `workspaces`.
+   */
+  adaptTools?: (tools: ToolHandler[], workspace: Workspace) => ToolHandler[];
 }
 
 /** What the host gives every part before any storage opens: the sandbox, the tools' environment, the model. */
@@ -214,6 +220,16 @@ async function assembleTools(parts: {
         shell: host.shell,
       }),
   });
+  const adapted =
+    options.adaptTools === undefined || options.workspaces !== undefined
+      ? workspaceTools
+      : options.adaptTools(
+          workspaceTools,
+          openWorkspace(settings.cwd, {
+            hiddenPaths: shellSandbox.hiddenPaths,
+            readOnly: settings.sandbox.mode === 'read-only',
+          }),
+        );
   if (Object.keys(settings.mcpServers).length > 0) {
     const { validateServerConfig } = await import('@youyou/mcp');
     const configs = mcpConfigs({
@@ -227,9 +243,7 @@ async function assembleTools(parts: {
     }
   }
   const toolTimeoutMs = toolTimeoutOf(settings);
-  const unique = uniqueTools({ tools: [...workspaceTools, ...(started.mcp?.tools ?? [])], warn }).map(
-    answerOnAbort,
-  );
+  const unique = uniqueTools({ tools: [...adapted, ...(started.mcp?.tools ?? [])], warn }).map(answerOnAbort);
   const held = options.mutatingNeedApproval !== undefined;
   const gate = createApprovalGate({
     mutating: mutatingToolNames(unique),
