@@ -29,6 +29,8 @@ export interface AcpChild {
   readonly writes: WriteTextFileRequest[];
   readonly reads: ReadTextFileRequest[];
   stderr(): string;
+  /** Every line the child wrote on stdout so far (each should be one JSON-RPC frame). */
+  stdoutLines(): string[];
   /** Closes the editor's side (stdin) and resolves with the exit code. */
   close(): Promise<number | null>;
 }
@@ -45,15 +47,24 @@ export async function startAcp(options: {
   sandbox: Sandbox;
   baseURL: string;
   editor?: EditorScript;
+  /** More arguments after `acp --base-url URL`. */
+  args?: readonly string[];
+  /** More environment variables of the child. */
+  env?: Record<string, string>;
 }): Promise<AcpChild> {
-  const child = spawn(process.execPath, [BIN, 'acp', '--base-url', options.baseURL], {
+  const args = [BIN, 'acp', '--base-url', options.baseURL, ...(options.args ?? [])];
+  const child = spawn(process.execPath, args, {
     cwd: options.sandbox.workspace,
-    env: childEnv(options.sandbox),
+    env: childEnv(options.sandbox, options.env),
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
+  });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
   });
   const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
   const updates: SessionNotification[] = [];
@@ -102,6 +113,7 @@ export async function startAcp(options: {
     writes,
     reads,
     stderr: () => stderr,
+    stdoutLines: () => stdout.split('\n').filter((line) => line !== ''),
     close: async () => {
       connection.close();
       child.stdin.end();

@@ -42,7 +42,7 @@ export class EditorPermissions {
     if (
       judgeByRules({ allow: [], deny: this.#rejected }, request.toolName, request.arguments) !== undefined
     ) {
-      return { type: 'deny', reason: `the user always rejects ${rule.text}` };
+      return { type: 'deny', reason: `they chose to always reject ${rule.text} in this session` };
     }
     const call = await describeCall({
       workspace: options.workspace,
