@@ -10,6 +10,7 @@ import {
   toolCallReply,
   toolResult,
 } from '../../../test-support/cli-wire.js';
+import { chatFinish, chatTextChunks, sseReply } from '../../../test-support/openai-wire.js';
 import { type AcpChild, agentText, startAcp } from './support/acp.js';
 import { useCliHarness } from './support/harness.js';
 
@@ -145,10 +146,49 @@ describe('youyou acp, driven by the ACP SDK client', () => {
     }
   }, 60_000);
 
+  test('session/cancel while the editor is asked about a call: the call does not run, the prompt is cancelled', async () => {
+    try {
+      harness.server.reply(
+        toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'out.txt', content: 'x' } }),
+        textReply('never asked for'),
+      );
+      const child = await start({ answer: () => 'hold' });
+      const sessionId = await newSession(child);
+      const answered = prompt(child, sessionId, 'write it');
+      await vi.waitFor(() => expect(child.permissionRequests).toHaveLength(1), {
+        timeout: 30_000,
+        interval: 20,
+      });
+      await child.agent.notify('session/cancel', { sessionId });
+      expect((await answered).stopReason).toBe('cancelled');
+      expect(existsSync(path.join(harness.sandbox.workspace, 'out.txt'))).toBe(false);
+      expect(harness.server.turnRequests()).toHaveLength(1);
+    } finally {
+      await closeAll();
+    }
+  }, 60_000);
+
+  test('an answer cut by the output limit stops with max_tokens', async () => {
+    try {
+      harness.server.reply(
+        sseReply([...chatTextChunks(['cut sho']), ...chatFinish({ finishReason: 'length', usage: null })]),
+      );
+      const child = await start();
+      const sessionId = await newSession(child);
+      expect((await prompt(child, sessionId, 'write a lot')).stopReason).toBe('max_tokens');
+      expect(agentText(child.updates)).toBe('cut sho');
+    } finally {
+      await closeAll();
+    }
+  }, 60_000);
+
   test('a session loaded by a new process replays its history, and the next prompt carries it', async () => {
     try {
-      harness.server.reply(textReply('the answer is 42'));
-      const first = await start();
+      harness.server.reply(
+        toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'n.txt', content: '42' } }),
+        textReply('the answer is 42'),
+      );
+      const first = await start({ answer: () => 'allow_once' });
       const sessionId = await newSession(first);
       await prompt(first, sessionId, 'remember the number');
       expect(await first.close()).toBe(0);
@@ -165,6 +205,16 @@ describe('youyou acp, driven by the ACP SDK client', () => {
         content: { type: 'text', text: 'remember the number' },
       });
       expect(agentText(second.updates)).toBe('the answer is 42');
+      expect(replayed).toContainEqual(
+        expect.objectContaining({ sessionUpdate: 'tool_call', toolCallId: 'call_w', kind: 'edit' }),
+      );
+      expect(replayed).toContainEqual(
+        expect.objectContaining({
+          sessionUpdate: 'tool_call_update',
+          toolCallId: 'call_w',
+          status: 'completed',
+        }),
+      );
       harness.server.reply(textReply('still 42'));
       expect((await prompt(second, sessionId, 'what was it?')).stopReason).toBe('end_turn');
       const last = harness.server.turnRequests().at(-1)!;

@@ -4,6 +4,7 @@ import {
   type AgentError,
   type HasProvider,
   type MemoryStorage,
+  type Plugin,
   type SessionStorage,
   type SkillDefinition,
   type ToolHandler,
@@ -106,6 +107,8 @@ export interface RuntimeOptions<Sessions extends SessionStorage = SqliteSessionS
    * is the confinement they must keep: the cwd, the sandbox's hidden paths, read-only. Not with `workspaces`.
    */
   adaptTools?: (tools: ToolHandler[], workspace: Workspace) => ToolHandler[];
+  /** More plugins of the mode (`youyou acp` watches why model calls stop). */
+  plugins?: readonly Plugin[];
 }
 
 /** What the host gives every part before any storage opens: the sandbox, the tools' environment, the model. */
@@ -139,6 +142,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
     const skills = await loadSkills({ settings: options.settings, tools, warn: options.warn });
     const builder = agentBuilder({ options, host, storage });
     if (started.telemetry !== undefined) builder.registerPlugin(started.telemetry.plugin);
+    for (const plugin of options.plugins ?? []) builder.registerPlugin(plugin);
     for (const tool of tools) builder.registerTool(tool);
     for (const skill of skills) builder.registerSkill(skill);
     const agent = await builder.build();

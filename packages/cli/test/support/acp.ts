@@ -15,8 +15,17 @@ import {
 import { BIN } from './build.js';
 import { childEnv, type Sandbox } from './cli.js';
 
-/** How the test's editor answers a permission request: an option id, or `cancelled`. */
-export type PermissionAnswer = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' | 'cancelled';
+/**
+ * How the test's editor answers a permission request: an option id, `cancelled`, or `hold`: no answer until
+ * the agent cancels the request (`$/cancel_request`), then `cancelled`, as the protocol asks of an editor.
+ */
+export type PermissionAnswer =
+  | 'allow_once'
+  | 'allow_always'
+  | 'reject_once'
+  | 'reject_always'
+  | 'cancelled'
+  | 'hold';
 
 /** `youyou acp` as a child process, driven by the ACP SDK's own client side, and what it sent the editor. */
 export interface AcpChild {
@@ -77,12 +86,18 @@ export async function startAcp(options: {
     .onNotification('session/update', ({ params }) => {
       updates.push(params);
     })
-    .onRequest('session/request_permission', ({ params }) => {
+    .onRequest('session/request_permission', async ({ params, signal }) => {
       permissionRequests.push(params);
       const answer = editor.answer?.(params) ?? 'reject_once';
-      return answer === 'cancelled'
-        ? { outcome: { outcome: 'cancelled' } }
-        : { outcome: { outcome: 'selected', optionId: answer } };
+      if (answer === 'hold') {
+        await new Promise<void>((resolve) => {
+          if (signal.aborted) resolve();
+          else signal.addEventListener('abort', () => resolve(), { once: true });
+        });
+      }
+      return answer === 'cancelled' || answer === 'hold'
+        ? { outcome: { outcome: 'cancelled' as const } }
+        : { outcome: { outcome: 'selected' as const, optionId: answer } };
     })
     .onRequest('fs/read_text_file', ({ params }) => {
       reads.push(params);

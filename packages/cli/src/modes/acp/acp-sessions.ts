@@ -20,6 +20,7 @@ import { withClientFiles } from './client-files.js';
 import { EditorPermissions } from './permission.js';
 import { userInputOf } from './prompt-content.js';
 import { historyUpdates, TurnUpdates } from './session-updates.js';
+import { TurnStopReasons } from './stop-reasons.js';
 
 /** Sessions one editor may hold open at once. */
 const MAX_OPEN_SESSIONS = 64;
@@ -77,6 +78,8 @@ export class AcpSessions {
   readonly #sending = new Map<string, Promise<void>>();
   readonly #shownCalls = new Map<string, ShownCalls>();
   #capabilities: ClientCapabilities = {};
+  /** One for all runtimes: turn ids are unique. */
+  readonly #stopReasons = new TurnStopReasons();
 
   constructor(options: { flags: FlagSettings; io: CliIo; client: () => AgentContext }) {
     this.#flags = options.flags;
@@ -119,6 +122,7 @@ export class AcpSessions {
       onBackgroundError,
       openStorage: () => openHomeStorage({ settings, onBackgroundError }),
       maxActiveSessions: MAX_OPEN_SESSIONS,
+      plugins: [this.#stopReasons.plugin],
       approval: settings.yes
         ? { type: 'allow_all' }
         : { type: 'ask', ask: (request, signal) => this.#ask(home.workspace, request, signal) },
@@ -261,12 +265,11 @@ export class AcpSessions {
     }
     await this.#sending.get(sessionId);
     const { status } = await turn.done;
+    const modelStop = this.#stopReasons.take(turn.turnId);
     if (status === 'cancelled' || open.cancelled) return 'cancelled';
     if (failure?.code === 'MAX_TOOL_CALLS_EXCEEDED') return 'max_turn_requests';
     if (status === 'failed') throw requestErrorOf(failure ?? new Error('the turn failed'));
-    const last = open.session.messages().at(-1);
-    if (last?.type === 'assistant' && last.status === 'incomplete') return 'max_tokens';
-    return 'end_turn';
+    return modelStop === 'max_tokens' ? 'max_tokens' : 'end_turn';
   }
 
   /** `session/cancel`: the running turn stops; its prompt answers `cancelled`. */
