@@ -188,6 +188,14 @@ describe('youyou acp keeps the terminal’s rules', () => {
         child.agent.request('session/new', { cwd: 'relative/dir', mcpServers: [] }),
       );
       expect(relative.code).toBe(-32602);
+      const absent = await errorOf(
+        child.agent.request('session/new', {
+          cwd: path.join(harness.sandbox.root, 'no-such-folder'),
+          mcpServers: [],
+        }),
+      );
+      expect(absent.code).toBe(-32602);
+      expect(absent.message).toContain('no-such-folder');
       const unknown = await errorOf(
         child.agent.request('session/prompt', {
           sessionId: 'no-such-session',

@@ -12,6 +12,7 @@ import type { ApprovalAnswer, ApprovalRequest } from '../../approval/policy.js';
 import { plainMessage } from '../../chat/style.js';
 import type { FlagSettings } from '../../config/args.js';
 import { resolveSettings } from '../../config/config.js';
+import { ConfigError } from '../../config/values.js';
 import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
 import { newWorkspaceSession } from '../../sessions/open-session.js';
@@ -47,16 +48,18 @@ interface ShownCalls {
   diffs: Map<string, ToolCallContent[]>;
 }
 
-/** An ACP error for a failure of ours: bad input is invalid params, the rest an internal error. */
+/** Failures caused by what the editor sent (a folder that is not one, a bad prompt): invalid params. */
+const BAD_INPUT_CODES: ReadonlySet<string> = new Set(['INVALID_INPUT', 'INVALID_CONFIG']);
+
+/** An ACP error for a failure of ours: bad input is invalid params, an unknown session not found, the rest internal. */
 function requestErrorOf(error: unknown): RequestError {
   if (error instanceof RequestError) return error;
-  const message = isAgentError(error)
-    ? plainMessage(error.message)
-    : error instanceof Error
-      ? plainMessage(error.message)
-      : String(error);
+  const message = plainMessage(error instanceof Error ? error.message : String(error));
   if (isAgentError(error) && error.code === 'SESSION_NOT_FOUND')
     return RequestError.resourceNotFound(message);
+  if (error instanceof ConfigError || (isAgentError(error) && BAD_INPUT_CODES.has(error.code))) {
+    return new RequestError(-32602, message);
+  }
   return new RequestError(-32603, message);
 }
 

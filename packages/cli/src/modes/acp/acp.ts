@@ -39,6 +39,9 @@ export async function runAcp(options: { flags: FlagSettings; io: CliIo }): Promi
     return client;
   };
   const sessions = new AcpSessions({ flags: options.flags, io, client: clientContext });
+  const warnOfMcpServers = (count: number): void => {
+    if (count > 0) io.warn('the MCP servers the editor offers are not used; configure them in config.json');
+  };
   const app = agent({ name: 'youyou' })
     .onConnect((connection) => {
       client = connection.client;
@@ -48,12 +51,11 @@ export async function runAcp(options: { flags: FlagSettings; io: CliIo }): Promi
       return initializeResponse();
     })
     .onRequest(methods.agent.session.new, async ({ params }) => {
-      if (params.mcpServers.length > 0) {
-        io.warn('the MCP servers the editor offers are not used; configure them in config.json');
-      }
+      warnOfMcpServers(params.mcpServers.length);
       return sessions.newSession(params.cwd);
     })
     .onRequest(methods.agent.session.load, async ({ params }) => {
+      warnOfMcpServers(params.mcpServers.length);
       await sessions.loadSession(params.sessionId, params.cwd);
       return {};
     })
