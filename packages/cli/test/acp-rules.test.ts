@@ -122,6 +122,36 @@ describe('youyou acp keeps the terminal’s rules', () => {
     }
   }, 60_000);
 
+  test("a read outside the workspace is shown as a read call that failed, with the tool's reason", async () => {
+    try {
+      await writeFile(path.join(harness.sandbox.root, 'secret.txt'), 'OUTSIDE-SECRET\n');
+      harness.server.reply(
+        toolCallReply({ id: 'call_r', name: 'read_file', arguments: { path: '../secret.txt' } }),
+        textReply('no'),
+      );
+      const child = await start();
+      const sessionId = await newSession(child);
+      await child.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'read' }] });
+      const updates = child.updates.map(({ update }) => update);
+      expect(updates).toContainEqual(
+        expect.objectContaining({
+          sessionUpdate: 'tool_call',
+          toolCallId: 'call_r',
+          kind: 'read',
+          locations: [],
+        }),
+      );
+      const end = updates.find(
+        (update) => update.sessionUpdate === 'tool_call_update' && update.toolCallId === 'call_r',
+      );
+      expect(end).toMatchObject({ status: 'failed' });
+      expect(JSON.stringify(end)).toContain('outside the workspace');
+      expect(JSON.stringify(child.updates)).not.toContain('OUTSIDE-SECRET');
+    } finally {
+      await closeAll();
+    }
+  }, 60_000);
+
   test('linked files are read inside the workspace only; reasoning arrives as thought chunks', async () => {
     try {
       await writeFile(path.join(harness.sandbox.workspace, 'inside.txt'), 'INSIDE-CONTENT\n');
