@@ -20,8 +20,11 @@ const OPTIONS: PermissionOption[] = [
  */
 export class EditorPermissions {
   readonly #client: () => AgentContext;
-  /** Rules the editor rejected "always": their calls are denied without asking again. */
-  readonly #rejected: ApprovalRule[] = [];
+  /**
+   * Rules the editor rejected "always", by workspace root (as the gate keeps the allowed ones per workspace):
+   * their calls are denied without asking again.
+   */
+  readonly #rejected = new Map<string, ApprovalRule[]>();
 
   constructor(client: () => AgentContext) {
     this.#client = client;
@@ -39,10 +42,9 @@ export class EditorPermissions {
     const { request, signal } = options;
     const offered = offeredRules(request);
     const rule = offered[0] ?? { tool: request.toolName, text: request.toolName };
-    if (
-      judgeByRules({ allow: [], deny: this.#rejected }, request.toolName, request.arguments) !== undefined
-    ) {
-      return { type: 'deny', reason: `they chose to always reject ${rule.text} in this session` };
+    const rejected = this.#rejected.get(options.workspace.root) ?? [];
+    if (judgeByRules({ allow: [], deny: rejected }, request.toolName, request.arguments) !== undefined) {
+      return { type: 'deny', reason: `they chose to always reject ${rule.text} in this workspace` };
     }
     const call = await describeCall({
       workspace: options.workspace,
@@ -70,7 +72,7 @@ export class EditorPermissions {
       case 'allow_always':
         return { type: 'always', rule };
       case 'reject_always':
-        this.#rejected.push(rule);
+        this.#rejected.set(options.workspace.root, [...rejected, rule]);
         return { type: 'deny' };
       default:
         return { type: 'deny' };
