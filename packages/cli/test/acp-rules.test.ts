@@ -246,6 +246,15 @@ describe('youyou acp keeps the terminal’s rules', () => {
         mcpServers: [{ name: 'extra', command: 'true', args: [], env: [] }],
       });
       expect(child.stderr()).toContain('MCP servers the editor offers are not used');
+      const { sessionId } = await child.agent.request('session/new', {
+        cwd: harness.sandbox.workspace,
+        mcpServers: [],
+      });
+      await child.agent.request('session/close', { sessionId });
+      const closed = await errorOf(
+        child.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'hi' }] }),
+      );
+      expect(closed.code).toBe(-32002);
       const lines = child.stdoutLines();
       expect(lines.length).toBeGreaterThan(3);
       for (const line of lines) expect((JSON.parse(line) as { jsonrpc?: unknown }).jsonrpc).toBe('2.0');

@@ -186,10 +186,35 @@ export class AcpSessions {
     return open;
   }
 
+  /** `session/close`: stops the session's turn and frees it (SessionEnd and memory extraction run). */
+  async closeSession(sessionId: string): Promise<void> {
+    const open = this.#sessions.get(sessionId);
+    if (open === undefined) return;
+    this.#sessions.delete(sessionId);
+    this.#shownCalls.delete(sessionId);
+    open.turn?.cancel();
+    await open.session.close();
+  }
+
+  /**
+   * Makes room for one more session: at the limit the least recently used idle one is closed (editors open
+   * a session per thread and seldom close them; a closed one can be loaded again).
+   */
+  async #makeRoom(): Promise<void> {
+    if (this.#sessions.size < MAX_OPEN_SESSIONS) return;
+    for (const [sessionId, open] of this.#sessions) {
+      if (open.turn === undefined) {
+        await this.closeSession(sessionId);
+        return;
+      }
+    }
+  }
+
   /** `session/new`: a new session working in `cwd`. */
   async newSession(cwd: string): Promise<{ sessionId: string }> {
     try {
       const home = await this.#runtimeFor(cwd);
+      await this.#makeRoom();
       const session = await newWorkspaceSession(home.runtime, home.cwd);
       this.#sessions.set(session.id, { session, home, turn: undefined, cancelled: false });
       return { sessionId: session.id };
@@ -204,6 +229,7 @@ export class AcpSessions {
       const home = await this.#runtimeFor(cwd);
       let open = this.#sessions.get(sessionId);
       if (open === undefined) {
+        await this.#makeRoom();
         const session = await home.runtime.agent.resumeSession(sessionId);
         open = { session, home, turn: undefined, cancelled: false };
         this.#sessions.set(sessionId, open);
@@ -242,6 +268,9 @@ export class AcpSessions {
     }
     open.turn = turn;
     open.cancelled = false;
+    // The most recently used last: #makeRoom closes from the front.
+    this.#sessions.delete(sessionId);
+    this.#sessions.set(sessionId, open);
     try {
       return await this.#streamTurn(open, turn);
     } finally {

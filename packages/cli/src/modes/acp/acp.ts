@@ -21,6 +21,7 @@ function initializeResponse(): InitializeResponse {
       loadSession: true,
       promptCapabilities: { image: true, audio: false, embeddedContext: true },
       mcpCapabilities: { http: false, sse: false },
+      sessionCapabilities: { close: {} },
     },
     agentInfo: { name: 'youyou', title: 'youyou', version: packageVersion() },
     authMethods: [],
@@ -62,6 +63,10 @@ export async function runAcp(options: { flags: FlagSettings; io: CliIo }): Promi
     .onRequest(methods.agent.session.prompt, async ({ params }) => ({
       stopReason: await sessions.prompt(params.sessionId, params.prompt),
     }))
+    .onRequest(methods.agent.session.close, async ({ params }) => {
+      await sessions.closeSession(params.sessionId);
+      return {};
+    })
     .onNotification(methods.agent.session.cancel, ({ params }) => {
       sessions.cancel(params.sessionId);
     });
