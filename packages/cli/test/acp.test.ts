@@ -42,6 +42,14 @@ async function newSession(child: AcpChild): Promise<string> {
   return sessionId;
 }
 
+/** The statuses the editor was told of one tool call, in order. */
+function statusesOf(child: AcpChild, toolCallId: string): unknown[] {
+  return child.updates
+    .map(({ update }) => update)
+    .filter((update) => 'toolCallId' in update && update.toolCallId === toolCallId)
+    .map((update) => ('status' in update ? update.status : undefined));
+}
+
 function prompt(child: AcpChild, sessionId: string, text: string) {
   return child.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text }] });
 }
@@ -92,11 +100,7 @@ describe('youyou acp, driven by the ACP SDK client', () => {
         'reject_once',
         'reject_always',
       ]);
-      const statuses = child.updates
-        .map(({ update }) => update)
-        .filter((update) => 'toolCallId' in update && update.toolCallId === 'call_w')
-        .map((update) => ('status' in update ? update.status : undefined));
-      expect(statuses).toEqual(['pending', 'in_progress', 'completed']);
+      expect(statusesOf(child, 'call_w')).toEqual(['pending', 'in_progress', 'completed']);
     } finally {
       await closeAll();
     }
@@ -113,6 +117,7 @@ describe('youyou acp, driven by the ACP SDK client', () => {
       expect((await prompt(child, sessionId, 'write it')).stopReason).toBe('end_turn');
       expect(child.permissionRequests).toHaveLength(1);
       expect(existsSync(path.join(harness.sandbox.workspace, 'out.txt'))).toBe(false);
+      expect(statusesOf(child, 'call_w')).toEqual(['pending', 'failed']);
       const [, second] = harness.server.turnRequests();
       expect(toolResult(second!, 'call_w')).toMatch(/denied/);
     } finally {

@@ -20,7 +20,7 @@ import { openWorkspace, type Workspace } from '../../tools/workspace.js';
 import { withClientFiles } from './client-files.js';
 import { EditorPermissions } from './permission.js';
 import { userInputOf } from './prompt-content.js';
-import { historyUpdates, TurnUpdates } from './session-updates.js';
+import { type AnnouncedCall, historyUpdates, TurnUpdates } from './session-updates.js';
 import { TurnStopReasons } from './stop-reasons.js';
 
 /** Sessions one editor may hold open at once. */
@@ -44,7 +44,7 @@ interface OpenSession {
 
 /** The calls of a session that their permission request showed the editor before they ran. */
 interface ShownCalls {
-  announced: Set<string>;
+  announced: Map<string, AnnouncedCall>;
   diffs: Map<string, ToolCallContent[]>;
 }
 
@@ -142,18 +142,22 @@ export class AcpSessions {
   async #ask(workspace: Workspace, request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
     const sessionId = this.#callSessions.get(request.callId);
     if (sessionId === undefined) return { type: 'deny', reason: 'no editor session asked for this call' };
-    return this.#permissions.ask({
+    const answer = await this.#permissions.ask({
       sessionId,
       workspace,
       request,
       signal,
       announce: async (call) => {
         const shown = this.#shown(sessionId);
-        shown.announced.add(request.callId);
+        shown.announced.set(request.callId, 'asked');
         if (call.content.length > 0) shown.diffs.set(request.callId, call.content);
         await this.#notify(sessionId, { sessionUpdate: 'tool_call', ...call, status: 'pending' });
       },
     });
+    // A refused call is shown pending, then failed: never as running.
+    const shown = this.#shown(sessionId).announced;
+    if (answer.type === 'deny' && shown.has(request.callId)) shown.set(request.callId, 'refused');
+    return answer;
   }
 
   async #notify(sessionId: string, update: SessionUpdate): Promise<void> {
@@ -174,7 +178,7 @@ export class AcpSessions {
   #shown(sessionId: string): ShownCalls {
     let shown = this.#shownCalls.get(sessionId);
     if (shown === undefined) {
-      shown = { announced: new Set(), diffs: new Map() };
+      shown = { announced: new Map(), diffs: new Map() };
       this.#shownCalls.set(sessionId, shown);
     }
     return shown;

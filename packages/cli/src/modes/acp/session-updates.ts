@@ -13,6 +13,9 @@ import { toolDiffOf, toolKindOf, toolLocationsOf, toolOutputContent, toolTitleOf
 /** The largest file whose old text a write_file diff shows. */
 const MAX_DIFF_FILE_BYTES = 1024 * 1024;
 
+/** A call a permission request showed the editor: still asked (or allowed), or refused (it will not run). */
+export type AnnouncedCall = 'asked' | 'refused';
+
 /** A call as an editor is shown it. */
 export interface CallDescription {
   toolCallId: string;
@@ -69,12 +72,12 @@ export class TurnUpdates {
   /** The diff of each edit call, shown again with its result when it succeeded. */
   readonly #diffs: Map<string, ToolCallContent[]>;
   /** Calls already shown to the editor by their permission request. */
-  readonly #announced: Set<string>;
+  readonly #announced: Map<string, AnnouncedCall>;
 
   /** `announced`/`diffs`: the calls (and their diffs) the permission requests have shown already. */
   constructor(options: {
     workspace: Workspace;
-    announced: Set<string>;
+    announced: Map<string, AnnouncedCall>;
     diffs: Map<string, ToolCallContent[]>;
   }) {
     this.#workspace = options.workspace;
@@ -91,7 +94,9 @@ export class TurnUpdates {
         return [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: payload.text } }];
       case 'tool_call_start': {
         // A call put to the editor was shown (pending) when its permission was asked: now it runs.
-        if (this.#announced.delete(payload.callId)) {
+        const announced = this.#announced.get(payload.callId);
+        if (announced === 'refused') return [];
+        if (announced === 'asked') {
           return [{ sessionUpdate: 'tool_call_update', toolCallId: payload.callId, status: 'in_progress' }];
         }
         const call = await describeCall({
