@@ -1,7 +1,9 @@
 import type { AgentContext, FileSystemCapabilities } from '@agentclientprotocol/sdk';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { READ_FILE_MAX_BYTES, READ_FILE_MAX_LINES } from '../../tools/read-file.js';
 import {
   argumentsOf,
+  cutLine,
   displayPath,
   errorText,
   failure,
@@ -11,8 +13,8 @@ import {
   type Workspace,
 } from '../../tools/workspace.js';
 
-/** The most lines one read_file call returns through the editor, as read_file itself. */
-const MAX_LINES = 2000;
+/** The longest line read_file shows through the editor, as the disk tool. */
+const MAX_LINE_CHARACTERS = 4000;
 
 /** Where the editor's files are asked for, and what it offers. */
 export interface ClientFiles {
@@ -20,11 +22,27 @@ export interface ClientFiles {
   capabilities: FileSystemCapabilities;
 }
 
+/**
+ * The editor's text numbered from line `first`, held to the disk tool's bounds (lines, bytes, line length):
+ * what is left out is said, with the startLine to go on from.
+ */
 function numbered(first: number, text: string): string {
-  return text
-    .split('\n')
-    .map((line, index) => `${String(first + index).padStart(5)}| ${line}`)
-    .join('\n');
+  const shown: string[] = [];
+  let bytes = 0;
+  const lines = text.split('\n');
+  for (const [index, line] of lines.entries()) {
+    const entry = `${String(first + index).padStart(5)}| ${cutLine(line, MAX_LINE_CHARACTERS)}`;
+    bytes += Buffer.byteLength(entry) + 1;
+    if (shown.length >= READ_FILE_MAX_LINES || bytes > READ_FILE_MAX_BYTES) {
+      shown.push(
+        `[stopped after line ${first + index - 1}: one call returns at most ${READ_FILE_MAX_LINES} lines or ` +
+          `256 KiB; call read_file with startLine ${first + index} to read more]`,
+      );
+      break;
+    }
+    shown.push(entry);
+  }
+  return shown.join('\n');
 }
 
 async function readThroughEditor(
@@ -66,12 +84,13 @@ async function readFileTool(workspace: Workspace, files: ClientFiles, input: Too
   const args = argumentsOf(input);
   const given = String(args.path ?? '');
   const startLine = typeof args.startLine === 'number' ? args.startLine : 1;
-  const endLine = typeof args.endLine === 'number' ? args.endLine : startLine + MAX_LINES - 1;
+  const endLine = typeof args.endLine === 'number' ? args.endLine : startLine + READ_FILE_MAX_LINES;
   if (endLine < startLine) return failure(`endLine (${endLine}) is before startLine (${startLine})`);
   const resolved = await resolveInWorkspace(workspace, given);
   if (!resolved.ok) return resolved.output;
   try {
-    const limit = Math.min(endLine - startLine + 1, MAX_LINES);
+    // One line more than is shown, so that a cut says where to go on.
+    const limit = Math.min(endLine - startLine + 1, READ_FILE_MAX_LINES + 1);
     const text = await readThroughEditor(files, input, resolved.path, { line: startLine, limit });
     if (text === '') return success(`(${given} is empty, or has no lines from ${startLine})`);
     return success(numbered(startLine, text.replace(/\n$/, '')));
