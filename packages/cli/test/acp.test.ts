@@ -232,7 +232,7 @@ describe('youyou acp, driven by the ACP SDK client', () => {
     }
   }, 90_000);
 
-  test("with the editor's file system, write_file and read_file use its buffers and leave the disk alone", async () => {
+  test("with the editor's file system, read_file, write_file and edit_file use its buffers, not the disk", async () => {
     try {
       const file = path.join(harness.sandbox.workspace, 'notes.txt');
       await writeFile(file, 'saved on disk\n');
@@ -244,6 +244,11 @@ describe('youyou acp, driven by the ACP SDK client', () => {
           name: 'write_file',
           arguments: { path: 'notes.txt', content: 'from the agent\n' },
         }),
+        toolCallReply({
+          id: 'call_e',
+          name: 'edit_file',
+          arguments: { path: 'notes.txt', oldString: 'agent', newString: 'editor' },
+        }),
         textReply('done'),
       );
       const child = await start({ answer: () => 'allow_once', buffers });
@@ -251,7 +256,10 @@ describe('youyou acp, driven by the ACP SDK client', () => {
       expect((await prompt(child, sessionId, 'edit notes')).stopReason).toBe('end_turn');
       const [, second] = harness.server.turnRequests();
       expect(toolResult(second!, 'call_r')).toContain('unsaved buffer');
-      expect(child.writes).toEqual([{ sessionId, path: file, content: 'from the agent\n' }]);
+      expect(child.writes).toEqual([
+        { sessionId, path: file, content: 'from the agent\n' },
+        { sessionId, path: file, content: 'from the editor\n' },
+      ]);
       expect(await readFile(file, 'utf8')).toBe('saved on disk\n');
     } finally {
       await closeAll();
