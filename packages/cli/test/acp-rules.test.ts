@@ -122,6 +122,32 @@ describe('youyou acp keeps the terminal’s rules', () => {
     }
   }, 60_000);
 
+  test("a shell command runs as in the terminal: the editor sees its output, never youyou's own secrets", async () => {
+    try {
+      const secret = 'sk-ant-acp-secret-0123456789';
+      harness.server.reply(
+        toolCallReply({ id: 'call_env', name: 'shell', arguments: { command: 'env; echo ran-in-shell' } }),
+        textReply('listed'),
+      );
+      const child = await startAcp({
+        sandbox: harness.sandbox,
+        baseURL: harness.server.baseURL,
+        editor: { answer: () => 'allow_once' },
+        env: { ANTHROPIC_API_KEY: secret },
+      });
+      running.push(child);
+      const sessionId = await newSession(child);
+      await child.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'env' }] });
+      expect(child.permissionRequests[0]?.toolCall.kind).toBe('execute');
+      const updates = JSON.stringify(child.updates);
+      expect(updates).toContain('ran-in-shell');
+      expect(updates).not.toContain(secret);
+      expect(JSON.stringify(harness.server.wire.requests)).not.toContain(secret);
+    } finally {
+      await closeAll();
+    }
+  }, 60_000);
+
   test("a read outside the workspace is shown as a read call that failed, with the tool's reason", async () => {
     try {
       await writeFile(path.join(harness.sandbox.root, 'secret.txt'), 'OUTSIDE-SECRET\n');
