@@ -250,6 +250,8 @@ export class AcpSessions {
   async prompt(sessionId: string, prompt: Parameters<typeof userInputOf>[1]): Promise<StopReason> {
     const open = this.#open(sessionId);
     if (open.turn !== undefined) throw RequestError.invalidRequest(undefined, 'a turn is already running');
+    // A cancel that comes while the prompt is read (its linked files) cancels the turn it starts.
+    open.cancelled = false;
     const { runtime, workspace } = open.home;
     const gate = runtime.turnOptions.approve;
     const approve: Approver | undefined =
@@ -271,7 +273,7 @@ export class AcpSessions {
       throw requestErrorOf(error);
     }
     open.turn = turn;
-    open.cancelled = false;
+    if (open.cancelled) turn.cancel();
     // The most recently used last: #makeRoom closes from the front.
     this.#sessions.delete(sessionId);
     this.#sessions.set(sessionId, open);
@@ -311,9 +313,9 @@ export class AcpSessions {
   /** `session/cancel`: the running turn stops; its prompt answers `cancelled`. */
   cancel(sessionId: string): void {
     const open = this.#sessions.get(sessionId);
-    if (open?.turn === undefined) return;
+    if (open === undefined) return;
     open.cancelled = true;
-    open.turn.cancel();
+    open.turn?.cancel();
   }
 
   /** Ends every turn and closes every session and runtime (the editor went away). Never rejects. */
