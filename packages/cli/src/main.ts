@@ -93,6 +93,10 @@ export async function run(options: RunOptions): Promise<number> {
       const { runMcpServe } = await import('./modes/mcp-serve/mcp-serve.js');
       return await runMcpServe({ settings, port: command.port, host: command.host, io });
     }
+    if (command.type === 'acp') {
+      const { runAcp } = await import('./modes/acp/acp.js');
+      return await runAcp({ flags, io });
+    }
     let prompt = command.prompt;
     if (prompt === undefined && options.stdin.isTTY !== true) {
       // `echo "question" | youyou`: without a terminal there is nobody to chat with, so the input is one prompt.

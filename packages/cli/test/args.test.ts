@@ -85,4 +85,13 @@ describe('parseCommandLine', () => {
     expect(usageError(['-p', '  '])).toBe('-p needs a prompt');
     expect(usageError(['-p'])).toMatch(/argument missing/);
   });
+
+  test("'acp' takes the shared flags and nothing of the chat's", () => {
+    const parsed = parseCommandLine(['acp', '--yes', '--sandbox', 'read-only', '-m', 'qwen3']);
+    expect(parsed.command).toEqual({ type: 'acp' });
+    expect(parsed.flags).toMatchObject({ yes: true, sandbox: 'read-only', model: 'qwen3' });
+    expect(usageError(['acp', 'extra'])).toBe("'acp' takes no arguments, got 'extra'");
+    expect(usageError(['acp', '-p', 'hi'])).toBe("'acp' cannot be combined with -p, --continue or --json");
+    expect(usageError(['acp', '--port', '1'])).toBe("--port and --host belong to 'youyou serve'");
+  });
 });

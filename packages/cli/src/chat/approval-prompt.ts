@@ -259,7 +259,7 @@ export class ApprovalQuestion {
 }
 
 /** The rules `a` offers: for a simple shell command its prefix first, then the whole tool. */
-function offeredRules(request: ApprovalRequest): ApprovalRule[] {
+export function offeredRules(request: ApprovalRequest): ApprovalRule[] {
   const offers: ApprovalRule[] = [];
   if (request.toolName === SHELL_TOOL) {
     const command = (request.arguments as { command?: unknown } | null)?.command;

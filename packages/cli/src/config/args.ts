@@ -18,6 +18,8 @@ export type CliCommand =
   | { type: 'serve'; port: number; host: string; databaseUrl?: string; webChat?: false }
   /** `youyou mcp serve`: youyou as an MCP server, over stdio, or Streamable HTTP on `host:port` when `port` is set. */
   | { type: 'mcp-serve'; port?: number; host: string }
+  /** `youyou acp`: the Agent Client Protocol on stdin/stdout, for editors; each session names its folder. */
+  | { type: 'acp' }
   /** A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue. */
   | { type: 'chat'; prompt: string | undefined; json: boolean; resume: string | undefined; latest: boolean };
 
@@ -206,6 +208,16 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       flags,
     };
   }
+  if (name === 'acp') {
+    if (rest.length > 0) throw new UsageError(`'acp' takes no arguments, got '${rest.join(' ')}'`);
+    if (prompt !== undefined || values.continue === true || json) {
+      throw new UsageError("'acp' cannot be combined with -p, --continue or --json");
+    }
+    if (values.search !== undefined || values.limit !== undefined) {
+      throw new UsageError("--search and --limit belong to 'youyou sessions'");
+    }
+    return { command: { type: 'acp' }, flags };
+  }
   if (values.search !== undefined) throw new UsageError("--search belongs to 'youyou sessions'");
   if (values.limit !== undefined) throw new UsageError("--limit belongs to 'youyou sessions'");
   if (name === 'mcp') return { command: parseMcpCommand(rest, values, prompt), flags };
@@ -275,6 +287,8 @@ Usage:
                                      youyou as an MCP server: a tool that runs a turn in this workspace;
                                      over stdio, or Streamable HTTP at /mcp with --port (same tokens as
                                      serve). Mutating tools ask the MCP client (elicitation), else need --yes
+  youyou acp                         the Agent Client Protocol on stdin/stdout, for editors such as Zed
+                                     (each session works in the folder the editor names)
 
 Options:
   -p, --print PROMPT      run one turn without the interactive prompt

@@ -4,6 +4,7 @@ import {
   type AgentError,
   type HasProvider,
   type MemoryStorage,
+  type Plugin,
   type SessionStorage,
   type SkillDefinition,
   type ToolHandler,
@@ -24,6 +25,7 @@ import { refusedNames, toolEnvironment } from '../sandbox/tool-env.js';
 import { neutralizeLine } from '../text/terminal-text.js';
 import { answerOnAbort } from '../tools/answer-on-abort.js';
 import { createWorkspaceTools } from '../tools/index.js';
+import { openWorkspace, type Workspace } from '../tools/workspace.js';
 import { BASE_INSTRUCTIONS, environmentContext } from './agent-build.js';
 import { projectInstructions } from './instructions.js';
 import { connectServers, mcpConfigs } from './mcp-servers.js';
@@ -100,6 +102,13 @@ export interface RuntimeOptions<Sessions extends SessionStorage = SqliteSessionS
   approvalWindowMs?: number;
   /** Each session's own workspace folder (`youyou serve`'s tenants); without it every session works in the cwd. */
   workspaces?: WorkspaceRouting;
+  /**
+   * Replaces some workspace tools (`youyou acp`: the file tools go through the editor's buffers); `workspace`
+   * is the confinement they must keep: the cwd, the sandbox's hidden paths, read-only. Not with `workspaces`.
+   */
+  adaptTools?: (tools: ToolHandler[], workspace: Workspace) => ToolHandler[];
+  /** More plugins of the mode (`youyou acp` watches why model calls stop). */
+  plugins?: readonly Plugin[];
 }
 
 /** What the host gives every part before any storage opens: the sandbox, the tools' environment, the model. */
@@ -133,6 +142,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
     const skills = await loadSkills({ settings: options.settings, tools, warn: options.warn });
     const builder = agentBuilder({ options, host, storage });
     if (started.telemetry !== undefined) builder.registerPlugin(started.telemetry.plugin);
+    for (const plugin of options.plugins ?? []) builder.registerPlugin(plugin);
     for (const tool of tools) builder.registerTool(tool);
     for (const skill of skills) builder.registerSkill(skill);
     const agent = await builder.build();
@@ -214,6 +224,16 @@ async function assembleTools(parts: {
         shell: host.shell,
       }),
   });
+  const adapted =
+    options.adaptTools === undefined || options.workspaces !== undefined
+      ? workspaceTools
+      : options.adaptTools(
+          workspaceTools,
+          openWorkspace(settings.cwd, {
+            hiddenPaths: shellSandbox.hiddenPaths,
+            readOnly: settings.sandbox.mode === 'read-only',
+          }),
+        );
   if (Object.keys(settings.mcpServers).length > 0) {
     const { validateServerConfig } = await import('@youyou/mcp');
     const configs = mcpConfigs({
@@ -227,9 +247,7 @@ async function assembleTools(parts: {
     }
   }
   const toolTimeoutMs = toolTimeoutOf(settings);
-  const unique = uniqueTools({ tools: [...workspaceTools, ...(started.mcp?.tools ?? [])], warn }).map(
-    answerOnAbort,
-  );
+  const unique = uniqueTools({ tools: [...adapted, ...(started.mcp?.tools ?? [])], warn }).map(answerOnAbort);
   const held = options.mutatingNeedApproval !== undefined;
   const gate = createApprovalGate({
     mutating: mutatingToolNames(unique),
