@@ -4,7 +4,8 @@
  */
 import { describe, expect, test } from 'vitest';
 import { type Message, type Session, templates } from '../src/index.js';
-import { collect, expectCode, harness, readUntil } from './support/resume-fixtures.js';
+import { approvalAgent } from './support/approval-fixtures.js';
+import { collect, expectCode, harness, readUntil, writeLog } from './support/resume-fixtures.js';
 
 /** Scripted answers `answer 1` … `answer N`. */
 const answers = (count: number) =>
@@ -174,6 +175,59 @@ describe('Session.rewind', () => {
     expect(session.messages()).toEqual([user('one'), assistant('answer 1')]);
     await session.close();
     await expectCode(session.rewind({ toTurnId: first ?? '' }), 'SESSION_CLOSED');
+    await agent.shutdown();
+  });
+});
+
+describe('Session.rewind with a turn left unfinished', () => {
+  test('a turn a crash cut is given up: the log says so, and a resume finds nothing to continue', async () => {
+    const { agent, storage } = await harness();
+    await writeLog(storage, 'cut', [
+      { type: 'metadata', key: 'session_config', value: { modelId: 'scripted-model' } },
+      { type: 'user_message', content: [{ type: 'text', text: 'one' }], turnId: 't1' },
+      { type: 'assistant_message', content: [{ type: 'text', text: 'answer 1' }], status: 'complete' },
+      { type: 'user_message', content: [{ type: 'text', text: 'two' }], turnId: 't2' },
+      { type: 'tool_call', callId: 'call_cut', toolName: 'lookup', arguments: { q: 'x' } },
+    ]);
+    const session = await agent.resumeSession('cut');
+    expect(session.interruptedTurn()).toBeDefined();
+    expect(session.turns().map((turn) => turn.turnId)).toEqual(['t1', 't2']);
+    await session.rewind({ toTurnId: 't2' });
+    expect(session.interruptedTurn()).toBeUndefined();
+    expect(session.messages()).toEqual([user('one'), assistant('answer 1')]);
+    await session.close();
+    const log = (await storage.loadSession('cut')) ?? [];
+    expect(log.slice(-2).map((event) => event.payload)).toEqual([
+      { type: 'metadata', key: 'turn_ended', value: { turnId: expect.any(String), status: 'abandoned' } },
+      { type: 'metadata', key: 'rewind', value: { toTurnId: 't2' } },
+    ]);
+    const resumed = await agent.resumeSession('cut');
+    expect(resumed.interruptedTurn()).toBeUndefined();
+    expect(resumed.messages()).toEqual([user('one'), assistant('answer 1')]);
+    await resumed.close();
+    await agent.shutdown();
+  });
+
+  test('a turn waiting for approvals must be decided and continued first (TURN_BUSY)', async () => {
+    const { agent } = await approvalAgent({
+      responses: [
+        [{ type: 'text', text: 'answer 1' }],
+        [{ type: 'tool_call', toolName: 'deploy', arguments: { service: 'web' } }],
+        [{ type: 'text', text: 'not deployed' }],
+      ],
+    });
+    const session = await agent.newSession();
+    const first = await session.sendMessage('one');
+    await collect(first);
+    const held = await session.sendMessage('ship it');
+    expect((await collect(held)).at(-1)?.payload.type).toBe('turn_suspended');
+    await expectCode(session.rewind({ toTurnId: first.turnId }), 'TURN_BUSY');
+    const [pending] = session.pendingApprovals();
+    await session.deny(pending?.callId ?? '', 'not now');
+    await collect(await session.continue());
+    await session.rewind({ toTurnId: held.turnId });
+    expect(session.messages()).toEqual([user('one'), assistant('answer 1')]);
+    await session.close();
     await agent.shutdown();
   });
 });
