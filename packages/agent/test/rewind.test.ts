@@ -71,6 +71,12 @@ describe('Session.rewind', () => {
     await expectCode(session.rewind({ toTurnId: second ?? '' }), 'TURN_NOT_FOUND');
     await expectCode(session.rewind({ toTurnId: fourth ?? '' }), 'TURN_NOT_FOUND');
     await expectCode(session.rewind({ toTurnId: 'no-such-turn' }), 'TURN_NOT_FOUND');
+    // A hostile id is shown quoted and cut, never whole.
+    const hostile = `\u001b[2J${'x'.repeat(5000)}`;
+    const refused = await session.rewind({ toTurnId: hostile }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ code: 'TURN_NOT_FOUND' });
+    expect(String((refused as Error).message).length).toBeLessThan(400);
+    expect(String((refused as Error).message)).not.toContain('\u001b');
     await runTurns(session, ['five']);
     const kept = [user('one'), assistant('answer 1'), user('three'), assistant('answer 3')];
     expect(provider.requests.at(-1)?.messages).toEqual([...kept, user('five')]);

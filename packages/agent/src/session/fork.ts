@@ -7,7 +7,7 @@
 import type { ForkLog } from '../context/fork-log.js';
 import { AgentError } from '../kernel/error.js';
 import type { ForkOptions, SessionConfig } from '../kernel/types.js';
-import { describeKind, isPlainObject } from '../kernel/value-kind.js';
+import { describeKind, isPlainObject, shownId } from '../kernel/value-kind.js';
 import { forkLinkRecord } from '../log/fork-links.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import { storageError } from '../log/session-log.js';
@@ -47,7 +47,7 @@ export function checkForkArguments(sessionId: unknown, options: unknown): string
 export function forkTurnNotFound(sessionId: string, atTurnId: string): AgentError {
   return new AgentError({
     code: 'TURN_NOT_FOUND',
-    message: `session '${sessionId}' has no turn '${atTurnId}' to fork at: use a turn id from its events or session.turns()`,
+    message: `session '${sessionId}' has no turn ${shownId(atTurnId)} to fork at: use a turn id from its events or session.turns()`,
   });
 }
 
