@@ -3,7 +3,8 @@
  * its usage from zero, the source untouched but for the link.
  */
 import { describe, expect, test } from 'vitest';
-import { forkLinksOf, forkSourceOf, type Message, type Session } from '../src/index.js';
+import { forkLinksOf, forkSourceOf, type Message, type Session, type SessionEvent } from '../src/index.js';
+import { InMemorySessionStorage } from '../src/testing/index.js';
 import { collect, expectCode, harness } from './support/resume-fixtures.js';
 
 const answers = (count: number) =>
@@ -154,6 +155,31 @@ describe('Agent.forkSession', () => {
     const resumed = await agent.resumeSession(source.id);
     expect(resumed.messages().at(-1)).toEqual(assistant('answer 2'));
     await resumed.close();
+    await agent.shutdown();
+  });
+
+  test('a storage that refuses the link: STORAGE_ERROR, and the fork is taken back', async () => {
+    class RefusesSource extends InMemorySessionStorage {
+      refused: string | undefined;
+      override async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
+        if (sessionId === this.refused) throw new Error('disk full');
+        await super.saveEvent(sessionId, event);
+      }
+    }
+    const storage = new RefusesSource();
+    const { agent } = await harness({ script: { responses: answers(1) }, sessionStorage: storage });
+    const source = await agent.newSession();
+    await runTurn(source, 'one');
+    await source.close();
+    storage.refused = source.id;
+    await expectCode(agent.forkSession(source.id), 'STORAGE_ERROR');
+    const listed = await storage.listSessions(undefined, 10);
+    expect(listed.sessions.map((summary) => summary.sessionId)).toEqual([source.id]);
+    // The slot was given back.
+    storage.refused = undefined;
+    const fork = await agent.forkSession(source.id);
+    expect(fork.messages()).toEqual([user('one'), assistant('answer 1')]);
+    await fork.close();
     await agent.shutdown();
   });
 });

@@ -53,7 +53,7 @@ export function forkTurnNotFound(sessionId: string, atTurnId: string): AgentErro
 
 /**
  * Writes the fork's log under `forkId`: its config (the source's), the link to the source, then the context's
- * messages. Rejects with STORAGE_ERROR; what was written by then stays (a session no one links to).
+ * messages. Rejects with STORAGE_ERROR (the caller deletes what was written by then).
  */
 export async function writeForkLog(options: {
   storage: SessionStorage;
