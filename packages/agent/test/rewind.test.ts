@@ -237,3 +237,30 @@ describe('Session.rewind with a turn left unfinished', () => {
     await agent.shutdown();
   });
 });
+
+describe('the rewind marker on replay', () => {
+  test('applies after a compaction that kept everything; a marker naming no turn of the context is ignored', async () => {
+    const { agent, storage } = await harness();
+    await writeLog(storage, 'hand-written', [
+      { type: 'metadata', key: 'session_config', value: { modelId: 'scripted-model' } },
+      { type: 'user_message', content: [{ type: 'text', text: 'one' }], turnId: 't1' },
+      { type: 'assistant_message', content: [{ type: 'text', text: 'answer 1' }], status: 'complete' },
+      { type: 'user_message', content: [{ type: 'text', text: 'two' }], turnId: 't2' },
+      { type: 'assistant_message', content: [{ type: 'text', text: 'answer 2' }], status: 'complete' },
+      // More kept messages than there are: all of them stay, after the summary.
+      { type: 'metadata', key: 'compaction', value: { summary: 'S', keptMessages: 99 } },
+      { type: 'metadata', key: 'rewind', value: { toTurnId: 'not-a-turn' } },
+      { type: 'metadata', key: 'rewind', value: { toTurnId: 42 } },
+      { type: 'metadata', key: 'rewind', value: { toTurnId: 't2' } },
+    ]);
+    const session = await agent.resumeSession('hand-written');
+    expect(session.messages()).toEqual([
+      { type: 'system', content: `${templates.COMPACT_SUMMARY_PREFIX}\n\nS` },
+      user('one'),
+      assistant('answer 1'),
+    ]);
+    expect(session.turns()).toEqual([{ turnId: 't1', input: [{ type: 'text', text: 'one' }] }]);
+    await session.close();
+    await agent.shutdown();
+  });
+});
