@@ -4,8 +4,11 @@
  */
 import { describe, expect, test } from 'vitest';
 import { type Message, type Session, templates } from '../src/index.js';
+import { ScriptedModelProvider } from '../src/testing/index.js';
 import { approvalAgent } from './support/approval-fixtures.js';
 import { collect, expectCode, harness, readUntil, writeLog } from './support/resume-fixtures.js';
+import { harness as steeringHarness } from './support/session-fixtures.js';
+import { pauseAt, pausingProvider } from './support/steering-fixtures.js';
 
 /** Scripted answers `answer 1` … `answer N`. */
 const answers = (count: number) =>
@@ -261,6 +264,39 @@ describe('the rewind marker on replay', () => {
     ]);
     expect(session.turns()).toEqual([{ turnId: 't1', input: [{ type: 'text', text: 'one' }] }]);
     await session.close();
+    await agent.shutdown();
+  });
+});
+
+describe('steered messages and turns', () => {
+  test('a steered message belongs to the turn it joined: it is not a turn, and a rewind to that turn drops it', async () => {
+    const scripted = new ScriptedModelProvider({
+      responses: [
+        [{ type: 'text', text: 'answer 1' }],
+        [{ type: 'text', text: 'first answer' }],
+        [{ type: 'text', text: 'after steering' }],
+      ],
+    });
+    const pause = pauseAt(1);
+    const { agent } = await steeringHarness({ provider: pausingProvider(scripted, { 1: pause }) });
+    const session = await agent.newSession();
+    const [first] = await runTurns(session, ['one']);
+    const turn = await session.sendMessage('two');
+    await pause.reached.promise;
+    await session.steer('also this');
+    pause.release();
+    expect((await collect(turn)).at(-1)?.payload.type).toBe('turn_complete');
+    expect(session.messages()).toContainEqual(user('also this'));
+    expect(session.turns()).toEqual([
+      { turnId: first, input: [{ type: 'text', text: 'one' }] },
+      { turnId: turn.turnId, input: [{ type: 'text', text: 'two' }] },
+    ]);
+    await session.close();
+    const resumed = await agent.resumeSession(session.id);
+    expect(resumed.turns()).toEqual(session.turns());
+    await resumed.rewind({ toTurnId: turn.turnId });
+    expect(resumed.messages()).toEqual([user('one'), assistant('answer 1')]);
+    await resumed.close();
     await agent.shutdown();
   });
 });
