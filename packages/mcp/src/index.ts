@@ -2,6 +2,8 @@
  * @youyou/mcp — MCP servers (stdio and Streamable HTTP) as YouYou Agent tools. `connectMcpServer` lists a
  * server's tools as ToolHandlers named `${server}__${tool}`; see the README for the config shape.
  */
+/** The MCP SDK's OAuth client provider, the type of an HTTP transport's `authProvider`. */
+export type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 export {
   DEFAULT_TIMEOUT_MS,
   type McpHttpTransportConfig,

@@ -4,6 +4,7 @@ import {
   type StreamableHTTPClientTransportOptions,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { watchAuthProvider } from './auth.js';
 import type { McpHttpTransportConfig, McpStdioTransportConfig, McpTransportConfig } from './config.js';
 
 /** How much of a stdio server's stderr is kept for error messages. */
@@ -59,6 +60,7 @@ function stdioTransport(config: McpStdioTransportConfig): WatchedTransport {
 function httpTransport(config: McpHttpTransportConfig, onLost: (error: unknown) => void): WatchedTransport {
   const options: StreamableHTTPClientTransportOptions = { fetch: watchResponseStreams(onLost) };
   if (config.headers !== undefined) options.requestInit = { headers: { ...config.headers } };
+  if (config.authProvider !== undefined) options.authProvider = watchAuthProvider(config.authProvider);
   return { transport: new StreamableHTTPClientTransport(new URL(config.url), options), stderrTail: () => '' };
 }
 
