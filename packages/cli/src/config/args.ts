@@ -16,6 +16,9 @@ export type CliCommand =
    * given, and without the web chat page when `webChat` is false (--no-web-chat).
    */
   | { type: 'serve'; port: number; host: string; databaseUrl?: string; webChat?: false }
+  /** `youyou mcp login NAME` / `youyou mcp logout NAME`: the saved OAuth login of HTTP MCP server NAME. */
+  | { type: 'mcp-login'; server: string }
+  | { type: 'mcp-logout'; server: string }
   /** A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue. */
   | { type: 'chat'; prompt: string | undefined; json: boolean; resume: string | undefined; latest: boolean };
 
@@ -136,6 +139,36 @@ function parseSandboxMode(value: string | undefined): SandboxMode | undefined {
   return value as SandboxMode;
 }
 
+/** The subcommands of `youyou mcp`. */
+const MCP_SUBCOMMANDS = ['login', 'logout'];
+
+/** `youyou mcp SUBCOMMAND …`: a group each MCP command adds its case to. */
+function parseMcpCommand(
+  rest: readonly string[],
+  values: { print?: string; json?: boolean; continue?: boolean },
+): CliCommand {
+  const [subcommand, ...operands] = rest;
+  if (values.print !== undefined || values.continue === true || values.json === true) {
+    throw new UsageError("'mcp' cannot be combined with -p, --continue or --json");
+  }
+  switch (subcommand) {
+    case 'login':
+    case 'logout': {
+      const [server] = operands;
+      if (operands.length !== 1 || server === undefined || server === '') {
+        throw new UsageError(`'mcp ${subcommand}' takes one server name: youyou mcp ${subcommand} NAME`);
+      }
+      return { type: subcommand === 'login' ? 'mcp-login' : 'mcp-logout', server };
+    }
+    default:
+      throw new UsageError(
+        subcommand === undefined
+          ? `'mcp' needs a subcommand: ${MCP_SUBCOMMANDS.join(', ')}`
+          : `unknown subcommand 'mcp ${subcommand}'; one of ${MCP_SUBCOMMANDS.join(', ')}`,
+      );
+  }
+}
+
 /** Parses the arguments after `node bin.js`; throws UsageError for anything it does not understand. */
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   const { values, positionals } = (() => {
@@ -204,6 +237,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
       flags,
     };
   }
+  if (name === 'mcp') return { command: parseMcpCommand(rest, values), flags };
   if (values.search !== undefined) throw new UsageError("--search belongs to 'youyou sessions'");
   if (values.limit !== undefined) throw new UsageError("--limit belongs to 'youyou sessions'");
   if (json && prompt === undefined) throw new UsageError('--json needs -p (or the sessions command)');
@@ -236,6 +270,9 @@ Usage:
                                      YOUYOU_SERVER_TOKENS. Sessions and memories go to youyou.db, or with
                                      --database-url postgres://… to PostgreSQL, where several serve
                                      processes can share one database
+  youyou mcp login NAME              log in to HTTP MCP server NAME of config.json (OAuth in the browser;
+                                     the URL is printed too); the login is kept in YOUYOU_HOME/mcp-auth/
+  youyou mcp logout NAME             delete the saved login of MCP server NAME
 
 Options:
   -p, --print PROMPT      run one turn without the interactive prompt
