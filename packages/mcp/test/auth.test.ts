@@ -11,8 +11,13 @@ import type {
 import { isAgentError } from '@youyou/agent';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { type OAuthFixture, startOAuthFixture } from '../../../test-support/oauth-mcp.js';
-import { connectMcpServer, type McpServerConnection, validateServerConfig } from '../src/index.js';
-import { call, toolNamed } from './support.js';
+import {
+  authorizeMcpServer,
+  connectMcpServer,
+  type McpServerConnection,
+  validateServerConfig,
+} from '../src/index.js';
+import { call, startHttpFixture, stopHttpFixtures, toolNamed } from './support.js';
 
 const REDIRECT_URL = 'http://127.0.0.1:1/callback';
 
@@ -88,6 +93,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await Promise.all(connections.splice(0).map((connection) => connection.close()));
   await fixture.stop();
+  await stopHttpFixtures();
 });
 
 async function connect(provider: OAuthClientProvider): Promise<McpServerConnection> {
@@ -174,5 +180,37 @@ describe('an HTTP server that demands OAuth', () => {
         transport: { type: 'http', url: 'http://127.0.0.1/mcp', authProvider: {} },
       }),
     ).toThrow(/authProvider must be an OAuthClientProvider/);
+  });
+});
+
+describe('authorizeMcpServer', () => {
+  test('probes, registers, sends the user to authorize with PKCE and state, and saves the tokens', async () => {
+    const provider = new MemoryProvider();
+    const outcome = await authorizeMcpServer({
+      url: fixture.mcpUrl,
+      provider,
+      waitForCode: async () => {
+        const response = await fetch(provider.authorizationUrl!, { redirect: 'manual' });
+        return new URL(response.headers.get('location')!).searchParams.get('code')!;
+      },
+    });
+    expect(outcome).toBe('authorized');
+    expect(provider.authorizationUrl?.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
+    const state = await fixture.state();
+    expect(state.registrations).toBe(1);
+    expect(state.issuedTokens).toEqual([provider.saved?.access_token, provider.saved?.refresh_token]);
+    expect(provider.discovery?.authorizationServerUrl).toBe(fixture.issuerUrl);
+  });
+
+  test('a server that answers without a token needs no login', async () => {
+    const plain = await startHttpFixture();
+    const provider = new MemoryProvider();
+    const outcome = await authorizeMcpServer({
+      url: plain.url,
+      provider,
+      waitForCode: () => Promise.reject(new Error('not asked')),
+    });
+    expect(outcome).toBe('not-required');
+    expect(provider.authorizationUrl).toBeUndefined();
   });
 });
