@@ -146,6 +146,13 @@ describe('an HTTP server that demands OAuth', () => {
     });
     for (const token of issued) expect(output.content).not.toContain(token);
     expect((await fixture.state()).toolCalls).toBe(0);
+    // A new login (here the embedder's own flow): the next call reconnects with it.
+    provider.interactive = true;
+    await logIn(provider, fixture.mcpUrl);
+    expect(await call(toolNamed(tools, 'files__secret_note'))).toEqual({
+      content: 'the secret note says 42',
+      isError: false,
+    });
   });
 
   test('no login and a provider that cannot ask: AUTHORIZATION_REQUIRED in one line', async () => {
