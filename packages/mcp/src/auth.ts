@@ -1,6 +1,7 @@
 import { type OAuthClientProvider, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 /**
  * A method of the embedder's auth provider threw. That is how a provider says it cannot authorize now (a
@@ -109,4 +110,56 @@ export function authorizationProblemOf(
 ): string | undefined {
   if (transport.type !== 'http' || transport.authProvider === undefined) return undefined;
   return authorizationProblem(error);
+}
+
+/** A token endpoint's answer, kept to be replayed: its body read once. */
+interface KeptAnswer {
+  status: number;
+  statusText: string;
+  headers: [string, string][];
+  body: string;
+}
+
+/** Refresh answers by token URL and refresh token; a handful suffice (a refresh token is used once). */
+const refreshAnswers = new Map<string, Promise<KeptAnswer>>();
+const MAX_REFRESH_ANSWERS = 16;
+
+function refreshKey(url: string | URL, init: RequestInit | undefined): string | undefined {
+  if (init?.method !== 'POST' || !(init.body instanceof URLSearchParams)) return undefined;
+  if (init.body.get('grant_type') !== 'refresh_token') return undefined;
+  const token = init.body.get('refresh_token');
+  return token === null ? undefined : `${String(url)} ${token}`;
+}
+
+/**
+ * A fetch that sends each refresh of one refresh token once. Calls running side by side that all meet a 401
+ * after the access token expired each start a refresh with the same refresh token; an authorization server
+ * that rotates refresh tokens (OAuth 2.1 asks it to, for public clients) honours the first and refuses the
+ * others with invalid_grant, which would look like a revoked login. The later ones get the first one's answer.
+ */
+export function shareRefreshes(fetch: FetchLike): FetchLike {
+  return async (url, init) => {
+    const key = refreshKey(url, init);
+    if (key === undefined) return fetch(url, init);
+    let answer = refreshAnswers.get(key);
+    if (answer === undefined) {
+      answer = fetch(url, init).then(async (response) => ({
+        status: response.status,
+        statusText: response.statusText,
+        headers: [...response.headers],
+        body: await response.text(),
+      }));
+      refreshAnswers.set(key, answer);
+      answer.catch(() => refreshAnswers.delete(key));
+      while (refreshAnswers.size > MAX_REFRESH_ANSWERS) {
+        refreshAnswers.delete(refreshAnswers.keys().next().value as string);
+      }
+    }
+    const kept = await answer;
+    return new Response(kept.body, {
+      status: kept.status,
+      statusText: kept.statusText,
+      headers: kept.headers,
+    });
+  };
 }

@@ -132,6 +132,18 @@ describe('an HTTP server that demands OAuth', () => {
     expect(state.bearerTokens.at(-1)).toBe(provider.saved?.access_token);
   });
 
+  test('calls side by side after the token expired share one refresh (refresh tokens rotate)', async () => {
+    const provider = new MemoryProvider();
+    await logIn(provider, fixture.mcpUrl);
+    const { tools } = await connect(provider);
+    await fixture.expireAccessTokens();
+    const note = toolNamed(tools, 'files__secret_note');
+    const outputs = await Promise.all([call(note), call(note), call(note)]);
+    for (const output of outputs)
+      expect(output).toEqual({ content: 'the secret note says 42', isError: false });
+    expect((await fixture.state()).refreshes).toBe(1);
+  });
+
   test('revoked tokens: the call result is the provider’s one line, without any token', async () => {
     const provider = new MemoryProvider();
     await logIn(provider, fixture.mcpUrl);
