@@ -152,6 +152,14 @@ describe('youyou mcp login with an OAuth MCP server', () => {
     );
     await cli('-p', 'read the note', '--base-url', harness.server.baseURL);
     expect(toolResult(harness.server.turnRequests().at(-1)!, 'call_1')).toBe('the secret note says 42');
+
+    // Logging in again listens on the same port, so the client registered the first time serves again.
+    const firstRedirect = JSON.parse(await readFile(loginPath('notes'), 'utf8')).redirectUrl as string;
+    expect((await logIn('notes')).result.code).toBe(0);
+    expect(JSON.parse(await readFile(loginPath('notes'), 'utf8')).redirectUrl).toBe(firstRedirect);
+    const state = await fixture.state();
+    expect(state.registrations).toBe(1);
+    expect(state.authorizations).toBe(2);
   });
 
   test('hostile or unknown names are refused and nothing is written outside mcp-auth', async () => {

@@ -30,6 +30,8 @@ function page(response: ServerResponse, status: number, text: string): void {
 export async function listenForCallback(options: {
   expectedState: string;
   timeoutMs: number;
+  /** The port of the last login, tried first so that its client registration (bound to it) serves again. */
+  preferredPort?: number | undefined;
 }): Promise<CallbackListener> {
   let settle: { resolve: (code: string) => void; reject: (error: Error) => void } | undefined;
   const code = new Promise<string>((resolve, reject) => {
@@ -71,10 +73,20 @@ export async function listenForCallback(options: {
     if (typeof outcome === 'string') settle?.resolve(outcome);
     else settle?.reject(outcome);
   }
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
+  const listen = (port: number): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  try {
+    await listen(options.preferredPort ?? 0);
+  } catch (error) {
+    if (options.preferredPort === undefined) throw error;
+    await listen(0); // taken by something else now: any free port, and a new registration
+  }
   const { port } = server.address() as AddressInfo;
   return {
     redirectUrl: `http://127.0.0.1:${port}/callback`,

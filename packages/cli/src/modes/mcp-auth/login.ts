@@ -111,6 +111,14 @@ function serverUrlOf(settings: CliSettings, name: string): string {
   return server.url;
 }
 
+/** The loopback port of an earlier redirect URL, if it was one of ours. */
+function portOf(redirectUrl: string | undefined): number | undefined {
+  if (redirectUrl === undefined || !URL.canParse(redirectUrl)) return undefined;
+  const url = new URL(redirectUrl);
+  const port = Number(url.port);
+  return url.hostname === '127.0.0.1' && Number.isInteger(port) && port > 0 ? port : undefined;
+}
+
 /** Runs the login of HTTP server `name`; resolves with the exit code. */
 export async function runMcpLogin(options: {
   settings: CliSettings;
@@ -127,12 +135,17 @@ export async function runMcpLogin(options: {
     previous = undefined; // a damaged file is replaced by this login
   }
   const state = randomBytes(24).toString('base64url');
-  const listener = await listenForCallback({ expectedState: state, timeoutMs: CALLBACK_TIMEOUT_MS });
+  const sameServer = previous?.serverUrl === serverUrl ? previous : undefined;
+  const listener = await listenForCallback({
+    expectedState: state,
+    timeoutMs: CALLBACK_TIMEOUT_MS,
+    preferredPort: portOf(sameServer?.redirectUrl),
+  });
   const shown = neutralizeLine(name);
   const provider = new LoginProvider({
     redirectUrl: listener.redirectUrl,
     state,
-    previous: previous?.serverUrl === serverUrl ? previous.client : undefined,
+    previous: sameServer?.client,
     onAuthorizationUrl: (url) => {
       const opened = openInBrowser(url, io.env);
       io.stdout.write(
