@@ -10,7 +10,7 @@
 // Test controls on the authorization server's port:
 //   POST /test/expire   every access token issued so far counts as expired from now on (a refresh fixes it)
 //   POST /test/revoke   every token issued so far is revoked (only a new login fixes it)
-//   GET  /test/state    { registrations, authorizations, refreshes, toolCalls, bearerTokens, issuedTokens }
+//   GET  /test/state    { registrations, authorizations, refreshes, toolCalls, revoked, bearerTokens, issuedTokens }
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import { InvalidGrantError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
@@ -32,6 +32,8 @@ const state = {
   authorizations: 0,
   refreshes: 0,
   toolCalls: 0,
+  /** Tokens revoked through the revocation endpoint (RFC 7009), in order. */
+  revoked: [],
   /** Every bearer token the MCP endpoint accepted, in order. */
   bearerTokens: [],
   /** Every access and refresh token issued, so a test can look for them where they must not be. */
@@ -105,6 +107,12 @@ const provider = {
     state.refreshes += 1;
     return issueTokens(client.client_id);
   },
+  async revokeToken(client, request) {
+    const entry = accessTokens.get(request.token) ?? refreshTokens.get(request.token);
+    if (entry === undefined || entry.clientId !== client.client_id) return; // RFC 7009: unknown tokens are fine
+    entry.revoked = true;
+    state.revoked.push(request.token);
+  },
   async verifyAccessToken(token) {
     const entry = accessTokens.get(token);
     if (entry === undefined || entry.revoked) throw new InvalidTokenError('the access token is not valid');
@@ -150,6 +158,7 @@ authApp.use(
     authorizationOptions: noLimit,
     tokenOptions: noLimit,
     clientRegistrationOptions: noLimit,
+    revocationOptions: noLimit,
   }),
 );
 

@@ -15,6 +15,8 @@ export interface OAuthFixtureState {
   authorizations: number;
   refreshes: number;
   toolCalls: number;
+  /** Tokens revoked through the revocation endpoint, in order. */
+  revoked: string[];
   /** Every bearer token the MCP endpoint accepted, in order. */
   bearerTokens: string[];
   /** Every access and refresh token the authorization server issued. */

@@ -132,9 +132,13 @@ describe('youyou mcp login with an OAuth MCP server', () => {
       `youyou: warning: MCP server "notes" (url ${fixture.mcpUrl}) needs authorization: the saved login was refused; run \`youyou mcp login notes\``,
     ]);
 
+    const saved = await savedLogin('notes');
     const logout = await cli('mcp', 'logout', 'notes');
     expect(logout.code).toBe(0);
     await expect(stat(loginPath('notes'))).rejects.toThrow(/ENOENT/);
+    // The revocation endpoint of the authorization server got both tokens of the login.
+    expect((await fixture.state()).revoked).toEqual([saved.tokens.refresh_token, saved.tokens.access_token]);
+    expect((await cli('mcp', 'logout', 'notes')).stdout).toBe('MCP server "notes" has no saved login.\n');
   });
 
   test('a server never logged in to: the warning says to log in; a new login works again', async () => {

@@ -21,6 +21,7 @@ import { CommandError } from '../../sessions/workspace-sessions.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
 import { openInBrowser } from './browser.js';
 import { listenForCallback } from './callback.js';
+import { revokeLogin } from './revoke.js';
 
 /** How long the login waits for the browser to come back. */
 const CALLBACK_TIMEOUT_MS = 5 * 60_000;
@@ -188,7 +189,10 @@ export async function runMcpLogin(options: {
   return 0;
 }
 
-/** Deletes the saved login of server `name`; resolves with the exit code. */
+/**
+ * Revokes the saved login of server `name` at its authorization server when that offers revocation, then
+ * deletes it (whether or not the revocation worked: the user asked for the file to go); resolves with 0.
+ */
 export async function runMcpLogout(options: {
   settings: CliSettings;
   name: string;
@@ -197,7 +201,23 @@ export async function runMcpLogout(options: {
   const { settings, name, io } = options;
   const file = fileOf(settings, name);
   const shown = neutralizeLine(name);
-  if (deleteLogin(file)) io.stdout.write(`Logged out of MCP server "${shown}" (deleted ${file}).\n`);
-  else io.stdout.write(`MCP server "${shown}" has no saved login.\n`);
+  let login: McpLogin | undefined;
+  try {
+    login = readLogin(file);
+  } catch {
+    login = undefined; // damaged: nothing to revoke with, but still deleted below
+  }
+  const revocation = login === undefined ? undefined : await revokeLogin(login);
+  if (!deleteLogin(file)) {
+    io.stdout.write(`MCP server "${shown}" has no saved login.\n`);
+    return 0;
+  }
+  const revoked =
+    revocation === undefined
+      ? 'it could not be read, so nothing was revoked'
+      : revocation.revoked
+        ? 'the tokens were revoked at the authorization server'
+        : `the tokens were not revoked: ${neutralizeLine(revocation.reason)}`;
+  io.stdout.write(`Logged out of MCP server "${shown}" (deleted ${file}; ${revoked}).\n`);
   return 0;
 }
