@@ -50,7 +50,12 @@ function secretsIn(value: unknown): unknown[] {
 export function watchAuthProvider(provider: OAuthClientProvider): OAuthClientProvider {
   return new Proxy(provider, {
     get(target, key) {
-      const value: unknown = Reflect.get(target, key, target);
+      let value: unknown;
+      try {
+        value = Reflect.get(target, key, target); // a getter (redirectUrl, clientMetadata) may throw too
+      } catch (error) {
+        throw new AuthProviderError({ method: String(key), cause: error });
+      }
       if (typeof value !== 'function') return value;
       const method = String(key);
       return (...args: unknown[]): unknown => {
