@@ -18,7 +18,12 @@ const PAGE_STYLE = 'font-family: sans-serif; margin: 3em;';
 
 function page(response: ServerResponse, status: number, text: string): void {
   const escaped = text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
-  response.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+  response.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    // No keep-alive: once the answer is sent, nothing holds the listener (or the process) open.
+    connection: 'close',
+  });
   response.end(`<!doctype html><title>youyou</title><p style="${PAGE_STYLE}">${escaped}</p>\n`);
 }
 
@@ -69,7 +74,7 @@ export async function listenForCallback(options: {
     clearTimeout(timer);
     // One use: nothing more is accepted, and the port is given back.
     server.close();
-    server.closeAllConnections();
+    server.closeIdleConnections();
     if (typeof outcome === 'string') settle?.resolve(outcome);
     else settle?.reject(outcome);
   }
@@ -87,6 +92,7 @@ export async function listenForCallback(options: {
     if (options.preferredPort === undefined) throw error;
     await listen(0); // taken by something else now: any free port, and a new registration
   }
+  server.on('error', (error) => finish(error));
   const { port } = server.address() as AddressInfo;
   return {
     redirectUrl: `http://127.0.0.1:${port}/callback`,
