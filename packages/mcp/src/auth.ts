@@ -8,10 +8,14 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
  * command-line host: "run `app login NAME`"), so its message is what the user reads.
  */
 export class AuthProviderError extends Error {
+  /** The provider's method (or getter) that threw. */
+  readonly method: string;
+
   constructor(options: { method: string; cause: unknown }) {
     const { cause } = options;
     super(cause instanceof Error ? cause.message : String(cause), { cause });
     this.name = 'AuthProviderError';
+    this.method = options.method;
   }
 }
 
