@@ -78,6 +78,11 @@ export async function run(options: RunOptions): Promise<number> {
         color: wantsColor(stdout, env),
       });
     }
+    if (command.type === 'mcp-login' || command.type === 'mcp-logout') {
+      const { runMcpLogin, runMcpLogout } = await import('./modes/mcp-auth/login.js');
+      const run = command.type === 'mcp-login' ? runMcpLogin : runMcpLogout;
+      return await run({ settings, name: command.server, io });
+    }
     if (command.type === 'serve') {
       const { runServe } = await import('./modes/serve/serve.js');
       return await runServe({

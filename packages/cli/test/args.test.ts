@@ -95,3 +95,28 @@ describe('parseCommandLine', () => {
     expect(usageError(['acp', '--port', '1'])).toBe("--port and --host belong to 'youyou serve'");
   });
 });
+
+describe('youyou mcp', () => {
+  test('login and logout take one server name', () => {
+    expect(parseCommandLine(['mcp', 'login', 'github']).command).toEqual({
+      type: 'mcp-login',
+      server: 'github',
+    });
+    expect(parseCommandLine(['mcp', 'logout', 'github']).command).toEqual({
+      type: 'mcp-logout',
+      server: 'github',
+    });
+  });
+
+  test('a missing or unknown subcommand, a missing name or a chat flag is a usage error', () => {
+    expect(usageError(['mcp'])).toBe("'mcp' needs a subcommand: serve, login, logout");
+    expect(usageError(['mcp', 'dance'])).toBe("unknown subcommand 'mcp dance'; one of serve, login, logout");
+    expect(usageError(['mcp', 'login'])).toBe("'mcp login' takes one server name: youyou mcp login NAME");
+    expect(usageError(['mcp', 'logout', 'a', 'b'])).toBe(
+      "'mcp logout' takes one server name: youyou mcp logout NAME",
+    );
+    expect(usageError(['mcp', 'login', 'x', '-p', 'hi'])).toBe(
+      "'mcp' cannot be combined with -p, --continue or --json",
+    );
+  });
+});

@@ -1,4 +1,6 @@
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { AgentError } from '@youyou/agent';
+import { knownSecrets } from './auth.js';
 
 /** Starts the server as a child process and speaks MCP over its stdin/stdout. */
 export interface McpStdioTransportConfig {
@@ -22,6 +24,14 @@ export interface McpHttpTransportConfig {
   url: string;
   /** Sent with every request (e.g. `Authorization`); never shown in an error message. */
   headers?: Readonly<Record<string, string>>;
+  /**
+   * OAuth for a server that demands it (the MCP authorization spec): the MCP SDK's `OAuthClientProvider`,
+   * which stores the client registration and tokens and sends the user to authorize. The SDK discovers the
+   * authorization server, registers, refreshes an expired token and retries on its own. When the user must
+   * authorize and the provider cannot do it now, any of its methods may throw: the error's message becomes
+   * the AUTHORIZATION_REQUIRED message (connect) or the tool result (a call). Tokens never appear in messages.
+   */
+  authProvider?: OAuthClientProvider;
 }
 
 /** Where a server is and how to talk to it. */
@@ -113,6 +123,16 @@ export function validateServerConfig(value: unknown): asserts value is McpServer
       throw invalid(`${where}: put credentials in headers (e.g. Authorization), not in the url`);
     }
     checkStringRecord(transport.headers, `${where}: headers`);
+    const { authProvider } = transport;
+    if (
+      authProvider !== undefined &&
+      (typeof authProvider !== 'object' ||
+        authProvider === null ||
+        typeof (authProvider as { tokens?: unknown }).tokens !== 'function' ||
+        typeof (authProvider as { saveTokens?: unknown }).saveTokens !== 'function')
+    ) {
+      throw invalid(`${where}: authProvider must be an OAuthClientProvider (tokens, saveTokens, …)`);
+    }
     return;
   }
   throw invalid(`${where}: transport.type must be "stdio" or "http"`);
@@ -146,7 +166,7 @@ export function redact(text: string, transport: McpTransportConfig): string {
     const shown = `${url.origin}${url.pathname}`;
     for (const form of [transport.url, url.href]) result = result.split(form).join(shown);
     if (url.search.length > 1) secrets.push(url.search.slice(1), ...url.searchParams.values());
-    secrets.push(...Object.values(transport.headers ?? {}));
+    secrets.push(...Object.values(transport.headers ?? {}), ...knownSecrets(transport.authProvider));
   } else {
     secrets.push(...Object.values(transport.env ?? {}));
   }

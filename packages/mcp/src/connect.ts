@@ -1,4 +1,5 @@
 import { AgentError, isAgentError, type ToolHandler } from '@youyou/agent';
+import { authorizationProblemOf } from './auth.js';
 import {
   DEFAULT_TIMEOUT_MS,
   describeTarget,
@@ -40,6 +41,18 @@ function connectError(config: McpServerConfig, error: unknown, timeoutMs: number
   const target = describeTarget(config.transport);
   const verb = config.transport.type === 'stdio' ? 'could not be started' : 'could not be reached';
   const failure = error instanceof LinkOpenError ? error.failure : error;
+  const problem = authorizationProblemOf(config.transport, failure);
+  if (problem !== undefined) {
+    return new AgentError({
+      code: 'AUTHORIZATION_REQUIRED',
+      sourceComponent: 'tool',
+      message: redact(
+        `MCP server "${config.name}" (${target}) needs authorization: ${problem}`,
+        config.transport,
+      ),
+      cause: failure,
+    });
+  }
   let detail = isRequestTimeout(failure)
     ? `it did not answer within ${timeoutMs}ms (timeoutMs)`
     : describeFailure(failure);
@@ -55,8 +68,9 @@ function connectError(config: McpServerConfig, error: unknown, timeoutMs: number
 
 /**
  * Connects one MCP server (stdio: starts its process; http: opens a Streamable HTTP session), initialises
- * it and lists its tools. Rejects with INVALID_CONFIG for a bad config, and with TOOL_EXECUTION_ERROR
- * (source `tool`) naming the server and its command or URL when it cannot be started, reached or listed.
+ * it and lists its tools. Rejects with INVALID_CONFIG for a bad config, with AUTHORIZATION_REQUIRED when a
+ * server with an `authProvider` needs the user to authorize (again), and with TOOL_EXECUTION_ERROR (source
+ * `tool`) naming the server and its command or URL when it cannot be started, reached or listed.
  *
  * The tools never throw. A failed call is an `isError` result `MCP server "name" failed: …`; a server that
  * died mid-call (process exit, connection dropped or refused) gives such a result, and the next call opens

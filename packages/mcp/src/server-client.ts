@@ -1,5 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOutput } from '@youyou/agent';
+import { authorizationProblemOf } from './auth.js';
 import { type McpServerConfig, redact } from './config.js';
 import { describeFailure, isRequestTimeout, isSessionExpired } from './failure.js';
 import { Link, LinkOpenError } from './link.js';
@@ -81,6 +82,8 @@ export class ServerClient {
         link = await this.#liveLink(request.signal);
       } catch (error) {
         if (request.signal.aborted) return this.#failed('the call was cancelled');
+        const problem = authorizationProblemOf(this.config.transport, linkFailure(error));
+        if (problem !== undefined) return this.#needsAuthorization(problem);
         return this.#failed(
           `it could not be reconnected (${describeOpenFailure(error)}); the next call tries again`,
         );
@@ -131,6 +134,8 @@ export class ServerClient {
       if (isSessionExpired(error) && mayRetry && !request.signal.aborted) return { retry: true };
       if (request.signal.aborted) return { output: this.#failed('the call was cancelled') };
       if (this.#closed) return { output: this.#failed('the connection was closed') };
+      const problem = authorizationProblemOf(this.config.transport, error);
+      if (problem !== undefined) return { output: this.#needsAuthorization(problem) };
       if (!link.isLive) {
         return {
           output: this.#failed(
@@ -171,6 +176,17 @@ export class ServerClient {
     return untilAborted(this.#opening, signal);
   }
 
+  /** The one line the model (and through it the user) reads when the server needs a login. */
+  #needsAuthorization(problem: string): ToolOutput {
+    return {
+      content: redact(
+        `MCP server "${this.config.name}" needs authorization: ${problem}`,
+        this.config.transport,
+      ),
+      isError: true,
+    };
+  }
+
   #failed(detail: string): ToolOutput {
     return {
       content: redact(`MCP server "${this.config.name}" failed: ${detail}`, this.config.transport),
@@ -197,6 +213,11 @@ export function describeOpenFailure(error: unknown): string {
   if (!(error instanceof LinkOpenError)) return describeFailure(error);
   const detail = isRequestTimeout(error.failure) ? 'no answer to initialize in time' : error.message;
   return error.stderrTail === '' ? detail : `${detail}; its stderr ended with: ${error.stderrTail}`;
+}
+
+/** The SDK's error behind a failed reconnection. */
+function linkFailure(error: unknown): unknown {
+  return error instanceof LinkOpenError ? error.failure : error;
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts (the work behind `promise` goes on for others). */

@@ -4,6 +4,7 @@ import {
   type StreamableHTTPClientTransportOptions,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { shareRefreshes, watchAuthProvider } from './auth.js';
 import type { McpHttpTransportConfig, McpStdioTransportConfig, McpTransportConfig } from './config.js';
 
 /** How much of a stdio server's stderr is kept for error messages. */
@@ -57,8 +58,13 @@ function stdioTransport(config: McpStdioTransportConfig): WatchedTransport {
 }
 
 function httpTransport(config: McpHttpTransportConfig, onLost: (error: unknown) => void): WatchedTransport {
-  const options: StreamableHTTPClientTransportOptions = { fetch: watchResponseStreams(onLost) };
+  const watchedFetch = watchResponseStreams(onLost);
+  const options: StreamableHTTPClientTransportOptions = {
+    // The SDK sends its OAuth requests (discovery, refresh) through this fetch too.
+    fetch: config.authProvider === undefined ? watchedFetch : shareRefreshes(watchedFetch),
+  };
   if (config.headers !== undefined) options.requestInit = { headers: { ...config.headers } };
+  if (config.authProvider !== undefined) options.authProvider = watchAuthProvider(config.authProvider);
   return { transport: new StreamableHTTPClientTransport(new URL(config.url), options), stderrTail: () => '' };
 }
 

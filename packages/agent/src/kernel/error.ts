@@ -34,6 +34,8 @@ export type AgentErrorCode =
   | 'BUDGET_EXCEEDED'
   /** A BeforeModelCall or AfterModelCall hook stopped a model call or its answer (a guardrail). */
   | 'MODEL_CALL_BLOCKED'
+  /** A server the runtime reaches for a tool (an MCP server over HTTP) needs the user to authorize, or to again. */
+  | 'AUTHORIZATION_REQUIRED'
   /** An unexpected failure inside the runtime (a bug, or a part that broke its contract); `cause` holds it. */
   | 'INTERNAL_ERROR';
 

@@ -20,6 +20,9 @@ export type CliCommand =
   | { type: 'mcp-serve'; port?: number; host: string }
   /** `youyou acp`: the Agent Client Protocol on stdin/stdout, for editors; each session names its folder. */
   | { type: 'acp' }
+  /** `youyou mcp login NAME` / `youyou mcp logout NAME`: the saved OAuth login of HTTP MCP server NAME. */
+  | { type: 'mcp-login'; server: string }
+  | { type: 'mcp-logout'; server: string }
   /** A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue. */
   | { type: 'chat'; prompt: string | undefined; json: boolean; resume: string | undefined; latest: boolean };
 
@@ -140,6 +143,55 @@ function parseSandboxMode(value: string | undefined): SandboxMode | undefined {
   return value as SandboxMode;
 }
 
+/** The subcommands of `youyou mcp`. */
+const MCP_SUBCOMMANDS = ['serve', 'login', 'logout'];
+
+/** `youyou mcp SUBCOMMAND …`: a group each MCP command adds its case to. */
+function parseMcpCommand(rest: readonly string[], values: ParsedValues): CliCommand {
+  const [subcommand, ...operands] = rest;
+  if (values.print !== undefined || values.continue === true || values.json === true) {
+    throw new UsageError("'mcp' cannot be combined with -p, --continue or --json");
+  }
+  if (values['database-url'] !== undefined || values['no-web-chat'] !== undefined) {
+    throw new UsageError("--database-url and --no-web-chat belong to 'youyou serve'");
+  }
+  switch (subcommand) {
+    case 'serve':
+      return parseMcpServe(operands, values);
+    case 'login':
+    case 'logout': {
+      if (values.port !== undefined || values.host !== undefined) {
+        throw new UsageError("--port and --host belong to 'youyou serve' and 'youyou mcp serve'");
+      }
+      const [server] = operands;
+      if (operands.length !== 1 || server === undefined || server === '') {
+        throw new UsageError(`'mcp ${subcommand}' takes one server name: youyou mcp ${subcommand} NAME`);
+      }
+      return { type: subcommand === 'login' ? 'mcp-login' : 'mcp-logout', server };
+    }
+    default:
+      throw new UsageError(
+        subcommand === undefined
+          ? `'mcp' needs a subcommand: ${MCP_SUBCOMMANDS.join(', ')}`
+          : `unknown subcommand 'mcp ${subcommand}'; one of ${MCP_SUBCOMMANDS.join(', ')}`,
+      );
+  }
+}
+
+/** `youyou mcp serve [--port N] [--host ADDR]`: stdio unless a port is given. */
+function parseMcpServe(operands: readonly string[], values: ParsedValues): CliCommand {
+  if (operands.length > 0)
+    throw new UsageError(`'mcp serve' takes no arguments, got '${operands.join(' ')}'`);
+  if (values.port === undefined && values.host !== undefined) {
+    throw new UsageError("--host needs --port: without it 'mcp serve' speaks over stdio");
+  }
+  return {
+    type: 'mcp-serve',
+    ...(values.port === undefined ? {} : { port: parsePort(values.port) }),
+    host: nonEmpty('--host', values.host) ?? '127.0.0.1',
+  };
+}
+
 /** Parses the arguments after `node bin.js`; throws UsageError for anything it does not understand. */
 export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   const { values, positionals } = (() => {
@@ -220,7 +272,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   }
   if (values.search !== undefined) throw new UsageError("--search belongs to 'youyou sessions'");
   if (values.limit !== undefined) throw new UsageError("--limit belongs to 'youyou sessions'");
-  if (name === 'mcp') return { command: parseMcpCommand(rest, values, prompt), flags };
+  if (name === 'mcp') return { command: parseMcpCommand(rest, values), flags };
   if (json && prompt === undefined) throw new UsageError('--json needs -p (or the sessions command)');
 
   let resume: string | undefined;
@@ -236,35 +288,6 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
 
 /** The options of the parsed command line, as parseArgs gives them. */
 type ParsedValues = ReturnType<typeof parseArgs<{ options: typeof OPTIONS }>>['values'];
-
-/** `youyou mcp SUBCOMMAND …`: the MCP subcommands. */
-function parseMcpCommand(
-  rest: readonly string[],
-  values: ParsedValues,
-  prompt: string | undefined,
-): CliCommand {
-  const [sub, ...extra] = rest;
-  if (sub === 'serve') {
-    if (extra.length > 0) throw new UsageError(`'mcp serve' takes no arguments, got '${extra.join(' ')}'`);
-    if (prompt !== undefined || values.continue === true || values.json === true) {
-      throw new UsageError("'mcp serve' cannot be combined with -p, --continue or --json");
-    }
-    if (values['database-url'] !== undefined || values['no-web-chat'] !== undefined) {
-      throw new UsageError("--database-url and --no-web-chat belong to 'youyou serve'");
-    }
-    if (values.port === undefined && values.host !== undefined) {
-      throw new UsageError("--host needs --port: without it 'mcp serve' speaks over stdio");
-    }
-    return {
-      type: 'mcp-serve',
-      ...(values.port === undefined ? {} : { port: parsePort(values.port) }),
-      host: nonEmpty('--host', values.host) ?? '127.0.0.1',
-    };
-  }
-  throw new UsageError(
-    sub === undefined ? "'mcp' needs a subcommand: youyou mcp serve" : `unknown mcp subcommand '${sub}'`,
-  );
-}
 
 /** The text of `youyou --help`. */
 export function usageText(): string {
@@ -289,6 +312,9 @@ Usage:
                                      serve). Mutating tools ask the MCP client (elicitation), else need --yes
   youyou acp                         the Agent Client Protocol on stdin/stdout, for editors such as Zed
                                      (each session works in the folder the editor names)
+  youyou mcp login NAME              log in to HTTP MCP server NAME of config.json (OAuth in the browser;
+                                     the URL is printed too); the login is kept in YOUYOU_HOME/mcp-auth/
+  youyou mcp logout NAME             delete the saved login of MCP server NAME
 
 Options:
   -p, --print PROMPT      run one turn without the interactive prompt

@@ -1,4 +1,4 @@
-import type { McpServerConfig, McpServerSet } from '@youyou/mcp';
+import type { McpServerConfig, McpServerSet, OAuthClientProvider } from '@youyou/mcp';
 import type { McpServerSetting } from '../config/schema.js';
 
 /** How long MCP servers may take to connect before the user is told that youyou is waiting for them. */
@@ -14,6 +14,11 @@ export function mcpConfigs(options: {
   toolEnv: Readonly<Record<string, string>>;
   warn: (text: string) => void;
   validateServerConfig: (config: unknown) => void;
+  /**
+   * The auth provider of an HTTP server the config gives no Authorization header (its saved OAuth login,
+   * used when the server answers 401).
+   */
+  authProviderFor?: (server: { name: string; url: string }) => OAuthClientProvider;
 }): McpServerConfig[] {
   const sdkDefaults = new Set(['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER']);
   const inherited = Object.fromEntries(
@@ -23,7 +28,11 @@ export function mcpConfigs(options: {
   for (const [name, server] of Object.entries(options.servers)) {
     const transport =
       'url' in server
-        ? { type: 'http' as const, url: server.url, ...(server.headers ? { headers: server.headers } : {}) }
+        ? {
+            type: 'http' as const,
+            url: server.url,
+            ...(server.headers ? { headers: server.headers } : {}),
+          }
         : {
             type: 'stdio' as const,
             command: server.command,
@@ -38,6 +47,18 @@ export function mcpConfigs(options: {
     };
     try {
       options.validateServerConfig(config);
+      if (transport.type === 'http') {
+        // After validation: the provider's file is named after the server, so the name must be a safe one.
+        Object.assign(
+          transport,
+          authOf({
+            name,
+            url: transport.url,
+            headers: transport.headers,
+            authProviderFor: options.authProviderFor,
+          }),
+        );
+      }
       configs.push(config);
     } catch (error) {
       options.warn(`MCP server "${name}" skipped: ${messageOf(error)}`);
@@ -46,6 +67,20 @@ export function mcpConfigs(options: {
   return configs;
 }
 
+function authOf(options: {
+  name: string;
+  url: string;
+  headers: Record<string, string> | undefined;
+  authProviderFor: ((server: { name: string; url: string }) => OAuthClientProvider) | undefined;
+}): { authProvider?: OAuthClientProvider } {
+  const hasAuthorization = Object.keys(options.headers ?? {}).some(
+    (header) => header.toLowerCase() === 'authorization',
+  );
+  if (hasAuthorization || options.authProviderFor === undefined) return {};
+  return { authProvider: options.authProviderFor({ name: options.name, url: options.url }) };
+}
+
+/** The message of an error without its `[CODE] ` prefix. */
 export function messageOf(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   return text.replace(/^\[[A-Z_]+\] /, '');

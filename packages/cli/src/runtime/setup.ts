@@ -28,6 +28,7 @@ import { createWorkspaceTools } from '../tools/index.js';
 import { openWorkspace, type Workspace } from '../tools/workspace.js';
 import { BASE_INSTRUCTIONS, environmentContext } from './agent-build.js';
 import { projectInstructions } from './instructions.js';
+import { SessionAuthProvider } from './mcp-auth.js';
 import { connectServers, mcpConfigs } from './mcp-servers.js';
 import { preparePrivateHome } from './private-home.js';
 import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
@@ -241,6 +242,8 @@ async function assembleTools(parts: {
       toolEnv: host.toolEnv,
       warn,
       validateServerConfig,
+      authProviderFor: ({ name, url }) =>
+        new SessionAuthProvider({ home: settings.home, name, serverUrl: url }),
     });
     if (configs.length > 0) {
       started.mcp = await connectServers({ configs, notice: options.notice ?? warn, warn });

@@ -62,6 +62,8 @@ const SHOWN: Record<AgentErrorCode, ShownError> = {
   MODEL_CALL_BLOCKED: { status: 422, sentence: 'a guardrail stopped the model call' },
   TOOL_EXECUTION_ERROR: { status: 502 },
   TOOL_TIMEOUT: { status: 504 },
+  // The server operator must log in to an MCP server: not the tenant's to fix, and may name the server's URL.
+  AUTHORIZATION_REQUIRED: { status: 502, sentence: 'a tool server needs the operator to log in' },
   PROVIDER_ERROR: { status: 502, sentence: 'the model provider failed; try again' },
   STORAGE_ERROR: { status: 503, sentence: 'the session storage failed; try again later' },
   PLUGIN_ERROR: { status: 500, sentence: 'a plugin failed' },
