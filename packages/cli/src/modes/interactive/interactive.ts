@@ -306,6 +306,10 @@ export async function runInteractive(options: {
     output: io.stdout,
     history: loadHistory(settings.historyPath),
   });
+  terminal.enableBracketedPaste();
+  // A crash must not leave the shell with bracketed paste on (its pastes would show ESC[200~).
+  const onExit = (): void => terminal.restore();
+  process.once('exit', onExit);
   let chat: Chat | undefined;
   // A claim on the session that could not be renewed is said on stderr, not on the console of a library.
   const onBackgroundError = (error: AgentError) => io.warn(plainMessage(error.message));
@@ -341,6 +345,7 @@ export async function runInteractive(options: {
   } finally {
     saveHistory(settings.historyPath, terminal.history);
     terminal.restore();
+    process.off('exit', onExit);
     await runtime.close();
   }
 }
