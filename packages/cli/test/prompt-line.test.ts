@@ -1,3 +1,5 @@
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { contentText, messagesOf, textReply } from '../../../test-support/cli-wire.js';
 import { useTmuxHarness } from './support/harness.js';
@@ -58,5 +60,65 @@ describe('the prompt line', () => {
     await chat.keys('Enter');
     await chat.waitFor(/Five\.[\s\S]*\n› *\n*$/);
     expect(sentText(0)).toBe('a\nb\nc\nd\ne');
+  });
+
+  test('@path attaches a workspace file (Tab completes it); @../, a symlink out, a hidden path and a denied path are not attached', async () => {
+    const { workspace, root, home } = harness.sandbox;
+    await writeFile(path.join(workspace, 'notes-for-model.txt'), 'alpha line\nbeta line\n');
+    await writeFile(path.join(root, 'secret.txt'), 'OUTSIDE-SECRET\n');
+    await symlink(path.join(root, 'secret.txt'), path.join(workspace, 'link.txt'));
+    await mkdir(path.join(workspace, 'private'));
+    await writeFile(path.join(workspace, 'private', 'key.txt'), 'DENIED-SECRET\n');
+    await mkdir(path.join(workspace, 'vault'));
+    await writeFile(path.join(workspace, 'vault', 'key.txt'), 'HIDDEN-SECRET\n');
+    await mkdir(home, { recursive: true });
+    await writeFile(
+      path.join(home, 'config.json'),
+      JSON.stringify({
+        approval: { deny: ['read_file(private/**)'] },
+        sandbox: { hiddenPaths: [path.join(workspace, 'vault')] },
+      }),
+    );
+    harness.server.reply(textReply('Read.'));
+    const chat = await startChat();
+
+    await chat.type('read @notes-f');
+    await chat.keys('Tab');
+    await chat.waitFor('› read @notes-for-model.txt');
+    // Nothing outside the workspace is completed.
+    await chat.type(' @../secr');
+    await chat.keys('Tab');
+    await chat.type(' @link.txt @private/key.txt @vault/key.txt');
+    await chat.waitFor('@../secr @link.txt');
+    await chat.keys('Enter');
+    const screen = await chat.waitFor(/Read\.[\s\S]*\n› *\n*$/);
+    expect(screen).toMatch(/@\.\.\/secr not attached/);
+    expect(screen).toMatch(/@link\.txt not attached/);
+    expect(screen).toMatch(/@private\/key\.txt not attached/);
+    expect(screen).toMatch(/@vault\/key\.txt not attached/);
+    const sent = sentText(0) ?? '';
+    expect(sent.startsWith('read @notes-for-model.txt @../secr @link.txt')).toBe(true);
+    expect(sent).toContain('alpha line');
+    expect(sent).toContain('beta line');
+    expect(sent).not.toContain('SECRET');
+  });
+
+  test('!command runs in the sandbox, its output is shown and arrives with the next message', async () => {
+    harness.server.reply(textReply('Seen.'));
+    await writeFile(path.join(harness.sandbox.workspace, 'data.txt'), 'from-a-file\n');
+    const chat = await startChat();
+
+    await chat.type('!cat data.txt; echo made-by-bang > bang-out.txt; echo second-line');
+    await chat.keys('Enter');
+    await chat.waitFor(/second-line[\s\S]*attached to your next message[\s\S]*\n› *\n*$/);
+    expect(harness.server.turnRequests()).toHaveLength(0);
+    await chat.type('what did it say?');
+    await chat.keys('Enter');
+    await chat.waitFor(/Seen\.[\s\S]*\n› *\n*$/);
+    const sent = sentText(0) ?? '';
+    expect(sent).toContain('from-a-file');
+    expect(sent).toContain('second-line');
+    expect(sent).toContain('echo made-by-bang');
+    expect(sent.endsWith('what did it say?')).toBe(true);
   });
 });

@@ -1,4 +1,4 @@
-import type { AgentError, RunningTurn, Session } from '@youyou/agent';
+import type { AgentError, RunningTurn, Session, ToolOutput } from '@youyou/agent';
 import type { ApprovalAnswer, ApprovalRequest } from '../../approval/policy.js';
 import { createStyles, plainMessage, type Styles } from '../../chat/format.js';
 import type { MarkdownStream } from '../../chat/markdown.js';
@@ -10,9 +10,12 @@ import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
 import { newWorkspaceSession, openSession } from '../../sessions/open-session.js';
 import { storedMessageCount } from '../../sessions/session-table.js';
-import { neutralize } from '../../text/terminal-text.js';
+import { countOf } from '../../text/plural.js';
+import { neutralize, neutralizeLine } from '../../text/terminal-text.js';
 import { ApprovalAsker } from './approval-asker.js';
+import { bangContextBlock, bangScreenText, runBangCommand } from './bang-command.js';
 import { bannerText, resumedText } from './banner.js';
+import { attachMentions, completeMention, type MentionScope } from './mentions.js';
 import { type ChatCommandContext, COMMAND, runSlashCommand } from './slash-commands.js';
 import { TypeAhead } from './type-ahead.js';
 
@@ -36,6 +39,8 @@ class Chat {
   #view: TurnView | undefined;
   /** Set when the resumed session's last turn was cut by a crash: the next prompt offers to continue it. */
   #offerContinue = false;
+  /** `!command` blocks waiting for the next message. */
+  readonly #commandOutputs: string[] = [];
   /** Set by /exit: the loop ends after the command. */
   #leaving = false;
 
@@ -103,7 +108,9 @@ class Chat {
       if (queued !== undefined) result = { type: 'line', text: queued };
       else {
         // Text typed during the last turn without Enter is already on the new prompt line.
-        result = await this.#terminal.readLine(prompt, this.#typeAhead.takeTyped());
+        result = await this.#terminal.readLine(prompt, this.#typeAhead.takeTyped(), {
+          completer: (word) => completeMention(this.#mentionScope(), word),
+        });
       }
       if (result.type === 'eof') return this.#leave();
       if (result.type === 'interrupt') {
@@ -116,6 +123,10 @@ class Chat {
       this.#interruptedOnce = false;
       const text = result.text.trim();
       if (text === '') continue;
+      if (text.startsWith('!') && text.length > 1) {
+        await this.#bang(text.slice(1).trim());
+        continue;
+      }
       const command = COMMAND.exec(text);
       if (
         command !== null &&
@@ -127,9 +138,53 @@ class Chat {
         if (this.#leaving) return this.#leave();
         continue;
       }
-      const outcome = await this.#turn(result.text);
+      const outcome = await this.#turn(await this.#messageOf(result.text));
       if (outcome === 'exit') return this.#leave();
     }
+  }
+
+  /** What the model gets for a typed message: the `!command` outputs kept for it, then the text, then @files. */
+  async #messageOf(text: string): Promise<string> {
+    const attached = await attachMentions(this.#mentionScope(), text);
+    for (const note of attached.notes) {
+      const shown = neutralizeLine(note.path);
+      this.#write(
+        note.attached
+          ? this.#styles.dim(`attached @${shown} (${countOf(Number(note.detail), 'line')})\n`)
+          : this.#styles.yellow(`@${shown} not attached: ${neutralizeLine(note.detail)}\n`),
+      );
+    }
+    const commands = this.#commandOutputs.splice(0);
+    return commands.length === 0 ? attached.text : `${commands.join('\n\n')}\n\n${attached.text}`;
+  }
+
+  #mentionScope(): MentionScope {
+    return {
+      root: this.#settings.cwd,
+      hiddenPaths: this.#settings.sandbox.hiddenPaths,
+      rules: this.#settings.approvalRules,
+      tools: this.#runtime.tools,
+    };
+  }
+
+  /** `!command`: runs it in the shell's sandbox, shows its output and keeps it for the next message. */
+  async #bang(command: string): Promise<void> {
+    const controller = new AbortController();
+    let output: ToolOutput = { content: '', isError: false };
+    await this.#withStatus(
+      `running ${command}`,
+      async () => {
+        output = await runBangCommand({
+          tools: this.#runtime.tools,
+          command,
+          sessionId: this.#session?.id,
+          signal: controller.signal,
+        });
+      },
+      () => controller.abort(),
+    );
+    this.#write(bangScreenText(output, this.#styles));
+    this.#commandOutputs.push(bangContextBlock(command, output));
   }
 
   /** Closes the current session (SessionEnd, memory extraction) with a status line while it runs. */
@@ -140,12 +195,14 @@ class Chat {
     await this.#withStatus('saving the session', () => session.close());
   }
 
-  /** Runs `work` under a status line; Ctrl-C meanwhile leaves the program at once. */
-  async #withStatus(status: string, work: () => Promise<void>): Promise<void> {
+  /** Runs `work` under a status line; Ctrl-C meanwhile calls `onInterrupt`, or leaves the program at once. */
+  async #withStatus(status: string, work: () => Promise<void>, onInterrupt?: () => void): Promise<void> {
     const view = this.#newView();
     view.status(status);
     this.#terminal.startKeys((key) => {
-      if (isInterrupt(key)) this.#hardExit();
+      if (!isInterrupt(key)) return;
+      if (onInterrupt === undefined) this.#hardExit();
+      onInterrupt();
     });
     try {
       await work();

@@ -1,0 +1,156 @@
+/**
+ * `@path` in a message: the file's text is attached to the message as the read_file tool would return it
+ * (the same confinement to the workspace, binary refusal and caps: 2000 lines or 256 KiB, with a note where it
+ * stopped). A path outside the workspace (`@../x`, `@/etc/x`, a symlink that leads out), under a path hidden
+ * from the shell, or refused to read_file by a deny rule is not attached, and the screen says why.
+ */
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { ToolHandler } from '@youyou/agent';
+import { type ApprovalRules, judgeByRules } from '../../approval/rules.js';
+import { touchedPathResolver } from '../../tools/index.js';
+
+/** What a mention check needs of the chat. */
+export interface MentionScope {
+  /** The workspace root. */
+  readonly root: string;
+  /** Paths hidden from the shell (absolute): never attached nor completed. */
+  readonly hiddenPaths: readonly string[];
+  readonly rules: ApprovalRules;
+  readonly tools: readonly ToolHandler[];
+}
+
+/** A message with its mentioned files attached, and one line per mention for the screen. */
+export interface AttachedMessage {
+  readonly text: string;
+  readonly notes: { path: string; attached: boolean; detail: string }[];
+}
+
+/** `@` at the start or after white space, then a path up to the next white space. */
+const MENTION = /(?:^|\s)@([^\s@][^\s]*)/g;
+
+/** The mentioned paths of a message, each once, in order; a trailing `,.;:!?)` is punctuation, not path. */
+export function mentionedPaths(text: string): string[] {
+  const paths = new Set<string>();
+  for (const match of text.matchAll(MENTION)) {
+    const given = (match[1] ?? '').replace(/[,.;:!?)]+$/, '');
+    if (given !== '') paths.add(given);
+  }
+  return [...paths];
+}
+
+function realOrUndefined(target: string): string | undefined {
+  try {
+    return realpathSync(target);
+  } catch {
+    return undefined;
+  }
+}
+
+function isInside(root: string, target: string): boolean {
+  const relative = path.relative(root, target);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/** Why `given` may not be read for the user, or undefined when it may: outside, hidden. */
+function outOfScope(scope: MentionScope, given: string): string | undefined {
+  if (path.isAbsolute(given) || given.startsWith('~')) return 'outside the workspace';
+  const root = realOrUndefined(scope.root) ?? scope.root;
+  const lexical = path.resolve(root, given);
+  if (!isInside(root, lexical)) return 'outside the workspace';
+  const real = realOrUndefined(lexical);
+  if (real === undefined) return undefined;
+  if (!isInside(root, real)) return 'outside the workspace (a symlink leads out)';
+  for (const hidden of scope.hiddenPaths) {
+    const hiddenReal = realOrUndefined(hidden) ?? hidden;
+    // As in the sandbox, a hidden folder that holds the workspace does not hide the workspace from itself.
+    if (isInside(hiddenReal, root)) continue;
+    if (isInside(hiddenReal, real) || isInside(hiddenReal, lexical)) return 'a path hidden from the shell';
+  }
+  return undefined;
+}
+
+/** Reads one mentioned file as read_file does; the text to attach, or why it is not attached. */
+async function readMention(
+  scope: MentionScope,
+  given: string,
+): Promise<{ ok: true; content: string } | { ok: false; reason: string }> {
+  const outside = outOfScope(scope, given);
+  if (outside !== undefined) return { ok: false, reason: outside };
+  const args = { path: given };
+  const touched = await touchedPathResolver(scope.root)({ toolName: 'read_file', arguments: args });
+  const verdict = judgeByRules(scope.rules, 'read_file', args, touched);
+  if (verdict?.verdict === 'deny') return { ok: false, reason: `denied by the rule ${verdict.rule.text}` };
+  const tool = scope.tools.find((candidate) => candidate.name === 'read_file');
+  if (tool === undefined) return { ok: false, reason: 'the read_file tool is not there' };
+  const output = await tool.execute({
+    callId: 'mention',
+    arguments: args,
+    sessionId: 'prompt',
+    turnId: 'prompt',
+    signal: new AbortController().signal,
+  });
+  return output.isError ? { ok: false, reason: output.content } : { ok: true, content: output.content };
+}
+
+/**
+ * The message with each mentioned file it may read attached after it, as `<file path="…">` blocks holding
+ * read_file's numbered lines (a file over the caps ends with read_file's note of where it stopped).
+ */
+export async function attachMentions(scope: MentionScope, text: string): Promise<AttachedMessage> {
+  const notes: AttachedMessage['notes'] = [];
+  const blocks: string[] = [];
+  for (const given of mentionedPaths(text)) {
+    const read = await readMention(scope, given);
+    if (!read.ok) {
+      notes.push({ path: given, attached: false, detail: read.reason });
+      continue;
+    }
+    const lines = read.content === '' ? 0 : read.content.split('\n').length;
+    notes.push({ path: given, attached: true, detail: `${lines}` });
+    blocks.push(`<file path=${JSON.stringify(given)}>\n${read.content}\n</file>`);
+  }
+  if (blocks.length === 0) return { text, notes };
+  return { text: `${text}\n\n${blocks.join('\n\n')}`, notes };
+}
+
+/**
+ * Tab after `@partial`: the longest completion of the path among the workspace's entries (a folder gets its
+ * `/`). Nothing outside the workspace is offered: not `@../`, absolute paths, symlinks that lead out, nor
+ * hidden paths.
+ */
+export function completeMention(scope: MentionScope, word: string): string | undefined {
+  if (!word.startsWith('@')) return undefined;
+  const given = word.slice(1);
+  const slash = given.lastIndexOf('/');
+  const folderPart = slash === -1 ? '' : given.slice(0, slash + 1);
+  const prefix = given.slice(slash + 1);
+  if (outOfScope(scope, folderPart === '' ? '.' : folderPart) !== undefined) return undefined;
+  let names: string[];
+  try {
+    names = readdirSync(path.resolve(scope.root, folderPart === '' ? '.' : folderPart));
+  } catch {
+    return undefined;
+  }
+  const matches = names
+    .filter((name) => name.startsWith(prefix) && (prefix.startsWith('.') || !name.startsWith('.')))
+    .filter((name) => outOfScope(scope, `${folderPart}${name}`) === undefined)
+    .sort();
+  const first = matches[0];
+  if (first === undefined) return undefined;
+  let common = first;
+  for (const name of matches) {
+    while (!name.startsWith(common)) common = common.slice(0, -1);
+  }
+  let completed = `${folderPart}${common}`;
+  if (matches.length === 1 && isFolder(path.resolve(scope.root, completed))) completed += '/';
+  return `@${completed}`;
+}
+
+function isFolder(target: string): boolean {
+  try {
+    return statSync(target).isDirectory();
+  } catch {
+    return false;
+  }
+}
