@@ -1,5 +1,6 @@
-import type { AgentError, RunningTurn, Session, ToolOutput } from '@youyou/agent';
+import type { AgentError, AgentEventPayload, RunningTurn, Session, ToolOutput } from '@youyou/agent';
 import type { ApprovalAnswer, ApprovalRequest } from '../../approval/policy.js';
+import type { ApprovalRule } from '../../approval/rules.js';
 import { createStyles, plainMessage, type Styles } from '../../chat/format.js';
 import type { MarkdownStream } from '../../chat/markdown.js';
 import { loadMarkdownStream } from '../../chat/markdown-load.js';
@@ -39,6 +40,10 @@ class Chat {
   #view: TurnView | undefined;
   /** Set when the resumed session's last turn was cut by a crash: the next prompt offers to continue it. */
   #offerContinue = false;
+  /** The last turn's final answer, for /init. */
+  #answer = { text: '', completed: false };
+  /** The rules the user chose with "always" in this run. */
+  readonly #alwaysRules: ApprovalRule[] = [];
   /** `!command` blocks waiting for the next message. */
   readonly #commandOutputs: string[] = [];
   /** Set by /exit: the loop ends after the command. */
@@ -231,6 +236,17 @@ class Chat {
       leave: () => {
         this.#leaving = true;
       },
+      settings: this.#settings,
+      confirm: async (question) => {
+        const answer = await this.#terminal.readLine(question);
+        return answer.type === 'line' && /^\s*y(es)?\s*$/i.test(answer.text);
+      },
+      runTurn: async (text) => {
+        this.#answer = { text: '', completed: false };
+        if ((await this.#turn(text)) === 'exit') this.#leaving = true;
+        return this.#answer.completed ? this.#answer.text : undefined;
+      },
+      alwaysRules: () => this.#alwaysRules,
     };
   }
 
@@ -322,6 +338,7 @@ class Chat {
         const next = await Promise.race([iterator.next(), stopped.then(() => undefined)]);
         if (next === undefined || next.done === true) break;
         view.handle(next.value);
+        this.#noteAnswer(next.value.payload);
       }
     } finally {
       view.close();
@@ -332,9 +349,19 @@ class Chat {
     return exit ? 'exit' : 'done';
   }
 
+  /** Keeps the text of the turn's final answer (what follows its last tool call) and whether it completed. */
+  #noteAnswer(payload: AgentEventPayload): void {
+    if (payload.type === 'text_delta') this.#answer.text += payload.text;
+    else if (payload.type === 'tool_call_start' || payload.type === 'output_repair') this.#answer.text = '';
+    else if (payload.type === 'turn_complete') this.#answer.completed = true;
+  }
+
   /** The approval question for a mutating tool; called from the turn's approver. */
-  ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-    return this.#asker.ask(request, signal);
+  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    const answer = await this.#asker.ask(request, signal);
+    // The gate adds the rule for the rest of the run; /permissions shows it.
+    if (answer.type === 'always') this.#alwaysRules.push(answer.rule);
+    return answer;
   }
 
   /** Leaves: the session is closed (memories extracted), then everything else. */
