@@ -2,6 +2,7 @@ import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { contentText, messagesOf, textReply } from '../../../test-support/cli-wire.js';
+import { BIN } from './support/build.js';
 import { useTmuxHarness } from './support/harness.js';
 
 const harness = useTmuxHarness();
@@ -120,5 +121,38 @@ describe('the prompt line', () => {
     expect(sent).toContain('second-line');
     expect(sent).toContain('echo made-by-bang');
     expect(sent.endsWith('what did it say?')).toBe(true);
+  });
+
+  test('Ctrl-Z at the prompt stops youyou; after fg the prompt is back with its text and works', async () => {
+    harness.server.reply(textReply('Back.'));
+    const shell = await harness.startInTmux(['bash', '--norc', '--noprofile', '-i']);
+    await shell.type(`PS1='shell$ '; '${process.execPath}' '${BIN}' --base-url '${harness.server.baseURL}'`);
+    await shell.keys('Enter');
+    await shell.waitFor(/\n› *\n*$/);
+    await shell.type('kept text');
+    await shell.keys('C-z');
+    await shell.waitFor(/Stopped[\s\S]*shell\$ *\n*$/);
+    await shell.type('fg');
+    await shell.keys('Enter');
+    await shell.waitFor(/› kept text *\n*$/);
+    await shell.type(' and more');
+    await shell.keys('Enter');
+    await shell.waitFor(/Back\.[\s\S]*\n› *\n*$/);
+    expect(sentText(0)).toBe('kept text and more');
+  });
+
+  test('bracketed paste is turned off when youyou exits: a paste into the next program has no markers', async () => {
+    const shell = await harness.startInTmux([
+      'sh',
+      '-c',
+      `'${process.execPath}' '${BIN}' --base-url '${harness.server.baseURL}'; echo exited; cat -v`,
+    ]);
+    await shell.waitFor(/\n› *\n*$/);
+    await shell.keys('C-d');
+    await shell.waitFor(/exited\n*$/);
+    await shell.paste('plain');
+    await shell.keys('Enter');
+    const screen = await shell.waitFor(/exited\n(.*plain.*\n){2}/);
+    expect(screen).not.toContain('[200~');
   });
 });

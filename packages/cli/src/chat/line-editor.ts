@@ -108,10 +108,11 @@ export class LineEditor {
 
   /** Takes one key. */
   key(key: Key): EditOutcome {
-    if (key.name === 'paste-start') {
+    if (key.name === 'paste-start' && this.#pasting === undefined) {
       this.#pasting = '';
       return { type: 'edit' };
     }
+    // Inside a paste everything is text, a second ESC[200~ included.
     if (this.#pasting !== undefined) {
       if (key.name === 'paste-end') this.#endPaste();
       else this.#pasting += key.sequence ?? '';
@@ -242,6 +243,11 @@ export class LineEditor {
   #endPaste(): void {
     const text = (this.#pasting ?? '').replace(/\r\n?/g, '\n');
     this.#pasting = undefined;
+    this.#insertPasted(text);
+  }
+
+  /** Inserts pasted (or recalled) text: as it is, or as one `[pasted N lines]` item when long. */
+  #insertPasted(text: string): void {
     if (text === '') return;
     const lines = text.replace(/\n$/, '').split('\n').length;
     if (lines > PASTE_PLACEHOLDER_LINES) this.#insert([{ kind: 'paste', text, lines }]);
@@ -314,7 +320,7 @@ export class LineEditor {
     else {
       this.#units = [];
       this.#cursor = 0;
-      this.#insertText(this.#history[index] ?? '');
+      this.#insertPasted(this.#history[index] ?? '');
     }
     this.#cursor = this.#units.length;
     return { type: 'edit' };

@@ -25,6 +25,11 @@ export class PromptDrawing {
     this.#indent = ' '.repeat(displayWidth(prompt));
   }
 
+  /** Forgets where the prompt was drawn: the next draw starts on the cursor's row. */
+  reset(): void {
+    this.#cursorRow = 0;
+  }
+
   /** Draws `view` with the cursor where it says. */
   draw(view: PromptView, columns: number): void {
     const layout = this.#write(view, columns);

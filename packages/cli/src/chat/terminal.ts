@@ -53,20 +53,20 @@ export function saveHistory(file: string, entries: readonly string[]): void {
 }
 
 /**
- * The terminal of an interactive chat. A readline interface exists only while a prompt is read (with the
- * history, newest first as readline keeps it); between prompts the keys are read raw, so that Ctrl-C
- * reaches the running turn and an approval question can take a single key.
+ * The terminal of an interactive chat. Keys are always read raw: at the prompt by the line editor (with the
+ * history, newest first), between prompts by whoever listens, so that Ctrl-C reaches the running turn and an
+ * approval question can take a single key.
  */
 export class Terminal {
   readonly input: NodeJS.ReadStream;
   readonly output: NodeJS.WriteStream;
-  /** Newest first, as readline keeps it. */
+  /** Newest first. */
   #history: string[];
   #keyListener: ((text: string | undefined, key: Key | undefined) => void) | undefined;
   #lastKeyAt = Number.NEGATIVE_INFINITY;
   #bracketedPaste = false;
-  /** Draws the prompt being read again (after a resize or a resume from Ctrl-Z). */
-  #redrawPrompt: (() => void) | undefined;
+  /** Draws the prompt being read again: after a resize, or from the cursor's row (`fresh`) after Ctrl-Z. */
+  #redrawPrompt: ((fresh: boolean) => void) | undefined;
 
   constructor(options: { input: NodeJS.ReadStream; output: NodeJS.WriteStream; history: readonly string[] }) {
     this.input = options.input;
@@ -103,7 +103,10 @@ export class Terminal {
     });
     const drawing = new PromptDrawing(this.output, prompt);
     return new Promise<PromptResult>((resolve) => {
-      const redraw = (): void => drawing.draw(editor.view(), this.columns);
+      const redraw = (fresh = false): void => {
+        if (fresh) drawing.reset();
+        drawing.draw(editor.view(), this.columns);
+      };
       const onResize = (): void => redraw();
       const finish = (result: PromptResult, suffix = ''): void => {
         this.output.off('resize', onResize);
@@ -115,6 +118,10 @@ export class Terminal {
       this.output.on('resize', onResize);
       this.#redrawPrompt = redraw;
       this.startKeys((key) => {
+        if (key.ctrl === true && key.name === 'z') {
+          this.suspend();
+          return;
+        }
         const outcome = editor.key(key);
         if (outcome.type === 'submit') finish({ type: 'line', text: outcome.text });
         else if (outcome.type === 'eof') finish({ type: 'eof' });
@@ -145,9 +152,9 @@ export class Terminal {
       if (this.#bracketedPaste) this.output.write(BRACKETED_PASTE_ON);
       if (listener !== undefined && this.#keyListener === listener && this.input.isTTY)
         this.input.setRawMode(true);
-      this.output.write('\n');
-      this.#redrawPrompt?.();
+      this.#redrawPrompt?.(true);
     });
+    this.output.write('\r\n');
     process.kill(process.pid, 'SIGTSTP');
   }
 
@@ -161,9 +168,7 @@ export class Terminal {
     this.stopKeys();
     const onKeypress = (_text: string | undefined, key: Key | undefined): void => {
       this.#lastKeyAt = performance.now();
-      if (key === undefined) return;
-      if (key.ctrl === true && key.name === 'z') this.suspend();
-      else listener(key);
+      if (key !== undefined) listener(key);
     };
     this.#keyListener = onKeypress;
     this.input.on('keypress', onKeypress);
