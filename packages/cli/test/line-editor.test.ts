@@ -92,7 +92,7 @@ describe('@path mentions', () => {
     const lines = Array.from({ length: 2500 }, (_, index) => `row ${index + 1}`);
     await writeFile(path.join(scope.root, 'big.txt'), `${lines.join('\n')}\n`);
     const attached = await attachMentions(scope, 'see @big.txt.');
-    expect(attached.notes).toEqual([{ path: 'big.txt', attached: true, detail: expect.any(String) }]);
+    expect(attached.notes).toEqual([{ path: 'big.txt', attached: true, lines: 2001 }]);
     expect(attached.text).toContain('row 2000');
     expect(attached.text).not.toContain('row 2001');
     expect(attached.text).toMatch(/\[stopped after line 2000/);

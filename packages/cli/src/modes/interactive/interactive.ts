@@ -11,12 +11,11 @@ import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
 import { newWorkspaceSession, openSession } from '../../sessions/open-session.js';
 import { storedMessageCount } from '../../sessions/session-table.js';
-import { countOf } from '../../text/plural.js';
-import { neutralize, neutralizeLine } from '../../text/terminal-text.js';
+import { neutralize } from '../../text/terminal-text.js';
 import { ApprovalAsker } from './approval-asker.js';
 import { bangContextBlock, bangScreenText, runBangCommand } from './bang-command.js';
 import { bannerText, resumedText } from './banner.js';
-import { attachMentions, completeMention, type MentionScope } from './mentions.js';
+import { attachMentions, completeMention, type MentionScope, mentionNotesText } from './mentions.js';
 import { type ChatCommandContext, COMMAND, runSlashCommand } from './slash-commands.js';
 import { TypeAhead } from './type-ahead.js';
 
@@ -151,14 +150,7 @@ class Chat {
   /** What the model gets for a typed message: the `!command` outputs kept for it, then the text, then @files. */
   async #messageOf(text: string): Promise<string> {
     const attached = await attachMentions(this.#mentionScope(), text);
-    for (const note of attached.notes) {
-      const shown = neutralizeLine(note.path);
-      this.#write(
-        note.attached
-          ? this.#styles.dim(`attached @${shown} (${countOf(Number(note.detail), 'line')})\n`)
-          : this.#styles.yellow(`@${shown} not attached: ${neutralizeLine(note.detail)}\n`),
-      );
-    }
+    this.#write(mentionNotesText(attached.notes, this.#styles));
     const commands = this.#commandOutputs.splice(0);
     return commands.length === 0 ? attached.text : `${commands.join('\n\n')}\n\n${attached.text}`;
   }

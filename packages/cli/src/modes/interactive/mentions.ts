@@ -8,6 +8,9 @@ import { readdirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { ToolHandler } from '@youyou/agent';
 import { type ApprovalRules, judgeByRules } from '../../approval/rules.js';
+import type { Styles } from '../../chat/format.js';
+import { countOf } from '../../text/plural.js';
+import { neutralizeLine } from '../../text/terminal-text.js';
 import { touchedPathResolver } from '../../tools/index.js';
 
 /** What a mention check needs of the chat. */
@@ -20,10 +23,15 @@ export interface MentionScope {
   readonly tools: readonly ToolHandler[];
 }
 
+/** What became of one mention: attached (with its line count) or not (and why). */
+export type MentionNote =
+  | { path: string; attached: true; lines: number }
+  | { path: string; attached: false; reason: string };
+
 /** A message with its mentioned files attached, and one line per mention for the screen. */
 export interface AttachedMessage {
   readonly text: string;
-  readonly notes: { path: string; attached: boolean; detail: string }[];
+  readonly notes: MentionNote[];
 }
 
 /** `@` at the start or after white space, then a path up to the next white space. */
@@ -103,15 +111,29 @@ export async function attachMentions(scope: MentionScope, text: string): Promise
   for (const given of mentionedPaths(text)) {
     const read = await readMention(scope, given);
     if (!read.ok) {
-      notes.push({ path: given, attached: false, detail: read.reason });
+      notes.push({ path: given, attached: false, reason: read.reason });
       continue;
     }
-    const lines = read.content === '' ? 0 : read.content.split('\n').length;
-    notes.push({ path: given, attached: true, detail: `${lines}` });
+    notes.push({
+      path: given,
+      attached: true,
+      lines: read.content === '' ? 0 : read.content.split('\n').length,
+    });
     blocks.push(`<file path=${JSON.stringify(given)}>\n${read.content}\n</file>`);
   }
   if (blocks.length === 0) return { text, notes };
   return { text: `${text}\n\n${blocks.join('\n\n')}`, notes };
+}
+
+/** One line per mention for the screen, the paths and reasons neutralised. */
+export function mentionNotesText(notes: readonly MentionNote[], styles: Styles): string {
+  return notes
+    .map((note) =>
+      note.attached
+        ? styles.dim(`attached @${neutralizeLine(note.path)} (${countOf(note.lines, 'line')})\n`)
+        : styles.yellow(`@${neutralizeLine(note.path)} not attached: ${neutralizeLine(note.reason)}\n`),
+    )
+    .join('');
 }
 
 /**
