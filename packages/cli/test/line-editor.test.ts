@@ -102,10 +102,22 @@ describe('@path mentions', () => {
     await writeFile(path.join(scope.root, 'src', 'main.ts'), 'x');
     await writeFile(path.join(root, 'outside.txt'), 'secret');
     await symlink(path.join(root, 'outside.txt'), path.join(scope.root, 'src', 'mlink'));
-    expect(completeMention(scope, '@sr')).toBe('@src/');
+    expect(completeMention(scope, '@sr')?.replacement).toBe('@src/');
     // The symlink that leads out is not offered.
-    expect(completeMention(scope, '@src/m')).toBe('@src/main.ts');
+    expect(completeMention(scope, '@src/m')).toEqual({ replacement: '@src/main.ts', choices: ['main.ts'] });
     expect(completeMention(scope, '@../out')).toBeUndefined();
+    // Nor a path a deny rule refuses to read_file.
+    await mkdir(path.join(scope.root, 'secrets'));
+    await writeFile(path.join(scope.root, 'secrets', 'key.txt'), 'k');
+    expect(completeMention(scope, '@secrets/')?.replacement).toBe('@secrets/key.txt');
+    const denying = {
+      ...scope,
+      rules: {
+        allow: [],
+        deny: [{ tool: 'read_file', pattern: 'secrets/**', text: 'read_file(secrets/**)' }],
+      },
+    };
+    expect(completeMention(denying, '@secrets/')).toBeUndefined();
     expect(completeMention(scope, `@${root}/out`)).toBeUndefined();
   });
 });

@@ -66,6 +66,7 @@ describe('the prompt line', () => {
   test('@path attaches a workspace file (Tab completes it); @../, a symlink out, a hidden path and a denied path are not attached', async () => {
     const { workspace, root, home } = harness.sandbox;
     await writeFile(path.join(workspace, 'notes-for-model.txt'), 'alpha line\nbeta line\n');
+    await writeFile(path.join(workspace, 'notes-other.md'), 'other\n');
     await writeFile(path.join(root, 'secret.txt'), 'OUTSIDE-SECRET\n');
     await symlink(path.join(root, 'secret.txt'), path.join(workspace, 'link.txt'));
     await mkdir(path.join(workspace, 'private'));
@@ -83,7 +84,13 @@ describe('the prompt line', () => {
     harness.server.reply(textReply('Read.'));
     const chat = await startChat();
 
-    await chat.type('read @notes-f');
+    await chat.type('read @no');
+    await chat.keys('Tab');
+    await chat.waitFor('› read @notes-');
+    // Two files start so: a second Tab lists them and draws the prompt again below.
+    await chat.keys('Tab');
+    await chat.waitFor(/notes-for-model\.txt {2}notes-other\.md\n› read @notes-/);
+    await chat.type('f');
     await chat.keys('Tab');
     await chat.waitFor('› read @notes-for-model.txt');
     // Nothing outside the workspace is completed.

@@ -29,10 +29,17 @@ export type EditOutcome =
   | { type: 'submit'; text: string }
   | { type: 'interrupt'; hadText: boolean }
   | { type: 'eof' }
-  | { type: 'complete' };
+  /** Tab could not complete further: these are the choices. */
+  | { type: 'choices'; choices: string[] };
 
-/** How the editor completes a word (Tab): the word before the cursor in, its replacement out (or undefined). */
-export type Completer = (word: string) => string | undefined;
+/** What Tab makes of the word before the cursor: its longest completion, and the choices when there are several. */
+export interface Completion {
+  readonly replacement: string;
+  readonly choices: readonly string[];
+}
+
+/** How the editor completes a word (Tab); undefined when it cannot. */
+export type Completer = (word: string) => Completion | undefined;
 
 /** `[pasted N lines]`, the form a long paste takes on the prompt. */
 export function pasteLabel(lines: number): string {
@@ -334,10 +341,15 @@ export class LineEditor {
       .slice(start, this.#cursor)
       .map((unit) => unit.text)
       .join('');
-    const replacement = this.#completer(word);
-    if (replacement === undefined || replacement === word) return { type: 'complete' };
+    const completion = this.#completer(word);
+    if (completion === undefined) return { type: 'edit' };
+    if (completion.replacement === word) {
+      return completion.choices.length > 1
+        ? { type: 'choices', choices: [...completion.choices] }
+        : { type: 'edit' };
+    }
     this.#removeRange(start, this.#cursor);
-    this.#insertText(replacement);
+    this.#insertText(completion.replacement);
     return { type: 'edit' };
   }
 

@@ -1,6 +1,7 @@
 import { closeSync, constants, mkdirSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { emitKeypressEvents } from 'node:readline';
+import { neutralizeLine } from '../text/terminal-text.js';
 import { type Completer, type Key, LineEditor } from './line-editor.js';
 import { PromptDrawing } from './prompt-drawing.js';
 
@@ -127,6 +128,11 @@ export class Terminal {
         else if (outcome.type === 'eof') finish({ type: 'eof' });
         else if (outcome.type === 'interrupt') {
           finish({ type: 'interrupt', hadText: outcome.hadText }, outcome.hadText ? '' : '^C');
+        } else if (outcome.type === 'choices') {
+          // The choices go below the prompt as it stands; the prompt is drawn again under them.
+          drawing.finish(editor.view(), this.columns, '');
+          this.output.write(`${outcome.choices.map((choice) => neutralizeLine(choice)).join('  ')}\n`);
+          redraw(true);
         } else redraw();
       });
       redraw();

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { ToolHandler } from '@youyou/agent';
 import { type ApprovalRules, judgeByRules } from '../../approval/rules.js';
 import type { Styles } from '../../chat/format.js';
+import type { Completion } from '../../chat/line-editor.js';
 import { countOf } from '../../text/plural.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
 import { touchedPathResolver } from '../../tools/index.js';
@@ -138,10 +139,10 @@ export function mentionNotesText(notes: readonly MentionNote[], styles: Styles):
 
 /**
  * Tab after `@partial`: the longest completion of the path among the workspace's entries (a folder gets its
- * `/`). Nothing outside the workspace is offered: not `@../`, absolute paths, symlinks that lead out, nor
- * hidden paths.
+ * `/`), and the entries it could be. Nothing outside the workspace is offered: not `@../`, absolute paths,
+ * symlinks that lead out, hidden paths, nor paths a deny rule refuses to read_file.
  */
-export function completeMention(scope: MentionScope, word: string): string | undefined {
+export function completeMention(scope: MentionScope, word: string): Completion | undefined {
   if (!word.startsWith('@')) return undefined;
   const given = word.slice(1);
   const slash = given.lastIndexOf('/');
@@ -154,9 +155,14 @@ export function completeMention(scope: MentionScope, word: string): string | und
   } catch {
     return undefined;
   }
+  const offered = (name: string): boolean => {
+    const candidate = `${folderPart}${name}`;
+    if (outOfScope(scope, candidate) !== undefined) return false;
+    return judgeByRules(scope.rules, 'read_file', { path: candidate })?.verdict !== 'deny';
+  };
   const matches = names
     .filter((name) => name.startsWith(prefix) && (prefix.startsWith('.') || !name.startsWith('.')))
-    .filter((name) => outOfScope(scope, `${folderPart}${name}`) === undefined)
+    .filter(offered)
     .sort();
   const first = matches[0];
   if (first === undefined) return undefined;
@@ -166,7 +172,7 @@ export function completeMention(scope: MentionScope, word: string): string | und
   }
   let completed = `${folderPart}${common}`;
   if (matches.length === 1 && isFolder(path.resolve(scope.root, completed))) completed += '/';
-  return `@${completed}`;
+  return { replacement: `@${completed}`, choices: matches };
 }
 
 function isFolder(target: string): boolean {
