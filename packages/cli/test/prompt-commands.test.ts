@@ -85,19 +85,30 @@ describe('the prompt commands', () => {
     }
   });
 
-  test('/permissions shows the sandbox and the rules of the config file', async () => {
+  test('/permissions shows the sandbox, the rules of the config file and those chosen with "always"', async () => {
     await mkdir(harness.sandbox.home, { recursive: true });
     await writeFile(
       path.join(harness.sandbox.home, 'config.json'),
       JSON.stringify({ approval: { deny: ['shell(rm -rf)'], allow: ['shell(git status)'] } }),
     );
+    harness.server.reply(
+      toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }),
+      textReply('Written.'),
+    );
     const chat = await startChat('--sandbox', 'read-only');
+    await send(chat, 'write a');
+    await chat.waitFor(/Allow write_file a\.txt[\s\S]*y = yes/);
+    await chat.type('a');
+    await chat.waitFor('1 (or Enter) = every write_file call');
+    await chat.keys('Enter');
+    await chat.waitFor(/Written\.\n.*\n?› *\n*$/);
 
     await send(chat, '/permissions');
     const screen = await chat.waitFor(/allowed "always"[\s\S]*\n› *\n*$/);
     expect(screen).toMatch(/sandbox +read-only/);
     expect(screen).toMatch(/deny rules[^\n]*\n +shell\(rm -rf\)/);
     expect(screen).toMatch(/allow rules[^\n]*\n +shell\(git status\)/);
+    expect(screen).toMatch(/allowed "always" in this run\n +write_file\n/);
   });
 
   test('--help lists every slash command', async () => {
