@@ -1,7 +1,15 @@
+import { existsSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { contentText, messagesOf, textReply } from '../../../test-support/cli-wire.js';
+import {
+  contentText,
+  hangingReply,
+  messagesOf,
+  textReply,
+  toolCallReply,
+  toolResult,
+} from '../../../test-support/cli-wire.js';
 import { BIN } from './support/build.js';
 import { useTmuxHarness } from './support/harness.js';
 
@@ -161,5 +169,35 @@ describe('the prompt line', () => {
     await shell.keys('Enter');
     const screen = await shell.waitFor(/exited\n(.*plain.*\n){2}/);
     expect(screen).not.toContain('[200~');
+  });
+
+  test('a paste while a turn runs is text: it answers no question, its ^C cancels nothing, its CR sends nothing', async () => {
+    harness.server.reply(
+      toolCallReply({ id: 'call_w', name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }),
+      (request) => textReply(toolResult(request, 'call_w')?.includes('denied') ? 'Denied.' : 'Written.'),
+      hangingReply('partial '),
+    );
+    const chat = await startChat();
+
+    await chat.type('write a');
+    await chat.keys('Enter');
+    await chat.waitFor(/Allow write_file a\.txt[\s\S]*y = yes/);
+    await chat.paste('y\x03\ny');
+    await chat.type('n');
+    await chat.waitFor(/Denied\.\n› *\n*$/);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'a.txt'))).toBe(false);
+
+    await chat.type('go slow');
+    await chat.keys('Enter');
+    await chat.waitFor('partial');
+    await chat.paste('kept\x03\ntext');
+    // One Ctrl-C typed cancels the turn; had the pasted one counted, this one would end youyou.
+    await chat.keys('C-c');
+    await chat.waitFor(/cancelled\n› kept\\x03\n +text *\n*$/);
+    await harness.server.wire.clientClosed();
+    harness.server.reply(textReply('Fine.'));
+    await chat.keys('Enter');
+    await chat.waitFor(/Fine\.[\s\S]*\n› *\n*$/);
+    expect(sentText(3)).toBe('kept\x03\ntext');
   });
 });

@@ -15,6 +15,8 @@ export interface Key {
   sequence?: string;
   ctrl?: boolean;
   meta?: boolean;
+  /** Part of a bracketed paste (between ESC[200~ and ESC[201~, the markers included): text, never a command. */
+  pasted?: boolean;
 }
 
 /** A paste of more lines than this is shown as `[pasted N lines]`. */
@@ -119,6 +121,8 @@ export class LineEditor {
       this.#pasting = '';
       return { type: 'edit' };
     }
+    // The rest of a paste that began before this prompt (while a turn ran) is still pasted text.
+    if (key.pasted === true && this.#pasting === undefined && key.name !== 'paste-end') this.#pasting = '';
     // Inside a paste everything is text, a second ESC[200~ included.
     if (this.#pasting !== undefined) {
       if (key.name === 'paste-end') this.#endPaste();

@@ -66,6 +66,8 @@ export class Terminal {
   #keyListener: ((text: string | undefined, key: Key | undefined) => void) | undefined;
   #lastKeyAt = Number.NEGATIVE_INFINITY;
   #bracketedPaste = false;
+  /** Between the ESC[200~ and ESC[201~ of a paste. */
+  #pasting = false;
   /** Draws the prompt being read again: after a resize, or from the cursor's row (`fresh`) after Ctrl-Z. */
   #redrawPrompt: ((fresh: boolean) => void) | undefined;
 
@@ -174,7 +176,11 @@ export class Terminal {
     this.stopKeys();
     const onKeypress = (_text: string | undefined, key: Key | undefined): void => {
       this.#lastKeyAt = performance.now();
-      if (key !== undefined) listener(key);
+      if (key === undefined) return;
+      if (key.name === 'paste-start') this.#pasting = true;
+      const pasted = this.#pasting;
+      if (key.name === 'paste-end') this.#pasting = false;
+      listener(pasted ? { ...key, pasted } : key);
     };
     this.#keyListener = onKeypress;
     this.input.on('keypress', onKeypress);
@@ -235,7 +241,7 @@ export class Terminal {
   }
 }
 
-/** True for Ctrl-C. */
+/** True for Ctrl-C typed (a pasted ^C is text). */
 export function isInterrupt(key: Key): boolean {
-  return key.ctrl === true && key.name === 'c';
+  return key.ctrl === true && key.name === 'c' && key.pasted !== true;
 }

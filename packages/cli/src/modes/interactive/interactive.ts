@@ -301,6 +301,11 @@ class Chat {
     });
     this.#terminal.startKeys((key) => {
       const question = this.#asker.current;
+      // A paste is text for the next message: it never answers a question nor cancels the turn.
+      if (key.pasted === true) {
+        if (question === undefined) this.#typeAhead.key(key, view, this.#session);
+        return;
+      }
       if (question !== undefined) {
         question.key(key, () => {
           cancelled = true;

@@ -15,8 +15,6 @@ export class TypeAhead {
   readonly queued: string[] = [];
   /** Text typed while a turn ran without Enter. */
   #typed = '';
-  /** Between ESC[200~ and ESC[201~: the keys are pasted text, kept as it is (a pasted CR sends nothing). */
-  #pasting = false;
   readonly #styles: Styles;
 
   constructor(styles: Styles) {
@@ -32,12 +30,11 @@ export class TypeAhead {
 
   /** Takes one key typed while the turn that `view` shows runs in `session`. */
   key(key: Key, view: TurnView, session: Session | undefined): void {
-    if (key.name === 'paste-start' || key.name === 'paste-end') {
-      this.#pasting = key.name === 'paste-start';
-      return;
-    }
-    if (this.#pasting) {
-      this.#typed += (key.sequence ?? '').replace(/\r\n?/g, '\n');
+    if (key.pasted === true) {
+      // Pasted text is kept as it is: its CR adds a line and sends nothing.
+      if (key.name !== 'paste-start' && key.name !== 'paste-end') {
+        this.#typed += (key.sequence ?? '').replace(/\r\n?/g, '\n');
+      }
       return;
     }
     if (key.name === 'return' || key.name === 'enter') {
