@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import {
   contentText,
@@ -13,6 +15,13 @@ import {
 import { BIN } from './support/build.js';
 import { useTmuxHarness } from './support/harness.js';
 
+const run = promisify(execFile);
+
+/** The one child process of `pid`. */
+async function onlyChild(pid: number): Promise<number> {
+  const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(pid)]);
+  return Number.parseInt(stdout.trim(), 10);
+}
 const harness = useTmuxHarness();
 const { startChat } = harness;
 
@@ -156,20 +165,29 @@ describe('the prompt line', () => {
     expect(sentText(0)).toBe('kept text and more');
   });
 
-  test('bracketed paste is turned off when youyou exits: a paste into the next program has no markers', async () => {
-    const shell = await harness.startInTmux([
-      'sh',
-      '-c',
-      `'${process.execPath}' '${BIN}' --base-url '${harness.server.baseURL}'; echo exited; cat -v`,
-    ]);
-    await shell.waitFor(/\n› *\n*$/);
-    await shell.keys('C-d');
-    await shell.waitFor(/exited\n*$/);
-    await shell.paste('plain');
-    await shell.keys('Enter');
-    const screen = await shell.waitFor(/exited\n(.*plain.*\n){2}/);
-    expect(screen).not.toContain('[200~');
-  });
+  test.each(['Ctrl-D', 'SIGTERM'])(
+    'bracketed paste is turned off when youyou ends (%s): a paste into the next program has no markers',
+    async (how) => {
+      const shell = await harness.startInTmux([
+        'sh',
+        '-c',
+        `'${process.execPath}' '${BIN}' --base-url '${harness.server.baseURL}'; echo exited; cat -v`,
+      ]);
+      await shell.waitFor(/\n› *\n*$/);
+      if (how === 'Ctrl-D') await shell.keys('C-d');
+      else {
+        // The pane runs tmux's shell, which runs sh, which runs youyou.
+        let pid = await shell.panePid();
+        for (let depth = 0; depth < 2; depth += 1) pid = await onlyChild(pid);
+        process.kill(pid, 'SIGTERM');
+      }
+      await shell.waitFor(/exited\n*$/);
+      await shell.paste('plain');
+      await shell.keys('Enter');
+      const screen = await shell.waitFor(/exited\n(.*plain.*\n){2}/);
+      expect(screen).not.toContain('[200~');
+    },
+  );
 
   test('a paste while a turn runs is text: it answers no question, its ^C cancels nothing, its CR sends nothing', async () => {
     harness.server.reply(

@@ -391,6 +391,12 @@ export async function runInteractive(options: {
   // A crash must not leave the shell with bracketed paste on (its pastes would show ESC[200~).
   const onExit = (): void => terminal.restore();
   process.once('exit', onExit);
+  // SIGTERM ends youyou as before (no 'exit' event comes without this), and gives the terminal back first.
+  const onTerminate = (): void => {
+    terminal.restore();
+    process.exit(143);
+  };
+  process.once('SIGTERM', onTerminate);
   let chat: Chat | undefined;
   // A claim on the session that could not be renewed is said on stderr, not on the console of a library.
   const onBackgroundError = (error: AgentError) => io.warn(plainMessage(error.message));
@@ -427,6 +433,7 @@ export async function runInteractive(options: {
     saveHistory(settings.historyPath, terminal.history);
     terminal.restore();
     process.off('exit', onExit);
+    process.off('SIGTERM', onTerminate);
     await runtime.close();
   }
 }
