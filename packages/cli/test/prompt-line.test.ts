@@ -147,6 +147,20 @@ describe('the prompt line', () => {
     expect(sent.endsWith('what did it say?')).toBe(true);
   });
 
+  test('!command typed while a turn runs waits for the turn to end, then runs', async () => {
+    harness.server.reply(hangingReply('thinking about it'));
+    const chat = await startChat();
+    await chat.type('slow one');
+    await chat.keys('Enter');
+    await chat.waitFor('thinking about it');
+    await chat.type('!echo queued-$((40 + 2))');
+    await chat.keys('Enter');
+    await chat.waitFor('(queued: runs when this turn ends)');
+    await chat.keys('C-c');
+    await chat.waitFor(/queued-42\n[\s\S]*attached to your next message[\s\S]*\n› *\n*$/);
+    expect(harness.server.turnRequests()).toHaveLength(1);
+  });
+
   test('Ctrl-Z at the prompt stops youyou; after fg the prompt is back with its text and works', async () => {
     harness.server.reply(textReply('Back.'));
     const shell = await harness.startInTmux(['bash', '--norc', '--noprofile', '-i']);
