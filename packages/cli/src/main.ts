@@ -3,6 +3,7 @@ import { plainMessage, wantsColor } from './chat/style.js';
 import { parseCommandLine, UsageError, usageText } from './config/args.js';
 import { ConfigError, resolveSettings } from './config/config.js';
 import { UnreachableError } from './config/model-server.js';
+import { slashCommandsUsage } from './modes/interactive/help.js';
 import type { CliIo } from './runtime/cli-io.js';
 import { packageVersion } from './runtime/version.js';
 import { runSessionsCommand } from './sessions/session-table.js';
@@ -58,7 +59,7 @@ export async function run(options: RunOptions): Promise<number> {
   try {
     const { command, flags } = parseCommandLine(options.argv);
     if (command.type === 'help') {
-      stdout.write(usageText());
+      stdout.write(`${usageText()}${slashCommandsUsage()}`);
       return 0;
     }
     if (command.type === 'version') {

@@ -1,5 +1,6 @@
 import type { ToolOutput } from '@youyou/agent';
 import stringWidth from 'string-width';
+import { countOf } from '../text/plural.js';
 import { neutralizeLine } from '../text/terminal-text.js';
 
 export { createStyles, plainMessage, type Styles, wantsColor } from './style.js';
@@ -89,10 +90,10 @@ function oneLine(text: string): string {
 function valueText(value: unknown, bare: boolean): string {
   if (typeof value === 'string') {
     if (value.includes('\n')) {
-      if (!bare) return `(${lineCount(value)} lines)`;
+      if (!bare) return `(${countOf(lineCount(value), 'line')})`;
       // A multi-line command: its first line says what it is, the count that there is more.
       const first = value.split('\n').find((line) => line.trim() !== '') ?? '';
-      return `${truncate(first.trim(), MAX_VALUE_LENGTH)} ⏎ … (${lineCount(value)} lines)`;
+      return `${truncate(first.trim(), MAX_VALUE_LENGTH)} ⏎ … (${countOf(lineCount(value), 'line')})`;
     }
     const cut = truncate(value, MAX_VALUE_LENGTH);
     return bare || !/[\s"]/.test(cut) ? cut : JSON.stringify(cut);
@@ -152,7 +153,7 @@ export function describeOutput(output: ToolOutput): string {
   }
   if (content === '') return 'no output';
   const count = lineCount(content);
-  return count === 1 ? '1 line' : `${count} lines`;
+  return countOf(count, 'line');
 }
 
 /** Word count of reasoning text, for the collapsed summary. */

@@ -1,9 +1,19 @@
 import { closeSync, constants, mkdirSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface, emitKeypressEvents } from 'node:readline';
+import { emitKeypressEvents } from 'node:readline';
+import { neutralizeLine } from '../text/terminal-text.js';
+import { type Completer, type Key, LineEditor } from './line-editor.js';
+import { PromptDrawing } from './prompt-drawing.js';
 
 /** How many prompts the history keeps. */
 export const HISTORY_SIZE = 1000;
+
+export type { Key } from './line-editor.js';
+
+/** Turns bracketed paste on and off (xterm's mode 2004). */
+export const BRACKETED_PASTE_ON = '\x1b[?2004h';
+/** See `BRACKETED_PASTE_ON`. */
+export const BRACKETED_PASTE_OFF = '\x1b[?2004l';
 
 /** What one prompt came to. */
 export type PromptResult =
@@ -12,14 +22,6 @@ export type PromptResult =
   | { type: 'eof' }
   /** Ctrl-C; `hadText` when it cleared a line being typed. */
   | { type: 'interrupt'; hadText: boolean };
-
-/** A key as node:readline's keypress event describes it. */
-export interface Key {
-  name?: string;
-  sequence?: string;
-  ctrl?: boolean;
-  meta?: boolean;
-}
 
 /** Reads the history file: one prompt per line, oldest first; newlines inside a prompt are stored as `\n`. */
 export function loadHistory(file: string): string[] {
@@ -52,17 +54,22 @@ export function saveHistory(file: string, entries: readonly string[]): void {
 }
 
 /**
- * The terminal of an interactive chat. A readline interface exists only while a prompt is read (with the
- * history, newest first as readline keeps it); between prompts the keys are read raw, so that Ctrl-C
- * reaches the running turn and an approval question can take a single key.
+ * The terminal of an interactive chat. Keys are always read raw: at the prompt by the line editor (with the
+ * history, newest first), between prompts by whoever listens, so that Ctrl-C reaches the running turn and an
+ * approval question can take a single key.
  */
 export class Terminal {
   readonly input: NodeJS.ReadStream;
   readonly output: NodeJS.WriteStream;
-  /** Newest first, as readline keeps it. */
+  /** Newest first. */
   #history: string[];
   #keyListener: ((text: string | undefined, key: Key | undefined) => void) | undefined;
   #lastKeyAt = Number.NEGATIVE_INFINITY;
+  #bracketedPaste = false;
+  /** Between the ESC[200~ and ESC[201~ of a paste. */
+  #pasting = false;
+  /** Draws the prompt being read again: after a resize, or from the cursor's row (`fresh`) after Ctrl-Z. */
+  #redrawPrompt: ((fresh: boolean) => void) | undefined;
 
   constructor(options: { input: NodeJS.ReadStream; output: NodeJS.WriteStream; history: readonly string[] }) {
     this.input = options.input;
@@ -86,42 +93,77 @@ export class Terminal {
     return this.output.rows ?? 24;
   }
 
-  /** Reads one line with line editing and history; `initial` is already typed (text kept from a turn). */
-  readLine(prompt: string, initial = ''): Promise<PromptResult> {
-    this.stopKeys();
-    const readline = createInterface({
-      input: this.input,
-      output: this.output,
-      terminal: true,
+  /**
+   * Reads one prompt with line editing and history (`initial` is already typed: text kept from a turn). The
+   * text may span lines; a bracketed paste arrives whole; Tab asks `completer` to complete the word before
+   * the cursor.
+   */
+  readLine(prompt: string, initial = '', options: { completer?: Completer } = {}): Promise<PromptResult> {
+    const editor = new LineEditor({
       history: this.#history,
-      historySize: HISTORY_SIZE,
-      removeHistoryDuplicates: true,
-      prompt,
+      initial,
+      ...(options.completer === undefined ? {} : { completer: options.completer }),
     });
+    const drawing = new PromptDrawing(this.output, prompt);
     return new Promise<PromptResult>((resolve) => {
-      let settled = false;
-      const finish = (result: PromptResult): void => {
-        if (settled) return;
-        settled = true;
-        readline.close();
+      const redraw = (fresh = false): void => {
+        if (fresh) drawing.reset();
+        drawing.draw(editor.view(), this.columns);
+      };
+      const onResize = (): void => redraw();
+      const finish = (result: PromptResult, suffix = ''): void => {
+        this.output.off('resize', onResize);
+        this.#redrawPrompt = undefined;
+        this.stopKeys();
+        drawing.finish(editor.view(), this.columns, suffix);
         resolve(result);
       };
-      readline.on('history', (history: string[]) => {
-        this.#history = [...history];
+      this.output.on('resize', onResize);
+      this.#redrawPrompt = redraw;
+      this.startKeys((key) => {
+        if (key.ctrl === true && key.name === 'z') {
+          this.suspend();
+          return;
+        }
+        const outcome = editor.key(key);
+        if (outcome.type === 'submit') finish({ type: 'line', text: outcome.text });
+        else if (outcome.type === 'eof') finish({ type: 'eof' });
+        else if (outcome.type === 'interrupt') {
+          finish({ type: 'interrupt', hadText: outcome.hadText }, outcome.hadText ? '' : '^C');
+        } else if (outcome.type === 'choices') {
+          // The choices go below the prompt as it stands; the prompt is drawn again under them.
+          drawing.finish(editor.view(), this.columns, '');
+          this.output.write(`${outcome.choices.map((choice) => neutralizeLine(choice)).join('  ')}\n`);
+          redraw(true);
+        } else redraw();
       });
-      readline.on('line', (text: string) => finish({ type: 'line', text }));
-      readline.on('SIGINT', () => {
-        const hadText = readline.line !== '';
-        this.output.write(hadText ? '\n' : '^C\n');
-        finish({ type: 'interrupt', hadText });
-      });
-      readline.on('close', () => {
-        if (!settled) this.output.write('\n');
-        finish({ type: 'eof' });
-      });
-      readline.prompt();
-      if (initial !== '') readline.write(initial);
+      redraw();
     });
+  }
+
+  /** Turns on bracketed paste (a paste arrives between ESC[200~ and ESC[201~); `restore` turns it off. */
+  enableBracketedPaste(): void {
+    if (this.output.isTTY !== true) return;
+    this.#bracketedPaste = true;
+    this.output.write(BRACKETED_PASTE_ON);
+  }
+
+  /**
+   * Ctrl-Z: the terminal is given back (cooked mode, no bracketed paste) and the process stops; when it is
+   * continued (fg), both come back and the prompt is drawn again.
+   */
+  suspend(): void {
+    const listener = this.#keyListener;
+    if (this.input.isTTY) this.input.setRawMode(false);
+    if (this.#bracketedPaste) this.output.write(BRACKETED_PASTE_OFF);
+    process.once('SIGCONT', () => {
+      if (this.#bracketedPaste) this.output.write(BRACKETED_PASTE_ON);
+      if (listener !== undefined && this.#keyListener === listener && this.input.isTTY)
+        this.input.setRawMode(true);
+      this.#redrawPrompt?.(true);
+    });
+    this.output.write('\r\n');
+    process.kill(process.pid, 'SIGTSTP');
   }
 
   /** When the last raw key came in (`performance.now()`); -Infinity before the first. */
@@ -134,7 +176,11 @@ export class Terminal {
     this.stopKeys();
     const onKeypress = (_text: string | undefined, key: Key | undefined): void => {
       this.#lastKeyAt = performance.now();
-      if (key !== undefined) listener(key);
+      if (key === undefined) return;
+      if (key.name === 'paste-start') this.#pasting = true;
+      const pasted = this.#pasting;
+      if (key.name === 'paste-end') this.#pasting = false;
+      listener(pasted ? { ...key, pasted } : key);
     };
     this.#keyListener = onKeypress;
     this.input.on('keypress', onKeypress);
@@ -189,11 +235,13 @@ export class Terminal {
   /** Gives the terminal back as it was: cooked mode and a visible cursor. */
   restore(): void {
     this.stopKeys();
+    if (this.#bracketedPaste) this.output.write(BRACKETED_PASTE_OFF);
+    this.#bracketedPaste = false;
     this.output.write('\x1b[?25h');
   }
 }
 
-/** True for Ctrl-C. */
+/** True for Ctrl-C typed (a pasted ^C is text). */
 export function isInterrupt(key: Key): boolean {
-  return key.ctrl === true && key.name === 'c';
+  return key.ctrl === true && key.name === 'c' && key.pasted !== true;
 }

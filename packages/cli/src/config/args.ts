@@ -344,6 +344,5 @@ Environment:
   YOUYOU_HOME                         replaces ~/.youyou (config.json, youyou.db, history, skills/)
   NO_COLOR                            turns colours off
 
-Interactive commands: /help /skills /sessions /resume ID /new /reasoning /exit
 `;
 }

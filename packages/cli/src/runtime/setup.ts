@@ -2,6 +2,7 @@ import {
   type Agent,
   AgentBuilder,
   type AgentError,
+  type Approver,
   type HasProvider,
   type MemoryStorage,
   type Plugin,
@@ -73,6 +74,13 @@ export interface CliRuntime<Sessions extends SessionStorage = SqliteSessionStora
   sandbox: { mode: SandboxMode; network: boolean };
   /** The options of every turn: the approver that decides the calls needing approval (none in `serve`). */
   turnOptions: TurnRunOptions;
+  /** Long-term memories (the CLI keeps them in the `default` namespace). */
+  memories: MemoryStorage;
+  /**
+   * Runs `work` (a turn) with the mutating tools refused: each of their calls is denied with `reason`, --yes
+   * and allow rules notwithstanding. For turns that must only look, like /init's.
+   */
+  withReadOnlyTools<T>(reason: string, work: () => Promise<T>): Promise<T>;
   /** Shuts the agent down (closing its session), then MCP servers and the database. Never rejects. */
   close(): Promise<void>;
 }
@@ -120,6 +128,11 @@ interface Host {
   models: SwitchableProvider;
 }
 
+/** Set while a turn may only look (`withReadOnlyTools`): why its mutating calls are refused. */
+interface ReadOnlyTurn {
+  reason: string | undefined;
+}
+
 /** What the set-up has started and must stop if a later step fails. */
 interface Started {
   mcp?: McpServerSet | undefined;
@@ -137,9 +150,10 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
   const host = await prepareHost(options);
   const storage = await options.openStorage();
   const started: Started = {};
+  const readOnly: ReadOnlyTurn = { reason: undefined };
   try {
     started.telemetry = await startTelemetry({ env: options.env, warn: options.warn });
-    const { tools, turnOptions } = await assembleTools({ options, host, started });
+    const { tools, turnOptions } = await assembleTools({ options, host, started, readOnly });
     const skills = await loadSkills({ settings: options.settings, tools, warn: options.warn });
     const builder = agentBuilder({ options, host, storage });
     if (started.telemetry !== undefined) builder.registerPlugin(started.telemetry.plugin);
@@ -163,6 +177,15 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       tools,
       sandbox: { mode: host.shellSandbox.mode, network: host.shellSandbox.network },
       turnOptions,
+      memories: storage.memories,
+      withReadOnlyTools: async (reason, work) => {
+        readOnly.reason = reason;
+        try {
+          return await work();
+        } finally {
+          readOnly.reason = undefined;
+        }
+      },
       close: async () => {
         await agent.shutdown();
         // After the agent: its shutdown ends the spans still open, then they are sent.
@@ -209,8 +232,9 @@ async function assembleTools(parts: {
   options: RuntimeOptions<SessionStorage>;
   host: Host;
   started: Started;
+  readOnly: ReadOnlyTurn;
 }): Promise<{ tools: ToolHandler[]; turnOptions: TurnRunOptions }> {
-  const { options, host, started } = parts;
+  const { options, host, started, readOnly } = parts;
   const { settings, warn } = options;
   const { shellSandbox } = host;
   const workspaceTools = workspaceToolsOf({
@@ -260,14 +284,23 @@ async function assembleTools(parts: {
     // Leave the runtime's window a margin, so the model is told nobody answered, in the gate's words.
     answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
   });
+  const mutating = mutatingToolNames(unique);
   const tools = unique.map((tool): ToolHandler => {
     if (held)
       return options.mutatingNeedApproval === true && tool.isMutating
         ? { ...tool, needsApproval: true }
         : tool;
-    return { ...tool, needsApproval: (args: unknown) => gate.needsApproval(tool.name, args) };
+    return {
+      ...tool,
+      needsApproval: async (args: unknown) =>
+        (readOnly.reason !== undefined && mutating.has(tool.name)) || gate.needsApproval(tool.name, args),
+    };
   });
-  return { tools, turnOptions: held ? {} : { approve: gate.approve, approvalTimeoutMs: toolTimeoutMs } };
+  const approve: Approver = (request, signal) =>
+    readOnly.reason !== undefined && mutating.has(request.toolName)
+      ? { type: 'deny', reason: readOnly.reason }
+      : gate.approve(request, signal);
+  return { tools, turnOptions: held ? {} : { approve, approvalTimeoutMs: toolTimeoutMs } };
 }
 
 /** The bound on tool calls and hooks: the config file's toolTimeoutMs, or the runtime's default. */

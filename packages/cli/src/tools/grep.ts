@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { countOf } from '../text/plural.js';
 import { ConfinementError, isBinaryContent, openFileToRead, openInside } from './confined-fs.js';
 import { compileGlob } from './glob-pattern.js';
 import { compileLinearRegex, type LinearPattern } from './linear-pattern.js';
@@ -228,7 +229,10 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
       `[stopped at ${maxResults} matching lines; narrow the pattern, path or glob, or raise maxResults]`,
     );
   }
-  if (skippedLarge > 0) notes.push(`[${skippedLarge} files over 16 MiB were not searched]`);
+  if (skippedLarge > 0)
+    notes.push(
+      `[${countOf(skippedLarge, 'file')} over 16 MiB ${skippedLarge === 1 ? 'was' : 'were'} not searched]`,
+    );
   if (results.length === 0)
     return success([`no lines match /${pattern}/ in '${given}'`, ...notes].join('\n'));
   return success([...results, ...notes].join('\n'));

@@ -1,6 +1,7 @@
 import { lstat, readlink, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { countOf } from '../text/plural.js';
 import { ConfinementError, entryPath, namesIn, type OpenedInside, openInside } from './confined-fs.js';
 import {
   argumentsOf,
@@ -69,7 +70,7 @@ async function listDir(workspace: Workspace, input: ToolInput): Promise<ToolOutp
   } finally {
     await folder.handle.close();
   }
-  const header = `${displayPath(workspace, folder.real)}/ (${names.length} entries)`;
+  const header = `${displayPath(workspace, folder.real)}/ (${countOf(names.length, 'entry', 'entries')})`;
   if (names.length === 0) return success(`${header}\n(empty directory)`);
   lines.unshift(header);
   if (names.length > LIST_DIR_MAX_ENTRIES) {
@@ -92,7 +93,7 @@ async function describeEntry(options: {
   try {
     const stats = await lstat(absolute);
     if (stats.isDirectory()) return `${name}/`;
-    if (stats.isFile()) return `${name}  (${stats.size} bytes)`;
+    if (stats.isFile()) return `${name}  (${countOf(stats.size, 'byte')})`;
     if (stats.isSymbolicLink()) {
       const target = await readlink(absolute);
       const real = await realpath(absolute).catch(() => undefined);

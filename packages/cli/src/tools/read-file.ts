@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { countOf } from '../text/plural.js';
 import { ConfinementError, isBinaryContent, openFileToRead } from './confined-fs.js';
 import {
   argumentsOf,
@@ -123,7 +124,7 @@ async function readLines(options: {
   }
   if (lineNumber === 0) return `(${options.given} is empty)`;
   if (shown.length === 0 && stoppedAt === undefined) {
-    return `(${options.given} has only ${lineNumber} lines; startLine ${startLine} is past the end)`;
+    return `(${options.given} has only ${countOf(lineNumber, 'line')}; startLine ${startLine} is past the end)`;
   }
   if (stoppedAt !== undefined) {
     shown.push(

@@ -1,4 +1,5 @@
 import type { ToolHandler, ToolInput, ToolOutput } from '@youyou/agent';
+import { countOf } from '../text/plural.js';
 import { ConfinementError, type OpenedInside, openInside, replaceContent } from './confined-fs.js';
 import {
   argumentsOf,
@@ -79,7 +80,7 @@ async function writeFileTool(workspace: Workspace, input: ToolInput): Promise<To
     }
     const bytes = Buffer.byteLength(content);
     return success(
-      `${existed ? 'Replaced' : 'Created'} ${displayPath(workspace, opened.real)} (${bytes} bytes written)`,
+      `${existed ? 'Replaced' : 'Created'} ${displayPath(workspace, opened.real)} (${countOf(bytes, 'byte')} written)`,
     );
   } catch (error) {
     if (error instanceof ConfinementError) return failure(error.message);

@@ -10,6 +10,10 @@ export interface TmuxSession {
   keys(...keys: string[]): Promise<void>;
   /** Types text literally. */
   type(text: string): Promise<void>;
+  /** Pastes `text` as a terminal does: bracketed (ESC[200~ … ESC[201~) when the program turned that mode on. */
+  paste(text: string): Promise<void>;
+  /** Sends `bytes` to the program as they are (escape sequences of keys tmux has no name for). */
+  raw(bytes: string): Promise<void>;
   /** The visible screen as text. */
   screen(): Promise<string>;
   /** The process id of the program running in the pane. */
@@ -95,6 +99,14 @@ export async function startTmux(options: {
     },
     type: async (text) => {
       await tmux('send-keys', '-t', 'main', '-l', text);
+    },
+    paste: async (text) => {
+      await tmux('set-buffer', '-b', 'paste', '--', text);
+      await tmux('paste-buffer', '-p', '-d', '-b', 'paste', '-t', 'main');
+    },
+    raw: async (bytes) => {
+      const hex = Array.from(Buffer.from(bytes, 'utf8'), (byte) => byte.toString(16).padStart(2, '0'));
+      await tmux('send-keys', '-t', 'main', '-H', ...hex);
     },
     screen,
     panePid: async () =>

@@ -3,6 +3,7 @@ import type { Styles } from '../../chat/format.js';
 import type { CliRuntime } from '../../runtime/setup.js';
 import { packageVersion } from '../../runtime/version.js';
 import { shortId } from '../../sessions/workspace-sessions.js';
+import { countOf } from '../../text/plural.js';
 import { neutralize, neutralizeLine } from '../../text/terminal-text.js';
 
 /** The chat's first lines: the version, the model and where it runs, the sandbox, the keys. */
@@ -31,7 +32,9 @@ export function resumedText(options: { session: Session; messageCount: number; s
     .filter(
       (message) => (message.type === 'user' || message.type === 'assistant') && textOf(message).trim() !== '',
     );
-  const lines = [styles.dim(`Resumed session ${shortId(session.id)} · ${options.messageCount} messages\n`)];
+  const lines = [
+    styles.dim(`Resumed session ${shortId(session.id)} · ${countOf(options.messageCount, 'message')}\n`),
+  ];
   for (const message of shown.slice(-4)) {
     const rows = textOf(message).trim().split('\n');
     const text = neutralize(rows.length > 6 ? `${rows.slice(0, 6).join('\n')}\n…` : rows.join('\n'));

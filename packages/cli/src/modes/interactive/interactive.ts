@@ -1,5 +1,6 @@
-import type { AgentError, RunningTurn, Session } from '@youyou/agent';
+import type { AgentError, AgentEventPayload, RunningTurn, Session, ToolOutput } from '@youyou/agent';
 import type { ApprovalAnswer, ApprovalRequest } from '../../approval/policy.js';
+import type { ApprovalRule } from '../../approval/rules.js';
 import { createStyles, plainMessage, type Styles } from '../../chat/format.js';
 import type { MarkdownStream } from '../../chat/markdown.js';
 import { loadMarkdownStream } from '../../chat/markdown-load.js';
@@ -12,7 +13,9 @@ import { newWorkspaceSession, openSession } from '../../sessions/open-session.js
 import { storedMessageCount } from '../../sessions/session-table.js';
 import { neutralize } from '../../text/terminal-text.js';
 import { ApprovalAsker } from './approval-asker.js';
+import { bangContextBlock, bangScreenText, runBangCommand } from './bang-command.js';
 import { bannerText, resumedText } from './banner.js';
+import { attachMentions, completeMention, type MentionScope, mentionNotesText } from './mentions.js';
 import { type ChatCommandContext, COMMAND, runSlashCommand } from './slash-commands.js';
 import { TypeAhead } from './type-ahead.js';
 
@@ -36,6 +39,12 @@ class Chat {
   #view: TurnView | undefined;
   /** Set when the resumed session's last turn was cut by a crash: the next prompt offers to continue it. */
   #offerContinue = false;
+  /** The last turn's final answer, for /init. */
+  #answer = { text: '', completed: false };
+  /** The rules the user chose with "always" in this run. */
+  readonly #alwaysRules: ApprovalRule[] = [];
+  /** `!command` blocks waiting for the next message. */
+  readonly #commandOutputs: string[] = [];
   /** Set by /exit: the loop ends after the command. */
   #leaving = false;
 
@@ -103,7 +112,9 @@ class Chat {
       if (queued !== undefined) result = { type: 'line', text: queued };
       else {
         // Text typed during the last turn without Enter is already on the new prompt line.
-        result = await this.#terminal.readLine(prompt, this.#typeAhead.takeTyped());
+        result = await this.#terminal.readLine(prompt, this.#typeAhead.takeTyped(), {
+          completer: (word) => completeMention(this.#mentionScope(), word),
+        });
       }
       if (result.type === 'eof') return this.#leave();
       if (result.type === 'interrupt') {
@@ -116,6 +127,10 @@ class Chat {
       this.#interruptedOnce = false;
       const text = result.text.trim();
       if (text === '') continue;
+      if (text.startsWith('!') && text.length > 1) {
+        await this.#bang(text.slice(1).trim());
+        continue;
+      }
       const command = COMMAND.exec(text);
       if (
         command !== null &&
@@ -127,9 +142,46 @@ class Chat {
         if (this.#leaving) return this.#leave();
         continue;
       }
-      const outcome = await this.#turn(result.text);
+      const outcome = await this.#turn(await this.#messageOf(result.text));
       if (outcome === 'exit') return this.#leave();
     }
+  }
+
+  /** What the model gets for a typed message: the `!command` outputs kept for it, then the text, then @files. */
+  async #messageOf(text: string): Promise<string> {
+    const attached = await attachMentions(this.#mentionScope(), text);
+    this.#write(mentionNotesText(attached.notes, this.#styles));
+    const commands = this.#commandOutputs.splice(0);
+    return commands.length === 0 ? attached.text : `${commands.join('\n\n')}\n\n${attached.text}`;
+  }
+
+  #mentionScope(): MentionScope {
+    return {
+      root: this.#settings.cwd,
+      hiddenPaths: this.#settings.sandbox.hiddenPaths,
+      rules: this.#settings.approvalRules,
+      tools: this.#runtime.tools,
+    };
+  }
+
+  /** `!command`: runs it in the shell's sandbox, shows its output and keeps it for the next message. */
+  async #bang(command: string): Promise<void> {
+    const controller = new AbortController();
+    let output: ToolOutput = { content: '', isError: false };
+    await this.#withStatus(
+      `running ${command}`,
+      async () => {
+        output = await runBangCommand({
+          tools: this.#runtime.tools,
+          command,
+          sessionId: this.#session?.id,
+          signal: controller.signal,
+        });
+      },
+      () => controller.abort(),
+    );
+    this.#write(bangScreenText(output, this.#styles));
+    this.#commandOutputs.push(bangContextBlock(command, output));
   }
 
   /** Closes the current session (SessionEnd, memory extraction) with a status line while it runs. */
@@ -140,12 +192,14 @@ class Chat {
     await this.#withStatus('saving the session', () => session.close());
   }
 
-  /** Runs `work` under a status line; Ctrl-C meanwhile leaves the program at once. */
-  async #withStatus(status: string, work: () => Promise<void>): Promise<void> {
+  /** Runs `work` under a status line; Ctrl-C meanwhile calls `onInterrupt`, or leaves the program at once. */
+  async #withStatus(status: string, work: () => Promise<void>, onInterrupt?: () => void): Promise<void> {
     const view = this.#newView();
     view.status(status);
     this.#terminal.startKeys((key) => {
-      if (isInterrupt(key)) this.#hardExit();
+      if (!isInterrupt(key)) return;
+      if (onInterrupt === undefined) this.#hardExit();
+      onInterrupt();
     });
     try {
       await work();
@@ -174,6 +228,17 @@ class Chat {
       leave: () => {
         this.#leaving = true;
       },
+      settings: this.#settings,
+      confirm: async (question) => {
+        const answer = await this.#terminal.readLine(question);
+        return answer.type === 'line' && /^\s*y(es)?\s*$/i.test(answer.text);
+      },
+      runTurn: async (text) => {
+        this.#answer = { text: '', completed: false };
+        if ((await this.#turn(text)) === 'exit') this.#leaving = true;
+        return this.#answer.completed ? this.#answer.text : undefined;
+      },
+      alwaysRules: () => this.#alwaysRules,
     };
   }
 
@@ -236,6 +301,11 @@ class Chat {
     });
     this.#terminal.startKeys((key) => {
       const question = this.#asker.current;
+      // A paste is text for the next message: it never answers a question nor cancels the turn.
+      if (key.pasted === true) {
+        if (question === undefined) this.#typeAhead.key(key, view, this.#session);
+        return;
+      }
       if (question !== undefined) {
         question.key(key, () => {
           cancelled = true;
@@ -265,6 +335,7 @@ class Chat {
         const next = await Promise.race([iterator.next(), stopped.then(() => undefined)]);
         if (next === undefined || next.done === true) break;
         view.handle(next.value);
+        this.#noteAnswer(next.value.payload);
       }
     } finally {
       view.close();
@@ -275,9 +346,19 @@ class Chat {
     return exit ? 'exit' : 'done';
   }
 
+  /** Keeps the text of the turn's final answer (what follows its last tool call) and whether it completed. */
+  #noteAnswer(payload: AgentEventPayload): void {
+    if (payload.type === 'text_delta') this.#answer.text += payload.text;
+    else if (payload.type === 'tool_call_start' || payload.type === 'output_repair') this.#answer.text = '';
+    else if (payload.type === 'turn_complete') this.#answer.completed = true;
+  }
+
   /** The approval question for a mutating tool; called from the turn's approver. */
-  ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-    return this.#asker.ask(request, signal);
+  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    const answer = await this.#asker.ask(request, signal);
+    // The gate adds the rule for the rest of the run; /permissions shows it.
+    if (answer.type === 'always') this.#alwaysRules.push(answer.rule);
+    return answer;
   }
 
   /** Leaves: the session is closed (memories extracted), then everything else. */
@@ -306,6 +387,16 @@ export async function runInteractive(options: {
     output: io.stdout,
     history: loadHistory(settings.historyPath),
   });
+  terminal.enableBracketedPaste();
+  // A crash must not leave the shell with bracketed paste on (its pastes would show ESC[200~).
+  const onExit = (): void => terminal.restore();
+  process.once('exit', onExit);
+  // SIGTERM ends youyou as before (no 'exit' event comes without this), and gives the terminal back first.
+  const onTerminate = (): void => {
+    terminal.restore();
+    process.exit(143);
+  };
+  process.once('SIGTERM', onTerminate);
   let chat: Chat | undefined;
   // A claim on the session that could not be renewed is said on stderr, not on the console of a library.
   const onBackgroundError = (error: AgentError) => io.warn(plainMessage(error.message));
@@ -341,6 +432,8 @@ export async function runInteractive(options: {
   } finally {
     saveHistory(settings.historyPath, terminal.history);
     terminal.restore();
+    process.off('exit', onExit);
+    process.off('SIGTERM', onTerminate);
     await runtime.close();
   }
 }

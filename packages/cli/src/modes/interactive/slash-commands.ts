@@ -10,12 +10,18 @@ import { formatSessionTable, storedMessageCount } from '../../sessions/session-t
 import { resolveSessionId, workspacesOf } from '../../sessions/workspace-sessions.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
 import { formatSkills, interactiveHelp } from './help.js';
+import {
+  initAgentsFile,
+  memoryCommand,
+  permissionsText,
+  type WorkspaceCommandContext,
+} from './workspace-commands.js';
 
 /** A slash command line: `/name` and what follows it. */
 export const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;
 
 /** What a slash command can see and do of the chat it runs in. */
-export interface ChatCommandContext {
+export interface ChatCommandContext extends WorkspaceCommandContext {
   readonly runtime: CliRuntime;
   readonly color: boolean;
   readonly styles: Styles;
@@ -104,6 +110,15 @@ export async function runSlashCommand(
             : 'Reasoning is collapsed to one line.\n',
         ),
       );
+      return 'done';
+    case 'init':
+      await initAgentsFile(context);
+      return 'done';
+    case 'memory':
+      await memoryCommand(context, argument);
+      return 'done';
+    case 'permissions':
+      context.write(permissionsText(context));
       return 'done';
     case 'exit':
     case 'quit':

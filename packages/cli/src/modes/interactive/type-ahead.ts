@@ -7,7 +7,7 @@ import { COMMAND } from './slash-commands.js';
 
 /**
  * What the user types while a turn runs. Enter steers the turn with it: the model reads it at the turn's
- * next step (after the running tool calls, or right after its answer). A /command is kept and run when the
+ * next step (after the running tool calls, or right after its answer). A /command or !command is kept and run when the
  * turn ends; text without Enter is put back at the next prompt.
  */
 export class TypeAhead {
@@ -30,6 +30,13 @@ export class TypeAhead {
 
   /** Takes one key typed while the turn that `view` shows runs in `session`. */
   key(key: Key, view: TurnView, session: Session | undefined): void {
+    if (key.pasted === true) {
+      // Pasted text is kept as it is: its CR adds a line and sends nothing.
+      if (key.name !== 'paste-start' && key.name !== 'paste-end') {
+        this.#typed += (key.sequence ?? '').replace(/\r\n?/g, '\n');
+      }
+      return;
+    }
     if (key.name === 'return' || key.name === 'enter') {
       this.#send(view, session);
       return;
@@ -47,7 +54,8 @@ export class TypeAhead {
   #send(view: TurnView, session: Session | undefined): void {
     const text = this.takeTyped();
     if (text.trim() === '') return;
-    if (COMMAND.test(text.trim()) || session === undefined) {
+    // A /command, and a !command (it runs in the sandbox, not in the model's turn), wait for the turn's end.
+    if (COMMAND.test(text.trim()) || /^\s*!\S/.test(text) || session === undefined) {
       this.queued.push(text);
       view.line(this.#styles.dim(`› ${neutralizeLine(text)}  (queued: runs when this turn ends)`));
       return;

@@ -6,6 +6,7 @@ import { ConfigError } from '../../config/values.js';
 import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, type RuntimeStorage, setUpRuntime } from '../../runtime/setup.js';
 import { type ServeWorkspaces, serveWorkspaces } from '../../runtime/tenant-workspaces.js';
+import { countOf } from '../../text/plural.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
 import { type DatabaseTarget, databaseTarget, openServeDatabase, redacted } from './database.js';
 import { moveTenantMemories } from './tenant-memories.js';
@@ -44,7 +45,9 @@ async function withTenantMemoriesMoved(options: {
       namespaceOf: tenantMemoryNamespace,
     });
     if (moved > 0)
-      options.io.stderr.write(`youyou: ${moved} memories of tenants' sessions moved to their tenants\n`);
+      options.io.stderr.write(
+        `youyou: ${countOf(moved, 'memory', 'memories')} of tenants' sessions moved to their tenants\n`,
+      );
     return storage;
   } catch (error) {
     await storage.close().catch(() => undefined);
