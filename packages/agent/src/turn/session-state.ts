@@ -177,10 +177,6 @@ export class SessionState {
   }
 }
 
-/** The state of a session before any of its events is replayed or saved: a new session, a resumed or a sub-agent's one. */
-function newSessionState(options: ConstructorParameters<typeof SessionState>[0]): SessionState {
-  return new SessionState(options);
-}
 
 /** One running turn, as its sub-agents see it. */
 interface TurnLink {
