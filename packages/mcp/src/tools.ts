@@ -41,7 +41,18 @@ export function toToolHandlers(options: { server: ServerClient; tools: readonly 
       parametersSchema: toParametersSchema(tool.inputSchema),
       isMutating: tool.annotations?.readOnlyHint !== true,
       idempotent: tool.annotations?.idempotentHint === true,
-      execute: (input) => server.callTool({ toolName, arguments: input.arguments, signal: input.signal }),
+      execute: (input) =>
+        server.callTool({
+          toolName,
+          arguments: input.arguments,
+          signal: input.signal,
+          call: {
+            sessionId: input.sessionId,
+            turnId: input.turnId,
+            callId: input.callId,
+            toolName: names[index] ?? toolName,
+          },
+        }),
     };
   });
 }
