@@ -1,4 +1,4 @@
-import type { McpServerConfig, McpServerSet } from '@youyou/mcp';
+import type { ElicitationHandler, McpServerConfig, McpServerSet } from '@youyou/mcp';
 import type { McpServerSetting } from '../config/schema.js';
 
 /** How long MCP servers may take to connect before the user is told that youyou is waiting for them. */
@@ -59,6 +59,8 @@ export async function connectServers(options: {
   configs: McpServerConfig[];
   notice: (text: string) => void;
   warn: (text: string) => void;
+  /** Answers the servers' questions (elicitation). */
+  onElicitation: ElicitationHandler;
 }): Promise<McpServerSet> {
   const { connectMcpServers } = await import('@youyou/mcp');
   const names = options.configs.map((config) => config.name).join(', ');
@@ -67,7 +69,7 @@ export async function connectServers(options: {
     CONNECTING_NOTICE_AFTER_MS,
   );
   try {
-    const set = await connectMcpServers(options.configs);
+    const set = await connectMcpServers(options.configs, { onElicitation: options.onElicitation });
     for (const failure of set.failures) options.warn(messageOf(failure.error));
     return set;
   } finally {

@@ -10,7 +10,7 @@ import {
   type TurnRunOptions,
 } from '@youyou/agent';
 // Types only: MCP and SQLite are imported where they are used, so that `--help` does not load them.
-import type { McpServerSet } from '@youyou/mcp';
+import type { ElicitationHandler, McpServerConnection, McpServerSet } from '@youyou/mcp';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
 import {
   type ApprovalPolicy,
@@ -66,6 +66,8 @@ export interface CliRuntime<Sessions extends SessionStorage = SqliteSessionStora
   switchModel(name: string): Promise<ChosenProvider>;
   skills: SkillDefinition[];
   tools: ToolHandler[];
+  /** The MCP servers that connected (their prompts are `/server:prompt` commands). */
+  mcpServers: readonly McpServerConnection[];
   /** How the shell really runs: the mode in force (danger-full-access after a chosen fallback too). */
   sandbox: { mode: SandboxMode; network: boolean };
   /** The options of every turn: the approver that decides the calls needing approval (none in `serve`). */
@@ -100,6 +102,8 @@ export interface RuntimeOptions<Sessions extends SessionStorage = SqliteSessionS
   approvalWindowMs?: number;
   /** Each session's own workspace folder (`youyou serve`'s tenants); without it every session works in the cwd. */
   workspaces?: WorkspaceRouting;
+  /** Answers MCP servers' questions (elicitation); default: every question is declined (no one to ask). */
+  onElicitation?: ElicitationHandler;
 }
 
 /** What the host gives every part before any storage opens: the sandbox, the tools' environment, the model. */
@@ -150,6 +154,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       },
       skills,
       tools,
+      mcpServers: mcp?.connections ?? [],
       sandbox: { mode: host.shellSandbox.mode, network: host.shellSandbox.network },
       turnOptions,
       close: async () => {
@@ -223,7 +228,12 @@ async function assembleTools(parts: {
       validateServerConfig,
     });
     if (configs.length > 0) {
-      started.mcp = await connectServers({ configs, notice: options.notice ?? warn, warn });
+      started.mcp = await connectServers({
+        configs,
+        notice: options.notice ?? warn,
+        warn,
+        onElicitation: options.onElicitation ?? (async () => ({ action: 'decline' })),
+      });
     }
   }
   const toolTimeoutMs = toolTimeoutOf(settings);
