@@ -6,7 +6,7 @@ import type { Sandbox } from './cli.js';
 
 /** The @youyou/mcp tests' McpServer fixture: resources, prompts, elicitation, a changing tool list. */
 export const FULL_MCP_SERVER = fileURLToPath(
-  new URL('../../mcp/test/fixtures/full-server.mjs', import.meta.url),
+  new URL('../../../mcp/test/fixtures/full-server.mjs', import.meta.url),
 );
 
 /** Registers the fixture as the MCP server "full"; returns the file it records its events in. */

@@ -25,6 +25,7 @@ export function interactiveHelp(color: boolean): string {
     ['/clear', 'clear the screen and start a new session'],
     ['/model NAME', 'switch to model NAME for the rest of this session (/model shows the current one)'],
     ['/reasoning', 'toggle showing the model’s reasoning in full instead of one summary line'],
+    ['/prompts', 'the MCP servers’ prompts; /SERVER:PROMPT [key=value | value …] sends one'],
     ['/exit', 'leave (also Ctrl-D at an empty prompt, or Ctrl-C twice)'],
   ];
   const lines = rows.map(([command, text]) => `${styles.cyan(command.padEnd(16))}${text}`);

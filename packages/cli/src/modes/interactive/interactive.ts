@@ -1,10 +1,18 @@
 import type { AgentError, RunningTurn, Session } from '@youyou/agent';
+import type { ElicitationAnswer, ElicitationRequest } from '@youyou/mcp';
 import type { ApprovalAnswer, ApprovalRequest } from '../../approval/policy.js';
 import { createStyles, plainMessage, type Styles } from '../../chat/format.js';
 import type { MarkdownStream } from '../../chat/markdown.js';
 import { loadMarkdownStream } from '../../chat/markdown-load.js';
 import { TurnView } from '../../chat/render.js';
-import { isInterrupt, loadHistory, type PromptResult, saveHistory, Terminal } from '../../chat/terminal.js';
+import {
+  isInterrupt,
+  type Key,
+  loadHistory,
+  type PromptResult,
+  saveHistory,
+  Terminal,
+} from '../../chat/terminal.js';
 import type { CliSettings } from '../../config/config.js';
 import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
@@ -13,6 +21,8 @@ import { storedMessageCount } from '../../sessions/session-table.js';
 import { neutralize } from '../../text/terminal-text.js';
 import { ApprovalAsker } from './approval-asker.js';
 import { bannerText, resumedText } from './banner.js';
+import { ElicitationAsker } from './elicitation-asker.js';
+import { MCP_PROMPT_COMMAND, promptMessage } from './mcp-prompts.js';
 import { type ChatCommandContext, COMMAND, runSlashCommand } from './slash-commands.js';
 import { TypeAhead } from './type-ahead.js';
 
@@ -32,6 +42,11 @@ class Chat {
   /** The last thing the user did was Ctrl-C: one more exits. */
   #interruptedOnce = false;
   readonly #asker: ApprovalAsker;
+  readonly #elicitations: ElicitationAsker;
+  /** While an MCP server's question is on screen: the turn's events wait for it, and this redraws the view. */
+  #question: { answered: Promise<void>; release: () => void } | undefined;
+  /** The key handler of the turn being shown; an MCP server's question hands the keys back to it. */
+  #turnKeys: ((key: Key) => void) | undefined;
   readonly #typeAhead: TypeAhead;
   #view: TurnView | undefined;
   /** Set when the resumed session's last turn was cut by a crash: the next prompt offers to continue it. */
@@ -53,6 +68,17 @@ class Chat {
       quietMs: options.settings.approvalQuietMs,
       write: (text) => this.#write(text),
       beforeAsking: () => this.#view?.pause(),
+    });
+    this.#elicitations = new ElicitationAsker({
+      terminal: options.terminal,
+      styles: this.#styles,
+      write: (text) => this.#write(text),
+      inTurn: (ask) => this.#asker.inTurn(ask),
+      beforeAsking: () => this.#holdView(),
+      afterAsking: () => {
+        if (this.#turnKeys !== undefined) this.#terminal.startKeys(this.#turnKeys);
+        this.#releaseView();
+      },
     });
   }
 
@@ -116,6 +142,11 @@ class Chat {
       this.#interruptedOnce = false;
       const text = result.text.trim();
       if (text === '') continue;
+      const promptCommand = MCP_PROMPT_COMMAND.exec(text);
+      if (promptCommand !== null) {
+        if ((await this.#promptTurn(promptCommand)) === 'exit') return this.#leave();
+        continue;
+      }
       const command = COMMAND.exec(text);
       if (
         command !== null &&
@@ -130,6 +161,21 @@ class Chat {
       const outcome = await this.#turn(result.text);
       if (outcome === 'exit') return this.#leave();
     }
+  }
+
+  /** `/server:prompt …`: a turn whose user message is the prompt as its server fills it in. */
+  async #promptTurn(command: RegExpExecArray): Promise<'done' | 'exit'> {
+    const message = await promptMessage({
+      servers: this.#runtime.mcpServers,
+      server: command[1] ?? '',
+      prompt: command[2] ?? '',
+      argumentLine: command[3] ?? '',
+    });
+    if ('problem' in message) {
+      this.#write(this.#styles.red(`${message.problem}\n`));
+      return 'done';
+    }
+    return this.#turn('', (session) => session.sendMessage(message, this.#runtime.turnOptions));
   }
 
   /** Closes the current session (SessionEnd, memory extraction) with a status line while it runs. */
@@ -234,7 +280,7 @@ class Chat {
     const stopped = new Promise<void>((resolve) => {
       stop = resolve;
     });
-    this.#terminal.startKeys((key) => {
+    this.#turnKeys = (key) => {
       const question = this.#asker.current;
       if (question !== undefined) {
         question.key(key, () => {
@@ -257,18 +303,22 @@ class Chat {
       this.#interruptedOnce = true;
       view.status('cancelling');
       turn.cancel();
-    });
+    };
+    this.#terminal.startKeys(this.#turnKeys);
     view.status('thinking');
     try {
       const iterator = turn[Symbol.asyncIterator]();
       for (;;) {
         const next = await Promise.race([iterator.next(), stopped.then(() => undefined)]);
         if (next === undefined || next.done === true) break;
+        // An MCP server's question is on screen: the event is drawn once it is answered.
+        if (this.#question !== undefined) await this.#question.answered;
         view.handle(next.value);
       }
     } finally {
       view.close();
       this.#view = undefined;
+      this.#turnKeys = undefined;
       this.#terminal.stopKeys();
     }
     if (!cancelled) this.#interruptedOnce = false;
@@ -278,6 +328,37 @@ class Chat {
   /** The approval question for a mutating tool; called from the turn's approver. */
   ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
     return this.#asker.ask(request, signal);
+  }
+
+  /**
+   * An MCP server's question (elicitation). It is asked only while a turn runs (a tool of the server asks
+   * it); at the prompt, where the line being typed has the keys, it is declined.
+   */
+  elicit(request: ElicitationRequest): Promise<ElicitationAnswer> {
+    if (this.#turnKeys === undefined) return Promise.resolve({ action: 'decline' });
+    return this.#elicitations.ask(request);
+  }
+
+  /** Holds the turn's view for a question: its region off the screen, its events waiting. */
+  #holdView(): void {
+    const redraw = this.#view?.holdForQuestion();
+    let answered: (() => void) | undefined;
+    const promise = new Promise<void>((resolve) => {
+      answered = resolve;
+    });
+    this.#question = {
+      answered: promise,
+      release: () => {
+        redraw?.();
+        answered?.();
+      },
+    };
+  }
+
+  #releaseView(): void {
+    const question = this.#question;
+    this.#question = undefined;
+    question?.release();
   }
 
   /** Leaves: the session is closed (memories extracted), then everything else. */
@@ -319,6 +400,8 @@ export async function runInteractive(options: {
           ask: (request, signal) =>
             chat === undefined ? Promise.resolve({ type: 'deny' }) : chat.ask(request, signal),
         },
+    onElicitation: (request) =>
+      chat === undefined ? Promise.resolve({ action: 'decline' }) : chat.elicit(request),
     warn: io.warn,
     notice: (text) => io.stderr.write(`${text}\n`),
     onBackgroundError,

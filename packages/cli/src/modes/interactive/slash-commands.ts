@@ -10,6 +10,7 @@ import { formatSessionTable, storedMessageCount } from '../../sessions/session-t
 import { resolveSessionId, workspacesOf } from '../../sessions/workspace-sessions.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
 import { formatSkills, interactiveHelp } from './help.js';
+import { listPromptCommands } from './mcp-prompts.js';
 
 /** A slash command line: `/name` and what follows it. */
 export const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;
@@ -104,6 +105,9 @@ export async function runSlashCommand(
             : 'Reasoning is collapsed to one line.\n',
         ),
       );
+      return 'done';
+    case 'prompts':
+      context.write(await listPromptCommands({ servers: runtime.mcpServers, styles }));
       return 'done';
     case 'exit':
     case 'quit':
