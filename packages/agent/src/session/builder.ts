@@ -123,7 +123,7 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
         throw invalidConfig(`fallbackModels: '${modelId}' is not offered by any registered provider`);
       }
     }
-    const toolNames = this.validateTools();
+    const toolNames = validateToolHandlers(this.tools);
     validateSkills({ skills: this.skills, toolNames });
     this.validatePlugins();
     if (this.sessionStorages.length > 1) {
@@ -143,16 +143,25 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
     const activateSkill = skills.createActivateSkillTool();
     // Sub-agent tools reach the runtime they run in once it is made, below.
     let runtime: AgentRuntime | undefined;
-    const bound = bindAgentTools({
-      tools: this.tools,
-      models,
-      runtime: () => runtime as AgentRuntime,
-      runTurn,
-    });
-    const tools = new ToolDispatcher({
-      tools: activateSkill === undefined ? bound : [...bound, activateSkill],
-      timeoutMs: config.toolTimeoutMs,
-    });
+    const dispatcherOf = (handlers: readonly ToolHandler[]): ToolDispatcher => {
+      const bound = bindAgentTools({
+        tools: [...handlers],
+        models,
+        runtime: () => runtime as AgentRuntime,
+        runTurn,
+      });
+      return new ToolDispatcher({
+        tools: activateSkill === undefined ? bound : [...bound, activateSkill],
+        timeoutMs: config.toolTimeoutMs,
+      });
+    };
+    const tools = dispatcherOf(this.tools);
+    const skillDefinitions = [...this.skills];
+    // What `Agent.replaceTools` checks and compiles new tools with, as build() did the first ones.
+    const toolsOf = (handlers: readonly ToolHandler[]): ToolDispatcher => {
+      validateSkills({ skills: skillDefinitions, toolNames: validateToolHandlers(handlers) });
+      return dispatcherOf(handlers);
+    };
     const hooks = new HookRegistry();
     const observers = new ObserverRegistry(config.onBackgroundError);
     const pluginManager = new PluginManager({
@@ -184,7 +193,7 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
       sessionStorage: this.sessionStorages[0],
       turns: new TurnLinks(),
     };
-    return new Agent({ pluginManager, runtime });
+    return new Agent({ pluginManager, runtime, toolsOf });
   }
 
   private validateProviders(): Set<string> {
@@ -225,31 +234,6 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
     return modelIds;
   }
 
-  private validateTools(): Set<string> {
-    const names = new Set<string>();
-    for (const tool of this.tools) {
-      if (typeof tool !== 'object' || tool === null || typeof tool.execute !== 'function') {
-        throw invalidConfig('a tool must be an object with an execute() method');
-      }
-      if (typeof tool.name !== 'string' || !TOOL_NAME_PATTERN.test(tool.name)) {
-        throw invalidConfig(`tool name ${JSON.stringify(tool.name)} must match ${TOOL_NAME_PATTERN}`);
-      }
-      if (tool.name === ACTIVATE_SKILL_TOOL_NAME) {
-        throw new AgentError({
-          code: 'NAME_CONFLICT',
-          message: `the tool name '${ACTIVATE_SKILL_TOOL_NAME}' is reserved for the runtime's skill activation`,
-        });
-      }
-      if (names.has(tool.name)) throw conflict('tool', tool.name);
-      if (typeof tool.description !== 'string')
-        throw invalidConfig(`tool '${tool.name}' needs a description`);
-      if (typeof tool.isMutating !== 'boolean')
-        throw invalidConfig(`tool '${tool.name}' needs a boolean isMutating`);
-      names.add(tool.name);
-    }
-    return names;
-  }
-
   private validatePlugins(): void {
     const ids = new Set<string>();
     for (const { plugin } of this.plugins) {
@@ -267,4 +251,29 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
       ids.add(plugin.id);
     }
   }
+}
+
+/** Checks the tools' names and shapes; the names, or INVALID_CONFIG / NAME_CONFLICT for the first problem. */
+function validateToolHandlers(tools: readonly ToolHandler[]): Set<string> {
+  const names = new Set<string>();
+  for (const tool of tools) {
+    if (typeof tool !== 'object' || tool === null || typeof tool.execute !== 'function') {
+      throw invalidConfig('a tool must be an object with an execute() method');
+    }
+    if (typeof tool.name !== 'string' || !TOOL_NAME_PATTERN.test(tool.name)) {
+      throw invalidConfig(`tool name ${JSON.stringify(tool.name)} must match ${TOOL_NAME_PATTERN}`);
+    }
+    if (tool.name === ACTIVATE_SKILL_TOOL_NAME) {
+      throw new AgentError({
+        code: 'NAME_CONFLICT',
+        message: `the tool name '${ACTIVATE_SKILL_TOOL_NAME}' is reserved for the runtime's skill activation`,
+      });
+    }
+    if (names.has(tool.name)) throw conflict('tool', tool.name);
+    if (typeof tool.description !== 'string') throw invalidConfig(`tool '${tool.name}' needs a description`);
+    if (typeof tool.isMutating !== 'boolean')
+      throw invalidConfig(`tool '${tool.name}' needs a boolean isMutating`);
+    names.add(tool.name);
+  }
+  return names;
 }
