@@ -111,3 +111,31 @@ describe("an MCP server's question (elicitation) in the terminal", () => {
     expect(await chat.screen()).toMatch(PROMPT_BACK);
   }, 60_000);
 });
+
+describe('tools/list_changed', () => {
+  test("a tool the server adds during a turn is offered in the next turn's request, and runs", async () => {
+    await configureFullServer(harness.sandbox);
+    harness.server.reply(
+      toolCallReply({ id: 'call_add', name: 'full__add_tool', arguments: {} }),
+      textReply('Added.'),
+      toolCallReply({ id: 'call_added', name: 'full__added', arguments: {} }),
+      textReply('Used it.'),
+    );
+    const chat = await harness.startChat('--yes');
+    const offered = (index: number): string[] => {
+      const body = harness.server.turnRequests()[index]?.body as { tools?: { function: { name: string } }[] };
+      return (body?.tools ?? []).map((tool) => tool.function.name);
+    };
+
+    await send(chat, 'add a tool');
+    await chat.waitFor(/Added\.[\s\S]*› *\n*$/);
+    // Not mid-turn: both requests of the first turn offered the list it started with.
+    expect(offered(0)).not.toContain('full__added');
+    expect(offered(1)).not.toContain('full__added');
+
+    await send(chat, 'use it');
+    await chat.waitFor(/Used it\.[\s\S]*› *\n*$/);
+    expect(offered(2)).toContain('full__added');
+    expect(toolResult(harness.server.turnRequests()[3]!, 'call_added')).toBe('added ran');
+  }, 60_000);
+});

@@ -26,7 +26,7 @@ import { answerOnAbort } from '../tools/answer-on-abort.js';
 import { createWorkspaceTools } from '../tools/index.js';
 import { BASE_INSTRUCTIONS, environmentContext } from './agent-build.js';
 import { projectInstructions } from './instructions.js';
-import { connectServers, mcpConfigs } from './mcp-servers.js';
+import { connectServers, mcpConfigs, mcpToolRefresher } from './mcp-servers.js';
 import { preparePrivateHome } from './private-home.js';
 import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
 import { chooseSandbox } from './shell-sandbox.js';
@@ -65,9 +65,15 @@ export interface CliRuntime<Sessions extends SessionStorage = SqliteSessionStora
   /** Sends the later requests of this session (and the next ones) to model `name` of the same provider. */
   switchModel(name: string): Promise<ChosenProvider>;
   skills: SkillDefinition[];
-  tools: ToolHandler[];
+  /** The tools offered now (an MCP server's changed list replaces its old tools). */
+  readonly tools: ToolHandler[];
   /** The MCP servers that connected (their prompts are `/server:prompt` commands). */
   mcpServers: readonly McpServerConnection[];
+  /**
+   * Resolves once the tools of servers that said theirs changed are listed again and offered (to turns that
+   * start after that); the chat waits for it before each turn.
+   */
+  mcpToolsSettled(): Promise<void>;
   /** How the shell really runs: the mode in force (danger-full-access after a chosen fallback too). */
   sandbox: { mode: SandboxMode; network: boolean };
   /** The options of every turn: the approver that decides the calls needing approval (none in `serve`). */
@@ -131,15 +137,34 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
   const host = await prepareHost(options);
   const storage = await options.openStorage();
   const started: Started = {};
+  // Bound once the agent is built: a server's changed tools replace its old ones from the next turn on.
+  let replaceMcpTools: ((mcpTools: ToolHandler[]) => void) | undefined;
+  const refresher = mcpToolRefresher({
+    connections: () => started.mcp?.connections ?? [],
+    apply: (mcpTools) => replaceMcpTools?.(mcpTools),
+    warn: options.warn,
+  });
   try {
     started.telemetry = await startTelemetry({ env: options.env, warn: options.warn });
-    const { tools, turnOptions } = await assembleTools({ options, host, started });
+    const assembled = await assembleTools({
+      options,
+      host,
+      started,
+      onToolsChanged: (server) => refresher.changed(server),
+    });
+    const { turnOptions } = assembled;
+    let { tools } = assembled;
     const skills = await loadSkills({ settings: options.settings, tools, warn: options.warn });
     const builder = agentBuilder({ options, host, storage });
     if (started.telemetry !== undefined) builder.registerPlugin(started.telemetry.plugin);
     for (const tool of tools) builder.registerTool(tool);
     for (const skill of skills) builder.registerSkill(skill);
     const agent = await builder.build();
+    replaceMcpTools = (mcpTools) => {
+      const next = assembled.withMcpTools(mcpTools);
+      agent.replaceTools(next);
+      tools = next;
+    };
     const { mcp, telemetry } = started;
     return {
       agent,
@@ -153,8 +178,11 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
         return next;
       },
       skills,
-      tools,
+      get tools() {
+        return tools;
+      },
       mcpServers: mcp?.connections ?? [],
+      mcpToolsSettled: () => refresher.settled(),
       sandbox: { mode: host.shellSandbox.mode, network: host.shellSandbox.network },
       turnOptions,
       close: async () => {
@@ -203,7 +231,14 @@ async function assembleTools(parts: {
   options: RuntimeOptions<SessionStorage>;
   host: Host;
   started: Started;
-}): Promise<{ tools: ToolHandler[]; turnOptions: TurnRunOptions }> {
+  /** A server's tools changed (`tools/list_changed`). */
+  onToolsChanged: (server: string) => void;
+}): Promise<{
+  tools: ToolHandler[];
+  turnOptions: TurnRunOptions;
+  /** The whole tool set again with these MCP tools, prepared as the first one was. */
+  withMcpTools: (mcpTools: readonly ToolHandler[]) => ToolHandler[];
+}> {
   const { options, host, started } = parts;
   const { settings, warn } = options;
   const { shellSandbox } = host;
@@ -233,6 +268,9 @@ async function assembleTools(parts: {
         notice: options.notice ?? warn,
         warn,
         onElicitation: options.onElicitation ?? (async () => ({ action: 'decline' })),
+        onListChanged: ({ server, list }) => {
+          if (list === 'tools') parts.onToolsChanged(server);
+        },
       });
     }
   }
@@ -241,22 +279,33 @@ async function assembleTools(parts: {
     answerOnAbort,
   );
   const held = options.mutatingNeedApproval !== undefined;
+  // The gate reads this set on every call, so tools a server adds later are asked about too.
+  const mutating = mutatingToolNames(unique);
   const gate = createApprovalGate({
-    mutating: mutatingToolNames(unique),
+    mutating,
     policy: options.approval,
     rules: settings.approvalRules,
     touchedPath: touchedPathOf(settings.cwd, options.workspaces),
     // Leave the runtime's window a margin, so the model is told nobody answered, in the gate's words.
     answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
   });
-  const tools = unique.map((tool): ToolHandler => {
+  const gated = (tool: ToolHandler): ToolHandler => {
     if (held)
       return options.mutatingNeedApproval === true && tool.isMutating
         ? { ...tool, needsApproval: true }
         : tool;
     return { ...tool, needsApproval: (args: unknown) => gate.needsApproval(tool.name, args) };
-  });
-  return { tools, turnOptions: held ? {} : { approve: gate.approve, approvalTimeoutMs: toolTimeoutMs } };
+  };
+  const withMcpTools = (mcpTools: readonly ToolHandler[]): ToolHandler[] => {
+    const next = uniqueTools({ tools: [...workspaceTools, ...mcpTools], warn }).map(answerOnAbort);
+    for (const name of mutatingToolNames(next)) mutating.add(name);
+    return next.map(gated);
+  };
+  return {
+    tools: unique.map(gated),
+    turnOptions: held ? {} : { approve: gate.approve, approvalTimeoutMs: toolTimeoutMs },
+    withMcpTools,
+  };
 }
 
 /** The bound on tool calls and hooks: the config file's toolTimeoutMs, or the runtime's default. */

@@ -246,6 +246,8 @@ class Chat {
    */
   async #turn(text: string, start?: (session: Session) => Promise<RunningTurn>): Promise<'done' | 'exit'> {
     let turn: RunningTurn;
+    // A server that changed its tools during the last turn: the new list is what this turn offers.
+    await this.#runtime.mcpToolsSettled();
     // Loaded before the turn starts: once it has, nothing may come between it and reading keys raw, or a
     // Ctrl-C typed early would reach the process group as SIGINT (the MCP servers among it) instead.
     let markdown = await this.#markdownStream();
