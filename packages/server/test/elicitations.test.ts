@@ -1,13 +1,7 @@
 import type { ToolHandler } from '@youyou/agent';
 import { afterEach, expect, test } from 'vitest';
 import { type HeldElicitationAnswer, HeldElicitations } from '../src/index.js';
-import {
-  createSession,
-  type Harness,
-  isTurnEnd,
-  readUntil,
-  startHarness,
-} from './support/harness.js';
+import { createSession, type Harness, isTurnEnd, readUntil, startHarness } from './support/harness.js';
 
 let harness: Harness | undefined;
 
