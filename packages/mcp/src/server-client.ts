@@ -46,7 +46,7 @@ export class ServerClient {
   readonly #timeoutMs: number;
   readonly #linkOptions: LinkOptions;
   /** The tool calls under way, by call id: an elicitation names them to the host. */
-  readonly #inFlight = new Map<string, McpCallInFlight>();
+  readonly #inFlight = new Map<string, { call: McpCallInFlight; ended: AbortController }>();
   #link: Link | undefined;
   #opening: Promise<Link> | undefined;
   #closed = false;
@@ -61,14 +61,16 @@ export class ServerClient {
       ...(handler === undefined
         ? {}
         : {
-            elicit: (params, signal) =>
-              answerElicitation({
+            elicit: (params, signal) => {
+              const running = [...this.#inFlight.values()];
+              return answerElicitation({
                 handler,
                 server: this.config.name,
                 params,
-                callsInFlight: [...this.#inFlight.values()],
-                signal,
-              }),
+                callsInFlight: running.map((entry) => entry.call),
+                signal: untilAllEnded(signal, running),
+              });
+            },
           }),
       ...(options.onListChanged === undefined ? {} : { onListChanged: options.onListChanged }),
     };
@@ -213,7 +215,8 @@ export class ServerClient {
     };
     request.signal.addEventListener('abort', abort);
     link.lostSignal.addEventListener('abort', abortWhenLost);
-    if (request.call !== undefined) this.#inFlight.set(request.call.callId, request.call);
+    if (request.call !== undefined)
+      this.#inFlight.set(request.call.callId, { call: request.call, ended: new AbortController() });
     try {
       const result = await link.client.callTool(
         { name: request.toolName, arguments: request.arguments as Record<string, unknown> },
@@ -238,7 +241,10 @@ export class ServerClient {
       }
       return { output: this.#failed(describeFailure(error)) };
     } finally {
-      if (request.call !== undefined) this.#inFlight.delete(request.call.callId);
+      if (request.call !== undefined) {
+        this.#inFlight.get(request.call.callId)?.ended.abort('the tool call that asked has ended');
+        this.#inFlight.delete(request.call.callId);
+      }
       clearImmediate(lostTimer);
       request.signal.removeEventListener('abort', abort);
       link.lostSignal.removeEventListener('abort', abortWhenLost);
@@ -279,6 +285,25 @@ export function describeOpenFailure(error: unknown): string {
   if (!(error instanceof LinkOpenError)) return describeFailure(error);
   const detail = isRequestTimeout(error.failure) ? 'no answer to initialize in time' : error.message;
   return error.stderrTail === '' ? detail : `${detail}; its stderr ended with: ${error.stderrTail}`;
+}
+
+/**
+ * A question's signal: it aborts when the server withdraws the question, or when every call that was running
+ * when it came has ended (the one that asked is among them: nobody waits for the answer any more).
+ */
+function untilAllEnded(signal: AbortSignal, running: readonly { ended: AbortController }[]): AbortSignal {
+  if (running.length === 0) return signal;
+  const allEnded = new AbortController();
+  let left = running.length;
+  for (const { ended } of running) {
+    const onEnded = (): void => {
+      left -= 1;
+      if (left === 0) allEnded.abort(ended.signal.reason);
+    };
+    if (ended.signal.aborted) onEnded();
+    else ended.signal.addEventListener('abort', onEnded, { once: true });
+  }
+  return AbortSignal.any([signal, allEnded.signal]);
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts (the work behind `promise` goes on for others). */

@@ -167,6 +167,33 @@ describe('elicitation', () => {
     expect((await call(toolNamed(tools, 'full__ask'))).content).toBe('answer: {"action":"decline"}');
   });
 
+  test('a question is withdrawn (its signal aborts) when the call that asked ends', async () => {
+    let withdrawn: (() => void) | undefined;
+    const handlerSawAbort = new Promise<void>((resolve) => {
+      withdrawn = resolve;
+    });
+    let asked: (() => void) | undefined;
+    const questionCame = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const { tools } = await connect({
+      onElicitation: ({ signal }) =>
+        new Promise((resolve) => {
+          asked?.();
+          signal.addEventListener('abort', () => {
+            withdrawn?.();
+            resolve({ action: 'cancel' });
+          });
+        }),
+    });
+    const controller = new AbortController();
+    const running = call(toolNamed(tools, 'full__ask'), {}, controller.signal);
+    await questionCame;
+    controller.abort();
+    expect((await running).content).toBe('MCP server "full" failed: the call was cancelled');
+    await handlerSawAbort;
+  });
+
   test('without a handler the client does not offer elicitation, and the call fails', async () => {
     const { tools } = await connect();
     const output = await call(toolNamed(tools, 'full__ask'));

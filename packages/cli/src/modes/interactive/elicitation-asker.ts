@@ -59,6 +59,7 @@ export class ElicitationAsker {
         'Answer it? [y]es · [n]o, decline · Ctrl-C cancels: ',
         request.signal,
       );
+      if (request.signal.aborted) return { action: 'cancel' };
       if (read.type === 'interrupt') return this.#said('cancel');
       if (read.type === 'end') return this.#said('decline');
       if (/^\s*y(es)?\s*$/i.test(read.text)) break;
@@ -67,6 +68,7 @@ export class ElicitationAsker {
     const content: Record<string, ElicitationValue> = {};
     for (const field of request.fields) {
       const value = await this.#askField(field, request.signal);
+      if (request.signal.aborted) return { action: 'cancel' };
       if (value === 'interrupt') return this.#said('cancel');
       if (value === 'end') return this.#said('decline');
       if (value !== undefined) content[field.name] = value;
