@@ -123,7 +123,7 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
         throw invalidConfig(`fallbackModels: '${modelId}' is not offered by any registered provider`);
       }
     }
-    const toolNames = validateToolHandlers(this.tools);
+    const toolNames = this.validateTools();
     validateSkills({ skills: this.skills, toolNames });
     this.validatePlugins();
     if (this.sessionStorages.length > 1) {
@@ -159,7 +159,7 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
     const skillDefinitions = [...this.skills];
     // What `Agent.replaceTools` checks and compiles new tools with, as build() did the first ones.
     const toolsOf = (handlers: readonly ToolHandler[]): ToolDispatcher => {
-      validateSkills({ skills: skillDefinitions, toolNames: validateToolHandlers(handlers) });
+      validateSkills({ skills: skillDefinitions, toolNames: this.validateTools(handlers) });
       return dispatcherOf(handlers);
     };
     const hooks = new HookRegistry();
@@ -234,6 +234,32 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
     return modelIds;
   }
 
+  /** Checks the tools' names and shapes (the registered ones, or a set for `Agent.replaceTools`). */
+  private validateTools(tools: readonly ToolHandler[] = this.tools): Set<string> {
+    const names = new Set<string>();
+    for (const tool of tools) {
+      if (typeof tool !== 'object' || tool === null || typeof tool.execute !== 'function') {
+        throw invalidConfig('a tool must be an object with an execute() method');
+      }
+      if (typeof tool.name !== 'string' || !TOOL_NAME_PATTERN.test(tool.name)) {
+        throw invalidConfig(`tool name ${JSON.stringify(tool.name)} must match ${TOOL_NAME_PATTERN}`);
+      }
+      if (tool.name === ACTIVATE_SKILL_TOOL_NAME) {
+        throw new AgentError({
+          code: 'NAME_CONFLICT',
+          message: `the tool name '${ACTIVATE_SKILL_TOOL_NAME}' is reserved for the runtime's skill activation`,
+        });
+      }
+      if (names.has(tool.name)) throw conflict('tool', tool.name);
+      if (typeof tool.description !== 'string')
+        throw invalidConfig(`tool '${tool.name}' needs a description`);
+      if (typeof tool.isMutating !== 'boolean')
+        throw invalidConfig(`tool '${tool.name}' needs a boolean isMutating`);
+      names.add(tool.name);
+    }
+    return names;
+  }
+
   private validatePlugins(): void {
     const ids = new Set<string>();
     for (const { plugin } of this.plugins) {
@@ -251,29 +277,4 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
       ids.add(plugin.id);
     }
   }
-}
-
-/** Checks the tools' names and shapes; the names, or INVALID_CONFIG / NAME_CONFLICT for the first problem. */
-function validateToolHandlers(tools: readonly ToolHandler[]): Set<string> {
-  const names = new Set<string>();
-  for (const tool of tools) {
-    if (typeof tool !== 'object' || tool === null || typeof tool.execute !== 'function') {
-      throw invalidConfig('a tool must be an object with an execute() method');
-    }
-    if (typeof tool.name !== 'string' || !TOOL_NAME_PATTERN.test(tool.name)) {
-      throw invalidConfig(`tool name ${JSON.stringify(tool.name)} must match ${TOOL_NAME_PATTERN}`);
-    }
-    if (tool.name === ACTIVATE_SKILL_TOOL_NAME) {
-      throw new AgentError({
-        code: 'NAME_CONFLICT',
-        message: `the tool name '${ACTIVATE_SKILL_TOOL_NAME}' is reserved for the runtime's skill activation`,
-      });
-    }
-    if (names.has(tool.name)) throw conflict('tool', tool.name);
-    if (typeof tool.description !== 'string') throw invalidConfig(`tool '${tool.name}' needs a description`);
-    if (typeof tool.isMutating !== 'boolean')
-      throw invalidConfig(`tool '${tool.name}' needs a boolean isMutating`);
-    names.add(tool.name);
-  }
-  return names;
 }
