@@ -20,8 +20,8 @@ export interface ElicitationAskerOptions {
   write: (text: string) => void;
   /** Runs a question after the ones already asked (the approval questions share the terminal). */
   inTurn: <T>(ask: () => Promise<T>) => Promise<T>;
-  /** Before the question is drawn: the turn's view pauses its status line. */
-  beforeAsking: () => void;
+  /** Before the question is drawn: the turn's view takes itself off the screen; it answers how to draw it again. */
+  beforeAsking: () => (() => void) | undefined;
   /** After it is answered: the running turn reads its keys again. */
   afterAsking: () => void;
 }
@@ -33,20 +33,33 @@ export interface ElicitationAskerOptions {
  */
 export class ElicitationAsker {
   readonly #options: ElicitationAskerOptions;
+  #onScreen: Promise<void> | undefined;
 
   constructor(options: ElicitationAskerOptions) {
     this.#options = options;
+  }
+
+  /** Settles when the question on screen is answered; undefined while none is (the turn's events wait for it). */
+  get onScreen(): Promise<void> | undefined {
+    return this.#onScreen;
   }
 
   /** The user's answer; a question withdrawn by the server (its signal) is cancelled. */
   ask(request: ElicitationRequest): Promise<ElicitationAnswer> {
     return this.#options.inTurn(async () => {
       if (request.signal.aborted) return { action: 'cancel' };
-      this.#options.beforeAsking();
+      let answered: (() => void) | undefined;
+      this.#onScreen = new Promise<void>((resolve) => {
+        answered = resolve;
+      });
+      const redraw = this.#options.beforeAsking();
       try {
         return await this.#askNow(request);
       } finally {
         this.#options.afterAsking();
+        redraw?.();
+        this.#onScreen = undefined;
+        answered?.();
       }
     });
   }

@@ -43,8 +43,6 @@ class Chat {
   #interruptedOnce = false;
   readonly #asker: ApprovalAsker;
   readonly #elicitations: ElicitationAsker;
-  /** While an MCP server's question is on screen: the turn's events wait for it, and this redraws the view. */
-  #question: { answered: Promise<void>; release: () => void } | undefined;
   /** The key handler of the turn being shown; an MCP server's question hands the keys back to it. */
   #turnKeys: ((key: Key) => void) | undefined;
   readonly #typeAhead: TypeAhead;
@@ -74,10 +72,9 @@ class Chat {
       styles: this.#styles,
       write: (text) => this.#write(text),
       inTurn: (ask) => this.#asker.inTurn(ask),
-      beforeAsking: () => this.#holdView(),
+      beforeAsking: () => this.#view?.holdForQuestion(),
       afterAsking: () => {
         if (this.#turnKeys !== undefined) this.#terminal.startKeys(this.#turnKeys);
-        this.#releaseView();
       },
     });
   }
@@ -314,7 +311,8 @@ class Chat {
         const next = await Promise.race([iterator.next(), stopped.then(() => undefined)]);
         if (next === undefined || next.done === true) break;
         // An MCP server's question is on screen: the event is drawn once it is answered.
-        if (this.#question !== undefined) await this.#question.answered;
+        const question = this.#elicitations.onScreen;
+        if (question !== undefined) await question;
         view.handle(next.value);
       }
     } finally {
@@ -339,28 +337,6 @@ class Chat {
   elicit(request: ElicitationRequest): Promise<ElicitationAnswer> {
     if (this.#turnKeys === undefined) return Promise.resolve({ action: 'decline' });
     return this.#elicitations.ask(request);
-  }
-
-  /** Holds the turn's view for a question: its region off the screen, its events waiting. */
-  #holdView(): void {
-    const redraw = this.#view?.holdForQuestion();
-    let answered: (() => void) | undefined;
-    const promise = new Promise<void>((resolve) => {
-      answered = resolve;
-    });
-    this.#question = {
-      answered: promise,
-      release: () => {
-        redraw?.();
-        answered?.();
-      },
-    };
-  }
-
-  #releaseView(): void {
-    const question = this.#question;
-    this.#question = undefined;
-    question?.release();
   }
 
   /** Leaves: the session is closed (memories extracted), then everything else. */
