@@ -7,10 +7,36 @@ import {
   redact,
   validateServerConfig,
 } from './config.js';
+import type { ElicitationHandler } from './elicitation.js';
 import { describeFailure, isRequestTimeout } from './failure.js';
-import { LinkOpenError } from './link.js';
+import { LinkOpenError, type McpListKind } from './link.js';
+import { prefixedToolNames } from './naming.js';
+import { type McpPrompt, type McpPromptContent, promptContent, toMcpPrompt } from './prompts.js';
+import { RESOURCE_TOOL_NAMES, resourceTools } from './resources.js';
 import { ServerClient } from './server-client.js';
 import { toToolHandlers } from './tools.js';
+
+/** What a host may add to a connection besides the config. */
+export interface McpClientOptions {
+  /**
+   * Answers servers' `elicitation/create` questions (forms: string, number, boolean and enum fields).
+   * Given, the client offers elicitation in `initialize`; without it, servers are told it is not supported.
+   */
+  onElicitation?: ElicitationHandler;
+  /**
+   * Hears `notifications/{tools,resources,prompts}/list_changed`. Resources and prompts are listed anew on
+   * every request anyway; for tools, call `listTools()` and register what it gives (between turns).
+   */
+  onListChanged?: (event: { server: string; list: McpListKind }) => void;
+}
+
+/** What `getPrompt` takes. */
+export interface GetPromptOptions {
+  name: string;
+  /** The prompt's arguments by name (all strings, as MCP has them). */
+  arguments?: Record<string, string>;
+  signal?: AbortSignal;
+}
 
 /**
  * A connected MCP server. `tools` were listed once, at connect; they call the server through this
@@ -18,8 +44,18 @@ import { toToolHandlers } from './tools.js';
  */
 export interface McpServerConnection {
   readonly name: string;
-  /** One handler per tool, named `${name}__${tool}`; register them with `AgentBuilder.registerTool`. */
+  /**
+   * One handler per tool, named `${name}__${tool}`, listed at connect; and, when the server offers
+   * resources, `${name}__list_resources` and `${name}__read_resource`. Register them with
+   * `AgentBuilder.registerTool`.
+   */
   readonly tools: ToolHandler[];
+  /** The tools listed anew (after a `tools/list_changed`), resource tools included. Rejects when the server fails. */
+  listTools(): Promise<ToolHandler[]>;
+  /** The server's prompts, listed anew (none when it offers no prompts). Rejects with TOOL_EXECUTION_ERROR. */
+  listPrompts(options?: { signal?: AbortSignal }): Promise<McpPrompt[]>;
+  /** One prompt filled in, as a user message's content. Rejects with TOOL_EXECUTION_ERROR naming the server. */
+  getPrompt(options: GetPromptOptions): Promise<McpPromptContent>;
   /** Closes the connection and stops a stdio server; the tools fail from then on. Never rejects. */
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -78,21 +114,71 @@ function connectError(config: McpServerConfig, error: unknown, timeoutMs: number
  * fails and the one after tries again. An HTTP server that answers 404 for our session (it restarted) gets a
  * new session and the call is sent once more, as the MCP spec asks.
  */
-export async function connectMcpServer(config: McpServerConfig): Promise<McpServerConnection> {
+export async function connectMcpServer(
+  config: McpServerConfig,
+  options: McpClientOptions = {},
+): Promise<McpServerConnection> {
   validateServerConfig(config);
   const timeoutMs = config.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const client = new ServerClient({ config, timeoutMs });
+  const { onListChanged } = options;
+  const client = new ServerClient({
+    config,
+    timeoutMs,
+    elicitation: options.onElicitation,
+    onListChanged:
+      onListChanged === undefined ? undefined : (list) => onListChanged({ server: config.name, list }),
+  });
   let tools: ToolHandler[];
   try {
     await client.connect();
-    tools = toToolHandlers({ server: client, tools: await client.listTools() });
+    tools = await allTools(client);
   } catch (error) {
     const failure = connectError(config, error, timeoutMs);
     await client.close();
     throw failure;
   }
   const close = (): Promise<void> => client.close();
-  return { name: config.name, tools, close, [Symbol.asyncDispose]: close };
+  const failed = (what: string, error: unknown): AgentError =>
+    new AgentError({
+      code: 'TOOL_EXECUTION_ERROR',
+      sourceComponent: 'tool',
+      message: redact(`MCP server "${config.name}" ${what}: ${describeFailure(error)}`, config.transport),
+      cause: error,
+    });
+  return {
+    name: config.name,
+    tools,
+    listTools: () =>
+      allTools(client).catch((error: unknown) => Promise.reject(failed('could not list its tools', error))),
+    listPrompts: async (request = {}) => {
+      try {
+        return (await client.listPrompts(request.signal)).map(toMcpPrompt);
+      } catch (error) {
+        throw failed('could not list its prompts', error);
+      }
+    },
+    getPrompt: async (request) => {
+      try {
+        return promptContent(await client.getPrompt(request.name, request.arguments ?? {}, request.signal));
+      } catch (error) {
+        throw failed(`could not give the prompt ${JSON.stringify(request.name)}`, error);
+      }
+    },
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+/** The server's tools and, when it offers resources, the two resource tools (named after its own tools). */
+async function allTools(client: ServerClient): Promise<ToolHandler[]> {
+  const tools = toToolHandlers({ server: client, tools: await client.listTools() });
+  if (!client.offers('resources')) return tools;
+  const names = prefixedToolNames(client.config.name, [
+    ...tools.map((tool) => tool.name.slice(client.config.name.length + 2)),
+    ...RESOURCE_TOOL_NAMES,
+  ]);
+  const [list, read] = names.slice(-2);
+  return [...tools, ...resourceTools({ server: client, names: { list: list ?? '', read: read ?? '' } })];
 }
 
 /**
@@ -100,7 +186,10 @@ export async function connectMcpServer(config: McpServerConfig): Promise<McpServ
  * is started (names must be unique); a server that cannot be connected lands in `failures` and the others
  * are returned regardless.
  */
-export async function connectMcpServers(configs: readonly McpServerConfig[]): Promise<McpServerSet> {
+export async function connectMcpServers(
+  configs: readonly McpServerConfig[],
+  options: McpClientOptions = {},
+): Promise<McpServerSet> {
   const names = new Set<string>();
   for (const config of configs) {
     validateServerConfig(config);
@@ -112,7 +201,7 @@ export async function connectMcpServers(configs: readonly McpServerConfig[]): Pr
     }
     names.add(config.name);
   }
-  const settled = await Promise.allSettled(configs.map((config) => connectMcpServer(config)));
+  const settled = await Promise.allSettled(configs.map((config) => connectMcpServer(config, options)));
   const connections: McpServerConnection[] = [];
   const failures: { name: string; error: AgentError }[] = [];
   settled.forEach((outcome, index) => {

@@ -22,8 +22,22 @@ export {
 export {
   connectMcpServer,
   connectMcpServers,
+  type GetPromptOptions,
+  type McpClientOptions,
   type McpServerConnection,
   type McpServerSet,
 } from './connect.js';
+export {
+  type ElicitationAnswer,
+  type ElicitationField,
+  type ElicitationHandler,
+  type ElicitationRequest,
+  type ElicitationValue,
+  elicitationFields,
+  fieldProblem,
+  type McpCallInFlight,
+} from './elicitation.js';
+export type { McpListKind } from './link.js';
 export { prefixedToolNames } from './naming.js';
+export type { McpPrompt, McpPromptContent } from './prompts.js';
 export { toToolOutput } from './result.js';

@@ -1,5 +1,13 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  type ElicitRequest,
+  ElicitRequestSchema,
+  type ElicitResult,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { McpTransportConfig } from './config.js';
 import { describeFailure } from './failure.js';
 import { createTransport, type WatchedTransport } from './transport.js';
@@ -17,7 +25,14 @@ const PROGRESS_TOKEN_PREFIX = 'youyou-progress-';
 export interface LinkOptions {
   transport: McpTransportConfig;
   timeoutMs: number;
+  /** Answers the server's `elicitation/create`; given, the client offers the elicitation capability (forms). */
+  elicit?: (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
+  /** Hears the server's `notifications/{tools,resources,prompts}/list_changed`. */
+  onListChanged?: (list: McpListKind) => void;
 }
+
+/** The lists a server may say have changed. */
+export type McpListKind = 'tools' | 'resources' | 'prompts';
 
 /**
  * One live connection to a server: one transport and one initialised client. A Link is never reused once
@@ -39,7 +54,23 @@ export class Link {
       onSendFailed: (error) => this.#markLost(`a request could not be sent (${describeFailure(error)})`),
       onStreamBroken: (error) => this.#markLost(`the server stopped answering (${describeFailure(error)})`),
     });
-    this.client = new Client(CLIENT_INFO);
+    const { elicit, onListChanged } = options;
+    this.client = new Client(
+      CLIENT_INFO,
+      elicit === undefined ? undefined : { capabilities: { elicitation: { form: {} } } },
+    );
+    if (elicit !== undefined) {
+      this.client.setRequestHandler(ElicitRequestSchema, (request, extra) =>
+        elicit(request.params, extra.signal),
+      );
+    }
+    if (onListChanged !== undefined) {
+      this.client.setNotificationHandler(ToolListChangedNotificationSchema, () => onListChanged('tools'));
+      this.client.setNotificationHandler(ResourceListChangedNotificationSchema, () =>
+        onListChanged('resources'),
+      );
+      this.client.setNotificationHandler(PromptListChangedNotificationSchema, () => onListChanged('prompts'));
+    }
     // The SDK closes the client when the transport closes: for stdio that is the server process exiting.
     this.client.onclose = () => this.#markLost('the server process exited');
   }

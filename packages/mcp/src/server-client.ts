@@ -1,13 +1,29 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  GetPromptResult,
+  Prompt,
+  ReadResourceResult,
+  Resource,
+  ResourceTemplate,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { ToolOutput } from '@youyou/agent';
 import { authorizationProblemOf } from './auth.js';
 import { type McpServerConfig, redact } from './config.js';
+import { answerElicitation, type ElicitationHandler, type McpCallInFlight } from './elicitation.js';
 import { describeFailure, isRequestTimeout, isSessionExpired } from './failure.js';
-import { Link, LinkOpenError } from './link.js';
+import { Link, LinkOpenError, type LinkOptions, type McpListKind } from './link.js';
 import { toToolOutput } from './result.js';
 
-/** A tools/list answer that keeps paging past this many pages is treated as broken. */
-const MAX_TOOL_PAGES = 1_000;
+/** A list answer (tools, resources, prompts) that keeps paging past this many pages is treated as broken. */
+const MAX_LIST_PAGES = 1_000;
+
+/** What `ServerClient` takes. */
+export interface ServerClientOptions {
+  config: McpServerConfig;
+  timeoutMs: number;
+  elicitation?: ElicitationHandler | undefined;
+  onListChanged?: ((list: McpListKind) => void) | undefined;
+}
 
 /** What `ServerClient.callTool` takes. */
 export interface CallToolRequest {
@@ -17,6 +33,8 @@ export interface CallToolRequest {
   signal: AbortSignal;
   /** Hears the call's progress notifications, one line each (the tool's `onOutput`). */
   onOutput?: ((text: string) => void) | undefined;
+  /** Who makes the call, for an elicitation the server sends while it runs. */
+  call?: McpCallInFlight;
 }
 
 type Attempt = { output: ToolOutput } | { retry: true };
@@ -29,40 +47,128 @@ type Attempt = { output: ToolOutput } | { retry: true };
 export class ServerClient {
   readonly config: McpServerConfig;
   readonly #timeoutMs: number;
+  readonly #linkOptions: LinkOptions;
+  /** The tool calls under way, by call id: an elicitation names them to the host. */
+  readonly #inFlight = new Map<string, { call: McpCallInFlight; ended: AbortController }>();
   #link: Link | undefined;
   #opening: Promise<Link> | undefined;
   #closed = false;
 
-  constructor(options: { config: McpServerConfig; timeoutMs: number }) {
+  constructor(options: ServerClientOptions) {
     this.config = options.config;
     this.#timeoutMs = options.timeoutMs;
+    const handler = options.elicitation;
+    this.#linkOptions = {
+      transport: this.config.transport,
+      timeoutMs: this.#timeoutMs,
+      ...(handler === undefined
+        ? {}
+        : {
+            elicit: (params, signal) => {
+              const running = [...this.#inFlight.values()];
+              return answerElicitation({
+                handler,
+                server: this.config.name,
+                params,
+                callsInFlight: running.map((entry) => entry.call),
+                signal: untilAllEnded(signal, running),
+              });
+            },
+          }),
+      ...(options.onListChanged === undefined ? {} : { onListChanged: options.onListChanged }),
+    };
   }
 
   /** Opens the first link; rejects with the SDK's error, which the caller words. */
   async connect(): Promise<void> {
-    this.#link = await Link.open({ transport: this.config.transport, timeoutMs: this.#timeoutMs });
+    this.#link = await Link.open(this.#linkOptions);
+  }
+
+  /** What the server offers (`tools`, `resources`, `prompts`), as it said in `initialize`. */
+  offers(kind: McpListKind): boolean {
+    return this.#link?.client.getServerCapabilities()?.[kind] !== undefined;
   }
 
   /** Every tool the server lists, following `nextCursor`; none when the server has no tools capability. */
-  async listTools(): Promise<Tool[]> {
-    const link = this.#link;
-    if (link === undefined || !link.isLive) throw new Error(link?.lostReason() || 'not connected');
-    if (link.client.getServerCapabilities()?.tools === undefined) return [];
-    const tools: Tool[] = [];
-    const seenCursors = new Set<string>();
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_TOOL_PAGES; page += 1) {
-      const result = await link.client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: this.#timeoutMs,
-      });
-      tools.push(...result.tools);
-      cursor = result.nextCursor;
-      if (cursor === undefined) return tools;
-      if (seenCursors.has(cursor))
-        throw new Error(`tools/list returned the cursor ${JSON.stringify(cursor)} twice`);
-      seenCursors.add(cursor);
-    }
-    throw new Error(`tools/list did not end within ${MAX_TOOL_PAGES} pages`);
+  listTools(signal?: AbortSignal): Promise<Tool[]> {
+    return this.#listAll('tools', signal, async (link, params, options) => {
+      const result = await link.client.listTools(params, options);
+      return { items: result.tools, nextCursor: result.nextCursor };
+    });
+  }
+
+  /** Every resource the server lists; none without the resources capability. */
+  listResources(signal?: AbortSignal): Promise<Resource[]> {
+    return this.#listAll('resources', signal, async (link, params, options) => {
+      const result = await link.client.listResources(params, options);
+      return { items: result.resources, nextCursor: result.nextCursor };
+    });
+  }
+
+  /** Every resource template the server lists; none without the resources capability. */
+  listResourceTemplates(signal?: AbortSignal): Promise<ResourceTemplate[]> {
+    return this.#listAll('resources', signal, async (link, params, options) => {
+      const result = await link.client.listResourceTemplates(params, options);
+      return { items: result.resourceTemplates, nextCursor: result.nextCursor };
+    });
+  }
+
+  /** Every prompt the server lists; none without the prompts capability. */
+  listPrompts(signal?: AbortSignal): Promise<Prompt[]> {
+    return this.#listAll('prompts', signal, async (link, params, options) => {
+      const result = await link.client.listPrompts(params, options);
+      return { items: result.prompts, nextCursor: result.nextCursor };
+    });
+  }
+
+  /** Reads one resource; rejects with the server's error (callers word it). */
+  readResource(uri: string, signal?: AbortSignal): Promise<ReadResourceResult> {
+    return this.#request(signal, (link, options) => link.client.readResource({ uri }, options));
+  }
+
+  /** Gets one prompt filled in with `args`; rejects with the server's error (callers word it). */
+  getPrompt(name: string, args: Record<string, string>, signal?: AbortSignal): Promise<GetPromptResult> {
+    return this.#request(signal, (link, options) =>
+      link.client.getPrompt({ name, arguments: args }, options),
+    );
+  }
+
+  /** Runs one request on a live link (reconnecting first when the last one was lost). */
+  async #request<T>(
+    signal: AbortSignal | undefined,
+    work: (link: Link, options: { timeout: number; signal?: AbortSignal }) => Promise<T>,
+  ): Promise<T> {
+    if (this.#closed) throw new Error('the connection was closed');
+    const never = new AbortController().signal;
+    const link = await this.#liveLink(signal ?? never);
+    return work(link, { timeout: this.#timeoutMs, ...(signal === undefined ? {} : { signal }) });
+  }
+
+  async #listAll<T>(
+    kind: McpListKind,
+    signal: AbortSignal | undefined,
+    fetchPage: (
+      link: Link,
+      params: { cursor?: string },
+      options: { timeout: number; signal?: AbortSignal },
+    ) => Promise<{ items: T[]; nextCursor?: string | undefined }>,
+  ): Promise<T[]> {
+    return this.#request(signal, async (link, options) => {
+      if (link.client.getServerCapabilities()?.[kind] === undefined) return [];
+      const items: T[] = [];
+      const seenCursors = new Set<string>();
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_LIST_PAGES; page += 1) {
+        const result = await fetchPage(link, cursor === undefined ? {} : { cursor }, options);
+        items.push(...result.items);
+        cursor = result.nextCursor;
+        if (cursor === undefined) return items;
+        if (seenCursors.has(cursor))
+          throw new Error(`${kind}/list returned the cursor ${JSON.stringify(cursor)} twice`);
+        seenCursors.add(cursor);
+      }
+      throw new Error(`${kind}/list did not end within ${MAX_LIST_PAGES} pages`);
+    });
   }
 
   /** Calls one tool; a 404 from an HTTP server that restarted is answered by a new session and one retry. */
@@ -118,6 +224,8 @@ export class ServerClient {
       onOutput === undefined ? undefined : link.progressToken((params) => reportProgress(params, onOutput));
     request.signal.addEventListener('abort', abort);
     link.lostSignal.addEventListener('abort', abortWhenLost);
+    if (request.call !== undefined)
+      this.#inFlight.set(request.call.callId, { call: request.call, ended: new AbortController() });
     try {
       const result = await link.client.callTool(
         {
@@ -149,6 +257,10 @@ export class ServerClient {
       return { output: this.#failed(describeFailure(error)) };
     } finally {
       progress?.release();
+      if (request.call !== undefined) {
+        this.#inFlight.get(request.call.callId)?.ended.abort('the tool call that asked has ended');
+        this.#inFlight.delete(request.call.callId);
+      }
       clearImmediate(lostTimer);
       request.signal.removeEventListener('abort', abort);
       link.lostSignal.removeEventListener('abort', abortWhenLost);
@@ -160,7 +272,7 @@ export class ServerClient {
     const current = this.#link;
     if (current?.isLive) return current;
     if (this.#opening === undefined) {
-      const opening = Link.open({ transport: this.config.transport, timeoutMs: this.#timeoutMs });
+      const opening = Link.open(this.#linkOptions);
       this.#opening = opening;
       opening.then(
         (link) => {
@@ -218,6 +330,25 @@ export function describeOpenFailure(error: unknown): string {
 /** The SDK's error behind a failed reconnection. */
 function linkFailure(error: unknown): unknown {
   return error instanceof LinkOpenError ? error.failure : error;
+}
+
+/**
+ * A question's signal: it aborts when the server withdraws the question, or when every call that was running
+ * when it came has ended (the one that asked is among them: nobody waits for the answer any more).
+ */
+function untilAllEnded(signal: AbortSignal, running: readonly { ended: AbortController }[]): AbortSignal {
+  if (running.length === 0) return signal;
+  const allEnded = new AbortController();
+  let left = running.length;
+  for (const { ended } of running) {
+    const onEnded = (): void => {
+      left -= 1;
+      if (left === 0) allEnded.abort(ended.signal.reason);
+    };
+    if (ended.signal.aborted) onEnded();
+    else ended.signal.addEventListener('abort', onEnded, { once: true });
+  }
+  return AbortSignal.any([signal, allEnded.signal]);
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts (the work behind `promise` goes on for others). */

@@ -47,6 +47,12 @@ export function toToolHandlers(options: { server: ServerClient; tools: readonly 
           arguments: input.arguments,
           signal: input.signal,
           onOutput: input.onOutput,
+          call: {
+            sessionId: input.sessionId,
+            turnId: input.turnId,
+            callId: input.callId,
+            toolName: names[index] ?? toolName,
+          },
         }),
     };
   });

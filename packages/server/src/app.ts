@@ -7,12 +7,14 @@ import type { TenantApp } from './http/context.js';
 import { errorResponse, HttpError } from './http/errors.js';
 import { type ListeningServer, listen } from './http/listen.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { elicitationRoutes } from './routes/elicitations.js';
 import { logRoutes } from './routes/log.js';
 import { type RouteGroup, routeDeps } from './routes/route-deps.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { turnRoutes } from './routes/turns.js';
 import { uiChatRoutes } from './routes/ui-chat.js';
 import { mountWebChat, type WebChatOptions } from './routes/web-chat.js';
+import type { HeldElicitations } from './sessions/held-elicitations.js';
 import { SessionHub, tenantIn } from './sessions/hub.js';
 import { tenantTurnOptions } from './sessions/tenant-spend.js';
 
@@ -73,6 +75,11 @@ export interface ServerOptions {
    * package's own copy, `{ folder }` a copy of yours; left out or false, no page.
    */
   webChat?: boolean | WebChatOptions;
+  /**
+   * MCP servers' questions (elicitation) to hold for the sessions' clients: the host's MCP client puts them
+   * here (`hold`), clients list and answer them at `/sessions/:id/elicitations`. Without it the list is empty.
+   */
+  elicitations?: HeldElicitations;
 }
 
 /**
@@ -92,6 +99,7 @@ const ROUTE_GROUPS: readonly RouteGroup[] = [
   turnRoutes,
   logRoutes,
   approvalRoutes,
+  elicitationRoutes,
   uiChatRoutes,
 ];
 
@@ -132,10 +140,14 @@ export function createServer(options: ServerOptions): YouyouServer {
     storage: options.storage,
     keepAliveMs: options.limits?.keepAliveMs ?? 15_000,
     logPollMs: options.limits?.logPollMs ?? 1_000,
+    elicitations: options.elicitations,
   });
   for (const group of ROUTE_GROUPS) group(app, deps);
 
-  const close = (): Promise<void> => hub.close();
+  const close = (): Promise<void> => {
+    options.elicitations?.close();
+    return hub.close();
+  };
   return Object.assign(app, {
     close,
     tenantOf: (sessionId: string) => hub.ownerOf(sessionId),

@@ -10,4 +10,12 @@ export type { ErrorBody } from './http/errors.js';
 export { type Listenable, type ListeningServer, listen } from './http/listen.js';
 export { WEB_CHAT_FOLDER, type WebChatOptions } from './routes/web-chat.js';
 export { eventLogOf, type LoggedSessionEvent, type SessionEventLog } from './sessions/event-log.js';
+export {
+  type AnswerOutcome,
+  type ElicitationValue,
+  type HeldElicitationAnswer,
+  HeldElicitations,
+  type HeldElicitationView,
+  type HoldElicitationOptions,
+} from './sessions/held-elicitations.js';
 export { TENANT_METADATA_KEY, tenantMemoryNamespace } from './sessions/hub.js';

@@ -14,6 +14,8 @@ import { MetadataKey } from '../log/metadata-keys.js';
 import { storageError } from '../log/session-log.js';
 import type { RoutedModel } from '../model/model-router.js';
 import type { SessionClaim, SessionEvent } from '../ports/storage.js';
+import type { ToolHandler } from '../ports/tool.js';
+import type { ToolDispatcher } from '../tools/tool-dispatch.js';
 import { type AgentRuntime, SessionState } from '../turn/session-state.js';
 import { usageTotalsOfLog } from '../usage/usage.js';
 import { checkForkArguments, forkTurnNotFound, writeFork } from './fork.js';
@@ -51,9 +53,17 @@ export class Agent {
   private shuttingDown: Promise<void> | undefined;
   private readonly slot: SessionSlot;
 
+  /** Checks and compiles a new tool set (see `replaceTools`). */
+  private readonly toolsOf: ((tools: readonly ToolHandler[]) => ToolDispatcher) | undefined;
+
   /** Made by `AgentBuilder.build()`. */
-  constructor(options: { runtime: AgentRuntime; pluginManager: PluginManager }) {
+  constructor(options: {
+    runtime: AgentRuntime;
+    pluginManager: PluginManager;
+    toolsOf?: (tools: readonly ToolHandler[]) => ToolDispatcher;
+  }) {
     this.runtime = options.runtime;
+    this.toolsOf = options.toolsOf;
     this.pluginManager = options.pluginManager;
     const agent = this;
     this.slot = {
@@ -64,6 +74,21 @@ export class Agent {
         return agent.shuttingDown !== undefined;
       },
     };
+  }
+
+  /**
+   * Replaces the tools the model is offered (an MCP server's changed list, say), checked as `build()` checks
+   * them: INVALID_CONFIG or NAME_CONFLICT, and nothing changes, for a bad set. Turns that start from now on use
+   * the new tools; a turn already running keeps the ones it started with.
+   */
+  replaceTools(tools: readonly ToolHandler[]): void {
+    this.assertOpen();
+    if (this.toolsOf === undefined) {
+      throw new AgentError({ code: 'INVALID_CONFIG', message: 'this agent was not made by AgentBuilder' });
+    }
+    const dispatcher = this.toolsOf(tools);
+    this.runtime.tools = dispatcher;
+    this.runtime.toolsChars = JSON.stringify(dispatcher.specs).length;
   }
 
   /** Starts a new session; SessionStart runs and the memories are loaded. */

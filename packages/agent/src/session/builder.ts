@@ -143,16 +143,25 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
     const activateSkill = skills.createActivateSkillTool();
     // Sub-agent tools reach the runtime they run in once it is made, below.
     let runtime: AgentRuntime | undefined;
-    const bound = bindAgentTools({
-      tools: this.tools,
-      models,
-      runtime: () => runtime as AgentRuntime,
-      runTurn,
-    });
-    const tools = new ToolDispatcher({
-      tools: activateSkill === undefined ? bound : [...bound, activateSkill],
-      timeoutMs: config.toolTimeoutMs,
-    });
+    const dispatcherOf = (handlers: readonly ToolHandler[]): ToolDispatcher => {
+      const bound = bindAgentTools({
+        tools: [...handlers],
+        models,
+        runtime: () => runtime as AgentRuntime,
+        runTurn,
+      });
+      return new ToolDispatcher({
+        tools: activateSkill === undefined ? bound : [...bound, activateSkill],
+        timeoutMs: config.toolTimeoutMs,
+      });
+    };
+    const tools = dispatcherOf(this.tools);
+    const skillDefinitions = [...this.skills];
+    // What `Agent.replaceTools` checks and compiles new tools with, as build() did the first ones.
+    const toolsOf = (handlers: readonly ToolHandler[]): ToolDispatcher => {
+      validateSkills({ skills: skillDefinitions, toolNames: this.validateTools(handlers) });
+      return dispatcherOf(handlers);
+    };
     const hooks = new HookRegistry();
     const observers = new ObserverRegistry(config.onBackgroundError);
     const pluginManager = new PluginManager({
@@ -184,7 +193,7 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
       sessionStorage: this.sessionStorages[0],
       turns: new TurnLinks(),
     };
-    return new Agent({ pluginManager, runtime });
+    return new Agent({ pluginManager, runtime, toolsOf });
   }
 
   private validateProviders(): Set<string> {
@@ -225,9 +234,10 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
     return modelIds;
   }
 
-  private validateTools(): Set<string> {
+  /** Checks the tools' names and shapes (the registered ones, or a set for `Agent.replaceTools`). */
+  private validateTools(tools: readonly ToolHandler[] = this.tools): Set<string> {
     const names = new Set<string>();
-    for (const tool of this.tools) {
+    for (const tool of tools) {
       if (typeof tool !== 'object' || tool === null || typeof tool.execute !== 'function') {
         throw invalidConfig('a tool must be an object with an execute() method');
       }

@@ -324,7 +324,8 @@ export class SessionController {
       turnTotals: usageTotals,
     });
     const done = runTurn({
-      runtime: this.runtime,
+      // A copy: tools replaced while this turn runs are the next turn's (`Agent.replaceTools`).
+      runtime: { ...this.runtime },
       session: state,
       input: { content },
       turnId,

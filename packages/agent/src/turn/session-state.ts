@@ -21,9 +21,10 @@ export interface AgentRuntime {
   readonly hooks: HookRegistry;
   /** The plugins' observers (PluginContext.observe). */
   readonly observers: ObserverRegistry;
-  readonly tools: ToolDispatcher;
-  /** Characters of the tool specs as JSON, for the token estimate (measured once). */
-  readonly toolsChars: number;
+  /** Replaced between turns by `Agent.replaceTools`; a turn is handed a copy of the runtime, so it keeps its own. */
+  tools: ToolDispatcher;
+  /** Characters of the tool specs as JSON, for the token estimate (measured when the tools are set). */
+  toolsChars: number;
   readonly skills: SkillManager;
   readonly plugins: readonly PluginDescriptor[];
   readonly models: ModelRouter;
@@ -176,7 +177,6 @@ export class SessionState {
     this.#sinceCheckpoint.push(message);
   }
 }
-
 
 /** One running turn, as its sub-agents see it. */
 interface TurnLink {

@@ -86,6 +86,16 @@ export class TurnView {
     this.#ensureLineStart();
   }
 
+  /**
+   * Takes the live region off the screen and stops its spinner, for a question asked while tools run (an MCP
+   * server's); the returned function draws it again. Events must wait meanwhile: each would redraw it.
+   */
+  holdForQuestion(): () => void {
+    this.pause();
+    this.#region.stopTimer();
+    return () => this.#region.redraw();
+  }
+
   /** Writes one line of activity (a notice, an error) above the live region. */
   line(text: string): void {
     this.pause();

@@ -1,4 +1,12 @@
-import type { McpServerConfig, McpServerSet, OAuthClientProvider } from '@youyou/mcp';
+import type { ToolHandler } from '@youyou/agent';
+import type {
+  ElicitationHandler,
+  McpListKind,
+  McpServerConfig,
+  McpServerConnection,
+  McpServerSet,
+  OAuthClientProvider,
+} from '@youyou/mcp';
 import type { McpServerSetting } from '../config/schema.js';
 
 /** How long MCP servers may take to connect before the user is told that youyou is waiting for them. */
@@ -94,6 +102,10 @@ export async function connectServers(options: {
   configs: McpServerConfig[];
   notice: (text: string) => void;
   warn: (text: string) => void;
+  /** Answers the servers' questions (elicitation). */
+  onElicitation: ElicitationHandler;
+  /** Hears a server's `list_changed` notifications. */
+  onListChanged?: (event: { server: string; list: McpListKind }) => void;
 }): Promise<McpServerSet> {
   const { connectMcpServers } = await import('@youyou/mcp');
   const names = options.configs.map((config) => config.name).join(', ');
@@ -102,10 +114,52 @@ export async function connectServers(options: {
     CONNECTING_NOTICE_AFTER_MS,
   );
   try {
-    const set = await connectMcpServers(options.configs);
+    const set = await connectMcpServers(options.configs, {
+      onElicitation: options.onElicitation,
+      ...(options.onListChanged === undefined ? {} : { onListChanged: options.onListChanged }),
+    });
     for (const failure of set.failures) options.warn(messageOf(failure.error));
     return set;
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Re-lists a server's tools after its `tools/list_changed`, and hands every server's tools to `apply`. */
+export interface McpToolRefresher {
+  /** A server said its tools changed: they are listed again (after any listing under way). */
+  changed(server: string): void;
+  /** Resolves once every listing asked for so far is applied (a chat waits for it before a turn). */
+  settled(): Promise<void>;
+}
+
+/**
+ * Keeps each connected server's current tools, in config order. A failed listing is a warning and keeps the
+ * server's last tools.
+ */
+export function mcpToolRefresher(options: {
+  connections: () => readonly McpServerConnection[];
+  apply: (mcpTools: ToolHandler[]) => void;
+  warn: (text: string) => void;
+}): McpToolRefresher {
+  const current = new Map<string, ToolHandler[]>();
+  let queue: Promise<void> = Promise.resolve();
+  const toolsOf = (connection: McpServerConnection): ToolHandler[] =>
+    current.get(connection.name) ?? connection.tools;
+  const refresh = async (server: string): Promise<void> => {
+    const connection = options.connections().find((candidate) => candidate.name === server);
+    if (connection === undefined) return;
+    try {
+      current.set(server, await connection.listTools());
+      options.apply(options.connections().flatMap(toolsOf));
+    } catch (error) {
+      options.warn(`MCP server "${server}": its changed tools were not taken: ${messageOf(error)}`);
+    }
+  };
+  return {
+    changed(server) {
+      queue = queue.then(() => refresh(server));
+    },
+    settled: () => queue,
+  };
 }

@@ -12,7 +12,7 @@ import {
   type TurnRunOptions,
 } from '@youyou/agent';
 // Types only: MCP and SQLite are imported where they are used, so that `--help` does not load them.
-import type { McpServerSet } from '@youyou/mcp';
+import type { ElicitationHandler, McpServerConnection, McpServerSet } from '@youyou/mcp';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
 import {
   type ApprovalPolicy,
@@ -30,7 +30,7 @@ import { openWorkspace, type Workspace } from '../tools/workspace.js';
 import { BASE_INSTRUCTIONS, environmentContext } from './agent-build.js';
 import { projectInstructions } from './instructions.js';
 import { SessionAuthProvider } from './mcp-auth.js';
-import { connectServers, mcpConfigs } from './mcp-servers.js';
+import { connectServers, mcpConfigs, mcpToolRefresher } from './mcp-servers.js';
 import { preparePrivateHome } from './private-home.js';
 import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
 import { chooseSandbox } from './shell-sandbox.js';
@@ -69,7 +69,15 @@ export interface CliRuntime<Sessions extends SessionStorage = SqliteSessionStora
   /** Sends the later requests of this session (and the next ones) to model `name` of the same provider. */
   switchModel(name: string): Promise<ChosenProvider>;
   skills: SkillDefinition[];
-  tools: ToolHandler[];
+  /** The tools offered now (an MCP server's changed list replaces its old tools). */
+  readonly tools: ToolHandler[];
+  /** The MCP servers that connected (their prompts are `/server:prompt` commands). */
+  mcpServers: readonly McpServerConnection[];
+  /**
+   * Resolves once the tools of servers that said theirs changed are listed again and offered (to turns that
+   * start after that); the chat waits for it before each turn.
+   */
+  mcpToolsSettled(): Promise<void>;
   /** How the shell really runs: the mode in force (danger-full-access after a chosen fallback too). */
   sandbox: { mode: SandboxMode; network: boolean };
   /** The options of every turn: the approver that decides the calls needing approval (none in `serve`). */
@@ -118,6 +126,8 @@ export interface RuntimeOptions<Sessions extends SessionStorage = SqliteSessionS
   adaptTools?: (tools: ToolHandler[], workspace: Workspace) => ToolHandler[];
   /** More plugins of the mode (`youyou acp` watches why model calls stop). */
   plugins?: readonly Plugin[];
+  /** Answers MCP servers' questions (elicitation); default: every question is declined (no one to ask). */
+  onElicitation?: ElicitationHandler;
 }
 
 /** What the host gives every part before any storage opens: the sandbox, the tools' environment, the model. */
@@ -151,9 +161,24 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
   const storage = await options.openStorage();
   const started: Started = {};
   const readOnly: ReadOnlyTurn = { reason: undefined };
+  // Bound once the agent is built: a server's changed tools replace its old ones from the next turn on.
+  let replaceMcpTools: ((mcpTools: ToolHandler[]) => void) | undefined;
+  const refresher = mcpToolRefresher({
+    connections: () => started.mcp?.connections ?? [],
+    apply: (mcpTools) => replaceMcpTools?.(mcpTools),
+    warn: options.warn,
+  });
   try {
     started.telemetry = await startTelemetry({ env: options.env, warn: options.warn });
-    const { tools, turnOptions } = await assembleTools({ options, host, started, readOnly });
+    const assembled = await assembleTools({
+      options,
+      host,
+      started,
+      readOnly,
+      onToolsChanged: (server) => refresher.changed(server),
+    });
+    const { turnOptions } = assembled;
+    let { tools } = assembled;
     const skills = await loadSkills({ settings: options.settings, tools, warn: options.warn });
     const builder = agentBuilder({ options, host, storage });
     if (started.telemetry !== undefined) builder.registerPlugin(started.telemetry.plugin);
@@ -161,6 +186,11 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
     for (const tool of tools) builder.registerTool(tool);
     for (const skill of skills) builder.registerSkill(skill);
     const agent = await builder.build();
+    replaceMcpTools = (mcpTools) => {
+      const next = assembled.withMcpTools(mcpTools);
+      agent.replaceTools(next);
+      tools = next;
+    };
     const { mcp, telemetry } = started;
     return {
       agent,
@@ -174,7 +204,11 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
         return next;
       },
       skills,
-      tools,
+      get tools() {
+        return tools;
+      },
+      mcpServers: mcp?.connections ?? [],
+      mcpToolsSettled: () => refresher.settled(),
       sandbox: { mode: host.shellSandbox.mode, network: host.shellSandbox.network },
       turnOptions,
       memories: storage.memories,
@@ -233,7 +267,14 @@ async function assembleTools(parts: {
   host: Host;
   started: Started;
   readOnly: ReadOnlyTurn;
-}): Promise<{ tools: ToolHandler[]; turnOptions: TurnRunOptions }> {
+  /** A server's tools changed (`tools/list_changed`). */
+  onToolsChanged: (server: string) => void;
+}): Promise<{
+  tools: ToolHandler[];
+  turnOptions: TurnRunOptions;
+  /** The whole tool set again with these MCP tools, prepared as the first one was. */
+  withMcpTools: (mcpTools: readonly ToolHandler[]) => ToolHandler[];
+}> {
   const { options, host, started, readOnly } = parts;
   const { settings, warn } = options;
   const { shellSandbox } = host;
@@ -270,22 +311,31 @@ async function assembleTools(parts: {
         new SessionAuthProvider({ home: settings.home, name, serverUrl: url }),
     });
     if (configs.length > 0) {
-      started.mcp = await connectServers({ configs, notice: options.notice ?? warn, warn });
+      started.mcp = await connectServers({
+        configs,
+        notice: options.notice ?? warn,
+        warn,
+        onElicitation: options.onElicitation ?? (async () => ({ action: 'decline' })),
+        onListChanged: ({ server, list }) => {
+          if (list === 'tools') parts.onToolsChanged(server);
+        },
+      });
     }
   }
   const toolTimeoutMs = toolTimeoutOf(settings);
   const unique = uniqueTools({ tools: [...adapted, ...(started.mcp?.tools ?? [])], warn }).map(answerOnAbort);
   const held = options.mutatingNeedApproval !== undefined;
+  // The gate reads this set on every call, so tools a server adds later are asked about too.
+  const mutating = mutatingToolNames(unique);
   const gate = createApprovalGate({
-    mutating: mutatingToolNames(unique),
+    mutating,
     policy: options.approval,
     rules: settings.approvalRules,
     touchedPath: touchedPathOf(settings.cwd, options.workspaces),
     // Leave the runtime's window a margin, so the model is told nobody answered, in the gate's words.
     answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
   });
-  const mutating = mutatingToolNames(unique);
-  const tools = unique.map((tool): ToolHandler => {
+  const gated = (tool: ToolHandler): ToolHandler => {
     if (held)
       return options.mutatingNeedApproval === true && tool.isMutating
         ? { ...tool, needsApproval: true }
@@ -295,12 +345,21 @@ async function assembleTools(parts: {
       needsApproval: async (args: unknown) =>
         (readOnly.reason !== undefined && mutating.has(tool.name)) || gate.needsApproval(tool.name, args),
     };
-  });
+  };
   const approve: Approver = (request, signal) =>
     readOnly.reason !== undefined && mutating.has(request.toolName)
       ? { type: 'deny', reason: readOnly.reason }
       : gate.approve(request, signal);
-  return { tools, turnOptions: held ? {} : { approve, approvalTimeoutMs: toolTimeoutMs } };
+  const withMcpTools = (mcpTools: readonly ToolHandler[]): ToolHandler[] => {
+    const next = uniqueTools({ tools: [...adapted, ...mcpTools], warn }).map(answerOnAbort);
+    for (const name of mutatingToolNames(next)) mutating.add(name);
+    return next.map(gated);
+  };
+  return {
+    tools: unique.map(gated),
+    turnOptions: held ? {} : { approve, approvalTimeoutMs: toolTimeoutMs },
+    withMcpTools,
+  };
 }
 
 /** The bound on tool calls and hooks: the config file's toolTimeoutMs, or the runtime's default. */

@@ -2,6 +2,7 @@ import type { RunningTurn, SessionStorage, TurnRunOptions } from '@youyou/agent'
 import type { TenantApp, TenantContext } from '../http/context.js';
 import { HttpError } from '../http/errors.js';
 import { eventLogOf, type SessionEventLog } from '../sessions/event-log.js';
+import type { HeldElicitations } from '../sessions/held-elicitations.js';
 import type { SessionHub } from '../sessions/hub.js';
 import { isTerminal, streamJournal } from './sse.js';
 
@@ -16,6 +17,8 @@ export interface RouteDeps {
   eventLog: SessionEventLog | undefined;
   keepAliveMs: number;
   logPollMs: number;
+  /** MCP servers' questions held for clients, when the host hands them to the server. */
+  elicitations: HeldElicitations | undefined;
   /** The owned session id of the route's `:id`, or SESSION_NOT_FOUND (404) for a bad, unknown or foreign one. */
   ownedSession(context: TenantContext): Promise<string>;
   /**
@@ -38,10 +41,12 @@ export function routeDeps(options: {
   storage: SessionStorage | undefined;
   keepAliveMs: number;
   logPollMs: number;
+  elicitations?: HeldElicitations | undefined;
 }): RouteDeps {
   const { hub, keepAliveMs } = options;
   return {
     ...options,
+    elicitations: options.elicitations,
     eventLog: eventLogOf(options.storage),
     ownedSession: async (context) => {
       const sessionId = context.req.param('id') ?? '';

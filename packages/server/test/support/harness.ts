@@ -6,6 +6,7 @@ import { ScriptedModelProvider, type ScriptedResponse } from '@youyou/agent/test
 import { openSqliteStorage } from '@youyou/sqlite';
 import {
   createServer,
+  type HeldElicitations,
   type ListeningServer,
   listen,
   type ServerCors,
@@ -44,6 +45,8 @@ export async function startHarness(
     continueInterrupted?: 'auto' | 'on-request';
     /** Puts something between the agent (and the server) and the SQLite storage: a gate on a write, a failure. */
     wrapStorage?: (storage: SessionStorage) => SessionStorage;
+    /** The server's held MCP questions. */
+    elicitations?: HeldElicitations;
   } = {},
 ): Promise<Harness> {
   const folder =
@@ -70,6 +73,7 @@ export async function startHarness(
     ...(options.continueInterrupted === undefined
       ? {}
       : { continueInterrupted: options.continueInterrupted }),
+    ...(options.elicitations === undefined ? {} : { elicitations: options.elicitations }),
   });
   const listening: ListeningServer = await listen(server);
   return {

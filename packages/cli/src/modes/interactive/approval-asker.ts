@@ -33,7 +33,15 @@ export class ApprovalAsker {
   }
 
   /** Asks about one call once the questions before it are answered; a call aborted meanwhile is denied. */
-  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+  ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
+    return this.inTurn(async () => {
+      if (signal.aborted) return { type: 'deny' };
+      return await this.#askNow(request, signal);
+    });
+  }
+
+  /** Runs `ask` once the questions before it are answered, as one more question (an MCP server's, say). */
+  async inTurn<T>(ask: () => Promise<T>): Promise<T> {
     const earlier = this.#questions;
     let done: (() => void) | undefined;
     this.#questions = new Promise<void>((resolve) => {
@@ -41,8 +49,7 @@ export class ApprovalAsker {
     });
     try {
       await earlier;
-      if (signal.aborted) return { type: 'deny' };
-      return await this.#askNow(request, signal);
+      return await ask();
     } finally {
       done?.();
     }

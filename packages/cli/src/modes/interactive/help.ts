@@ -29,6 +29,7 @@ export const SLASH_COMMANDS: readonly (readonly [usage: string, description: str
   ['/init', 'write an AGENTS.md for this workspace with the model’s help (asks before replacing one)'],
   ['/memory', 'list the long-term memories; /memory delete N deletes one'],
   ['/permissions', 'the sandbox and the approval rules in force (config file and "always" answers)'],
+  ['/prompts', 'the MCP servers’ prompts; /SERVER:PROMPT [key=value | value …] sends one'],
   ['/exit', 'leave (also Ctrl-D at an empty prompt, or Ctrl-C twice)'],
 ];
 

@@ -1,11 +1,19 @@
 import type { AgentError, AgentEventPayload, RunningTurn, Session, ToolOutput } from '@youyou/agent';
+import type { ElicitationAnswer, ElicitationRequest } from '@youyou/mcp';
 import type { ApprovalAnswer, ApprovalRequest } from '../../approval/policy.js';
 import type { ApprovalRule } from '../../approval/rules.js';
 import { createStyles, plainMessage, type Styles } from '../../chat/format.js';
 import type { MarkdownStream } from '../../chat/markdown.js';
 import { loadMarkdownStream } from '../../chat/markdown-load.js';
 import { TurnView } from '../../chat/render.js';
-import { isInterrupt, loadHistory, type PromptResult, saveHistory, Terminal } from '../../chat/terminal.js';
+import {
+  isInterrupt,
+  type Key,
+  loadHistory,
+  type PromptResult,
+  saveHistory,
+  Terminal,
+} from '../../chat/terminal.js';
 import type { CliSettings } from '../../config/config.js';
 import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
@@ -15,6 +23,8 @@ import { neutralize } from '../../text/terminal-text.js';
 import { ApprovalAsker } from './approval-asker.js';
 import { bangContextBlock, bangScreenText, runBangCommand } from './bang-command.js';
 import { bannerText, resumedText } from './banner.js';
+import { ElicitationAsker } from './elicitation-asker.js';
+import { MCP_PROMPT_COMMAND, promptMessage } from './mcp-prompts.js';
 import { attachMentions, completeMention, type MentionScope, mentionNotesText } from './mentions.js';
 import { type ChatCommandContext, COMMAND, runSlashCommand } from './slash-commands.js';
 import { TypeAhead } from './type-ahead.js';
@@ -35,6 +45,9 @@ class Chat {
   /** The last thing the user did was Ctrl-C: one more exits. */
   #interruptedOnce = false;
   readonly #asker: ApprovalAsker;
+  readonly #elicitations: ElicitationAsker;
+  /** The key handler of the turn being shown; an MCP server's question hands the keys back to it. */
+  #turnKeys: ((key: Key) => void) | undefined;
   readonly #typeAhead: TypeAhead;
   #view: TurnView | undefined;
   /** Set when the resumed session's last turn was cut by a crash: the next prompt offers to continue it. */
@@ -62,6 +75,16 @@ class Chat {
       quietMs: options.settings.approvalQuietMs,
       write: (text) => this.#write(text),
       beforeAsking: () => this.#view?.pause(),
+    });
+    this.#elicitations = new ElicitationAsker({
+      terminal: options.terminal,
+      styles: this.#styles,
+      write: (text) => this.#write(text),
+      inTurn: (ask) => this.#asker.inTurn(ask),
+      beforeAsking: () => this.#view?.holdForQuestion(),
+      afterAsking: () => {
+        if (this.#turnKeys !== undefined) this.#terminal.startKeys(this.#turnKeys);
+      },
     });
   }
 
@@ -131,6 +154,11 @@ class Chat {
         await this.#bang(text.slice(1).trim());
         continue;
       }
+      const promptCommand = MCP_PROMPT_COMMAND.exec(text);
+      if (promptCommand !== null) {
+        if ((await this.#promptTurn(promptCommand)) === 'exit') return this.#leave();
+        continue;
+      }
       const command = COMMAND.exec(text);
       if (
         command !== null &&
@@ -182,6 +210,21 @@ class Chat {
     );
     this.#write(bangScreenText(output, this.#styles));
     this.#commandOutputs.push(bangContextBlock(command, output));
+  }
+
+  /** `/server:prompt …`: a turn whose user message is the prompt as its server fills it in. */
+  async #promptTurn(command: RegExpExecArray): Promise<'done' | 'exit'> {
+    const message = await promptMessage({
+      servers: this.#runtime.mcpServers,
+      server: command[1] ?? '',
+      prompt: command[2] ?? '',
+      argumentLine: command[3] ?? '',
+    });
+    if ('problem' in message) {
+      this.#write(this.#styles.red(`${message.problem}\n`));
+      return 'done';
+    }
+    return this.#turn('', (session) => session.sendMessage(message, this.#runtime.turnOptions));
   }
 
   /** Closes the current session (SessionEnd, memory extraction) with a status line while it runs. */
@@ -265,6 +308,8 @@ class Chat {
    */
   async #turn(text: string, start?: (session: Session) => Promise<RunningTurn>): Promise<'done' | 'exit'> {
     let turn: RunningTurn;
+    // A server that changed its tools during the last turn: the new list is what this turn offers.
+    await this.#runtime.mcpToolsSettled();
     // Loaded before the turn starts: once it has, nothing may come between it and reading keys raw, or a
     // Ctrl-C typed early would reach the process group as SIGINT (the MCP servers among it) instead.
     let markdown = await this.#markdownStream();
@@ -299,7 +344,7 @@ class Chat {
     const stopped = new Promise<void>((resolve) => {
       stop = resolve;
     });
-    this.#terminal.startKeys((key) => {
+    this.#turnKeys = (key) => {
       const question = this.#asker.current;
       // A paste is text for the next message: it never answers a question nor cancels the turn.
       if (key.pasted === true) {
@@ -327,19 +372,24 @@ class Chat {
       this.#interruptedOnce = true;
       view.status('cancelling');
       turn.cancel();
-    });
+    };
+    this.#terminal.startKeys(this.#turnKeys);
     view.status('thinking');
     try {
       const iterator = turn[Symbol.asyncIterator]();
       for (;;) {
         const next = await Promise.race([iterator.next(), stopped.then(() => undefined)]);
         if (next === undefined || next.done === true) break;
+        // An MCP server's question is on screen: the event is drawn once it is answered.
+        const question = this.#elicitations.onScreen;
+        if (question !== undefined) await question;
         view.handle(next.value);
         this.#noteAnswer(next.value.payload);
       }
     } finally {
       view.close();
       this.#view = undefined;
+      this.#turnKeys = undefined;
       this.#terminal.stopKeys();
     }
     if (!cancelled) this.#interruptedOnce = false;
@@ -359,6 +409,15 @@ class Chat {
     // The gate adds the rule for the rest of the run; /permissions shows it.
     if (answer.type === 'always') this.#alwaysRules.push(answer.rule);
     return answer;
+  }
+
+  /**
+   * An MCP server's question (elicitation). It is asked only while a turn runs (a tool of the server asks
+   * it); at the prompt, where the line being typed has the keys, it is declined.
+   */
+  elicit(request: ElicitationRequest): Promise<ElicitationAnswer> {
+    if (this.#turnKeys === undefined) return Promise.resolve({ action: 'decline' });
+    return this.#elicitations.ask(request);
   }
 
   /** Leaves: the session is closed (memories extracted), then everything else. */
@@ -410,6 +469,8 @@ export async function runInteractive(options: {
           ask: (request, signal) =>
             chat === undefined ? Promise.resolve({ type: 'deny' }) : chat.ask(request, signal),
         },
+    onElicitation: (request) =>
+      chat === undefined ? Promise.resolve({ action: 'decline' }) : chat.elicit(request),
     warn: io.warn,
     notice: (text) => io.stderr.write(`${text}\n`),
     onBackgroundError,

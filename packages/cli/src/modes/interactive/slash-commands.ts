@@ -10,6 +10,7 @@ import { formatSessionTable, storedMessageCount } from '../../sessions/session-t
 import { resolveSessionId, workspacesOf } from '../../sessions/workspace-sessions.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
 import { formatSkills, interactiveHelp } from './help.js';
+import { listPromptCommands } from './mcp-prompts.js';
 import {
   initAgentsFile,
   memoryCommand,
@@ -119,6 +120,9 @@ export async function runSlashCommand(
       return 'done';
     case 'permissions':
       context.write(permissionsText(context));
+      return 'done';
+    case 'prompts':
+      context.write(await listPromptCommands({ servers: runtime.mcpServers, styles }));
       return 'done';
     case 'exit':
     case 'quit':

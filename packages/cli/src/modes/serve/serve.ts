@@ -1,4 +1,6 @@
 import type { AgentError, SessionStorage } from '@youyou/agent';
+import type { ElicitationHandler } from '@youyou/mcp';
+import type { HeldElicitations } from '@youyou/server';
 import { plainMessage } from '../../chat/style.js';
 import type { CliSettings } from '../../config/config.js';
 import { tokensFromEnv } from '../../config/server.js';
@@ -10,6 +12,9 @@ import { countOf } from '../../text/plural.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
 import { type DatabaseTarget, databaseTarget, openServeDatabase, redacted } from './database.js';
 import { moveTenantMemories } from './tenant-memories.js';
+
+/** How long an MCP server's question waits for a client without "server.approvalWindowMs" (then it is declined). */
+const DEFAULT_ELICITATION_WINDOW_MS = 5 * 60_000;
 
 /** How many sessions `youyou serve` holds at once without "server.maxActiveSessions". */
 const DEFAULT_MAX_ACTIVE_SESSIONS = 16;
@@ -81,9 +86,12 @@ export async function runServe(options: {
   const database = chooseDatabase({ flag: options.databaseUrl, env: io.env, settings });
   const webChat = options.webChat !== false && settings.server?.webChat !== false;
   const workspaces = await serveWorkspaces(settings);
-  const runtime = await serveRuntime({ settings, io, database, workspaces });
+  const { createServer, listen, HeldElicitations } = await import('@youyou/server');
+  const elicitations = new HeldElicitations({
+    windowMs: settings.server?.approvalWindowMs ?? DEFAULT_ELICITATION_WINDOW_MS,
+  });
+  const runtime = await serveRuntime({ settings, io, database, workspaces, elicitations });
   try {
-    const { createServer, listen } = await import('@youyou/server');
     const idleSessionMs = settings.server?.idleSessionMs;
     const tenantDailyCostUsd = settings.server?.tenantDailyCostUsd;
     const journalRetentionMs = settings.server?.journalRetentionMs;
@@ -92,6 +100,7 @@ export async function runServe(options: {
       storage: runtime.sessions,
       auth: { tokens },
       webChat,
+      elicitations,
       limits: {
         ...(idleSessionMs === undefined ? {} : { idleSessionMs }),
         ...(tenantDailyCostUsd === undefined ? {} : { tenantDailyCostUsd }),
@@ -141,6 +150,7 @@ async function serveRuntime(options: {
   io: CliIo;
   database: DatabaseTarget | undefined;
   workspaces: ServeWorkspaces;
+  elicitations: HeldElicitations;
 }): Promise<CliRuntime<SessionStorage>> {
   const { settings, io, database, workspaces } = options;
   // Texts of the database's background failures could quote its URL: its password is cut out first.
@@ -175,5 +185,39 @@ async function serveRuntime(options: {
     warn: io.warn,
     notice: (text) => io.stderr.write(`youyou: ${text}\n`),
     onBackgroundError,
+    onElicitation: await heldForClients(options.elicitations),
   });
+}
+
+/**
+ * MCP servers' questions held for the client of the session whose tool call asks (like an approval). A
+ * question asked while calls of several sessions (or none) run on that server cannot be told apart over
+ * MCP: it is declined rather than shown to the wrong tenant.
+ */
+async function heldForClients(elicitations: HeldElicitations): Promise<ElicitationHandler> {
+  const { fieldProblem } = await import('@youyou/mcp');
+  return async (request) => {
+    const sessions = [...new Set(request.callsInFlight.map((call) => call.sessionId))];
+    const [sessionId] = sessions;
+    if (sessionId === undefined || sessions.length > 1) return { action: 'decline' };
+    return elicitations.hold({
+      sessionId,
+      server: request.server,
+      message: request.message,
+      fields: request.fields,
+      signal: request.signal,
+      problemWith: (content) => {
+        for (const field of request.fields) {
+          const value = content[field.name];
+          if (value === undefined) {
+            if (field.required) return `'${field.name}' is required`;
+            continue;
+          }
+          const problem = fieldProblem(field, value);
+          if (problem !== undefined) return `'${field.name}': ${problem}`;
+        }
+        return undefined;
+      },
+    });
+  };
 }

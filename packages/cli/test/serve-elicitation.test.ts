@@ -1,0 +1,134 @@
+/**
+ * An MCP server's question (elicitation) in `youyou serve`: the tool call that asks waits, the session's client
+ * lists the question at GET /sessions/:id/elicitations and answers it with a POST; the answer reaches the MCP
+ * server; a question nobody answers within the window is declined; other tenants cannot see or answer it.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import {
+  type ChatServer,
+  startChatServer,
+  textReply,
+  toolCallReply,
+  toolResult,
+} from '../../../test-support/cli-wire.js';
+import { ensureBuilt } from './support/build.js';
+import { createSandbox, type RunningCli, type Sandbox, startCli } from './support/cli.js';
+import { configureFullServer, recordedEvents } from './support/mcp-fixture.js';
+import { SERVE_AUTH, SERVE_TOKEN, stopServe, until, waitForServeUrl } from './support/serve.js';
+
+const OTHER_TOKEN = 'serve-test-other-tenant-0123';
+const OTHER_AUTH = { authorization: `Bearer ${OTHER_TOKEN}`, 'content-type': 'application/json' };
+
+let wire: ChatServer;
+let sandbox: Sandbox;
+let events: string;
+const running: RunningCli[] = [];
+
+beforeAll(ensureBuilt, 180_000);
+
+beforeEach(async () => {
+  wire = await startChatServer();
+  sandbox = await createSandbox();
+  events = await configureFullServer(sandbox);
+});
+
+afterEach(async () => {
+  for (const cli of running.splice(0)) {
+    if (cli.child.exitCode === null && cli.child.signalCode === null) cli.child.kill('SIGKILL');
+    await cli.result;
+  }
+  await wire.close();
+  await sandbox.remove();
+});
+
+/** Starts serve (mutating calls run without approval: the question is what is held) with `server` settings. */
+async function serve(server: Record<string, unknown> = {}): Promise<string> {
+  const configFile = path.join(sandbox.home, 'config.json');
+  const { readFile } = await import('node:fs/promises');
+  const config = JSON.parse(await readFile(configFile, 'utf8')) as Record<string, unknown>;
+  config.server = { tokens: { [SERVE_TOKEN]: 'team-a', [OTHER_TOKEN]: 'team-b' }, ...server };
+  await writeFile(configFile, JSON.stringify(config));
+  const cli = startCli({
+    args: ['serve', '--port', '0', '--host', '127.0.0.1', '--base-url', wire.baseURL, '--yes'],
+    sandbox,
+  });
+  running.push(cli);
+  return waitForServeUrl(cli);
+}
+
+/** Creates a session and sends a message whose turn calls the fixture's `ask`; answers the session id. */
+async function startAskingTurn(url: string): Promise<{ sessionId: string; stream: Promise<string> }> {
+  const created = await fetch(`${url}/sessions`, { method: 'POST', headers: SERVE_AUTH, body: '{}' });
+  const { sessionId } = (await created.json()) as { sessionId: string };
+  wire.reply(toolCallReply({ id: 'call_ask', name: 'full__ask', arguments: {} }), textReply('Thanks.'));
+  const stream = fetch(`${url}/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    headers: SERVE_AUTH,
+    body: JSON.stringify({ content: 'ask me' }),
+  }).then((response) => response.text());
+  return { sessionId, stream };
+}
+
+type Listed = { elicitations: { id: string; server: string; message: string; fields: { name: string }[] }[] };
+
+async function listed(url: string, sessionId: string, headers = SERVE_AUTH): Promise<Response> {
+  return fetch(`${url}/sessions/${sessionId}/elicitations`, { headers });
+}
+
+test("the session's client lists the held question and its answer goes back to the MCP server", async () => {
+  const url = await serve();
+  const { sessionId, stream } = await startAskingTurn(url);
+  let question: Listed['elicitations'][number] | undefined;
+  await until(
+    async () => {
+      question = ((await (await listed(url, sessionId)).json()) as Listed).elicitations[0];
+      return question !== undefined;
+    },
+    () => 'the held question',
+  );
+  expect(question?.server).toBe('full');
+  expect(question?.fields.map((field) => field.name)).toEqual(['colour', 'count', 'urgent', 'note']);
+
+  // Another tenant neither sees nor answers the session's question.
+  expect((await listed(url, sessionId, OTHER_AUTH)).status).toBe(404);
+  const answerUrl = `${url}/sessions/${sessionId}/elicitations/${question?.id}`;
+  const foreign = await fetch(answerUrl, {
+    method: 'POST',
+    headers: OTHER_AUTH,
+    body: JSON.stringify({ action: 'decline' }),
+  });
+  expect(foreign.status).toBe(404);
+
+  // Values that do not fit the form are refused and the question stays held.
+  const misfit = await fetch(answerUrl, {
+    method: 'POST',
+    headers: SERVE_AUTH,
+    body: JSON.stringify({ action: 'accept', content: { colour: 'purple', count: 2 } }),
+  });
+  expect(misfit.status).toBe(400);
+
+  const answer = { action: 'accept', content: { colour: 'blue', count: 2 } };
+  const answered = await fetch(answerUrl, {
+    method: 'POST',
+    headers: SERVE_AUTH,
+    body: JSON.stringify(answer),
+  });
+  expect(answered.status).toBe(200);
+  expect(await stream).toContain('turn_complete');
+  expect(toolResult(wire.turnRequests()[1]!, 'call_ask')).toBe(`answer: ${JSON.stringify(answer)}`);
+  expect(recordedEvents(events)).toContainEqual({ event: 'elicited', result: answer });
+  expect(((await (await listed(url, sessionId)).json()) as Listed).elicitations).toEqual([]);
+  const again = await fetch(answerUrl, { method: 'POST', headers: SERVE_AUTH, body: JSON.stringify(answer) });
+  expect(again.status).toBe(404);
+  expect(await stopServe(running[0]!)).toBe(0);
+}, 90_000);
+
+test('a question nobody answers within the approval window is declined', async () => {
+  const url = await serve({ approvalWindowMs: 1000 });
+  const { stream } = await startAskingTurn(url);
+  expect(await stream).toContain('turn_complete');
+  expect(toolResult(wire.turnRequests()[1]!, 'call_ask')).toBe('answer: {"action":"decline"}');
+  expect(recordedEvents(events)).toContainEqual({ event: 'elicited', result: { action: 'decline' } });
+}, 90_000);
