@@ -143,9 +143,11 @@ export function createServer(options: ServerOptions): YouyouServer {
     elicitations: options.elicitations,
   });
   for (const group of ROUTE_GROUPS) group(app, deps);
+  const stopAnnouncing = options.elicitations?.onChange((change) => hub.announceElicitation(change));
 
   const close = (): Promise<void> => {
     options.elicitations?.close();
+    stopAnnouncing?.();
     return hub.close();
   };
   return Object.assign(app, {

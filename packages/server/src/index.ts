@@ -12,10 +12,13 @@ export { WEB_CHAT_FOLDER, type WebChatOptions } from './routes/web-chat.js';
 export { eventLogOf, type LoggedSessionEvent, type SessionEventLog } from './sessions/event-log.js';
 export {
   type AnswerOutcome,
+  type ElicitationSettledReason,
   type ElicitationValue,
   type HeldElicitationAnswer,
+  type HeldElicitationChange,
   HeldElicitations,
   type HeldElicitationView,
   type HoldElicitationOptions,
 } from './sessions/held-elicitations.js';
 export { TENANT_METADATA_KEY, tenantMemoryNamespace } from './sessions/hub.js';
+export type { JournalEvent, ServerEventPayload } from './sessions/journal.js';

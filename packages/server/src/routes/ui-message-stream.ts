@@ -1,5 +1,6 @@
-import type { AgentEvent, PendingToolCall } from '@youyou/agent';
+import type { PendingToolCall } from '@youyou/agent';
 import { publicError } from '../http/errors.js';
+import type { JournalEvent, ServerEventPayload } from '../sessions/journal.js';
 
 /**
  * One chunk of the AI SDK UI message stream protocol (v1), the subset this server sends. The AI SDK's
@@ -16,6 +17,11 @@ export type UiMessageChunk =
   | { type: 'tool-output-error'; toolCallId: string; errorText: string; dynamic: true }
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'tool-approval-request'; approvalId: string; toolCallId: string }
+  /**
+   * An MCP server's question (its part's id is the question's): `state: 'held'` with the question, then,
+   * under the same id so the client replaces the part, `state: 'settled'` with how it ended.
+   */
+  | { type: 'data-elicitation'; id: string; data: Record<string, unknown> }
   | { type: 'error'; errorText: string }
   | { type: 'abort'; reason: string }
   | { type: 'finish'; finishReason: 'stop' | 'error' | 'tool-calls' | 'other'; messageMetadata?: unknown };
@@ -73,7 +79,7 @@ export class UiMessageStreamMapper {
   }
 
   /** The chunks of one event of the turn; events the protocol has no part for (usage, steering) give none. */
-  map(event: AgentEvent): UiMessageChunk[] {
+  map(event: JournalEvent): UiMessageChunk[] {
     const payload = event.payload;
     switch (payload.type) {
       case 'text_delta':
@@ -138,6 +144,9 @@ export class UiMessageStreamMapper {
         return this.suspend(payload.pendingCalls, event.turnId);
       case 'turn_cancelled':
         return this.finish({ type: 'abort', reason: 'the turn was cancelled' });
+      case 'server.elicitation_held':
+      case 'server.elicitation_settled':
+        return [elicitationChunk(payload)];
       default:
         return [];
     }
@@ -183,6 +192,18 @@ export class UiMessageStreamMapper {
     this.open = undefined;
     return [{ type: open.kind === 'text' ? 'text-end' : 'reasoning-end', id: open.id }];
   }
+}
+
+/** The data part of a held or settled question: the held one carries the question, the settled one its end. */
+function elicitationChunk(
+  payload: Extract<ServerEventPayload, { type: `server.elicitation_${string}` }>,
+): UiMessageChunk {
+  if (payload.type === 'server.elicitation_settled') {
+    const { id, reason, action } = payload;
+    return { type: 'data-elicitation', id, data: { id, state: 'settled', reason, action } };
+  }
+  const { id, server, message, fields, expiresAt } = payload;
+  return { type: 'data-elicitation', id, data: { id, state: 'held', server, message, fields, expiresAt } };
 }
 
 /** The chunk of an ended call: denied (it did not run: state `output-denied`), its output, or its error. */

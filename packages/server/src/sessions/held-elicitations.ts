@@ -32,13 +32,33 @@ export interface HoldElicitationOptions {
   signal: AbortSignal;
   /** Why accepted values do not fit the form (the answer is then refused with 400), or undefined. */
   problemWith?: (content: Record<string, ElicitationValue>) => string | undefined;
+  /** The turn whose tool call asks, when the asker knows it (else the session's running turn is assumed). */
+  turnId?: string;
 }
+
+/** Why a held question stopped waiting: a client answered, its window passed, its asker withdrew it, or the server stopped. */
+export type ElicitationSettledReason = 'answered' | 'expired' | 'withdrawn' | 'closed';
+
+/** A question that began or stopped waiting, as `HeldElicitations.onChange` listeners get it. */
+export type HeldElicitationChange =
+  | { kind: 'held'; sessionId: string; turnId: string | undefined; view: HeldElicitationView }
+  | {
+      kind: 'settled';
+      sessionId: string;
+      turnId: string | undefined;
+      id: string;
+      reason: ElicitationSettledReason;
+      /** What the asking MCP server was answered. */
+      action: HeldElicitationAnswer['action'];
+    };
+
+type ChangeListener = (change: HeldElicitationChange) => void;
 
 interface Held {
   view: HeldElicitationView;
   sessionId: string;
   problemWith: HoldElicitationOptions['problemWith'];
-  settle: (answer: HeldElicitationAnswer) => void;
+  settle: (answer: HeldElicitationAnswer, reason: ElicitationSettledReason) => void;
 }
 
 /** What answering a held question came to. */
@@ -52,6 +72,7 @@ export type AnswerOutcome = 'answered' | 'not_found' | { problem: string };
 export class HeldElicitations {
   readonly #windowMs: number;
   readonly #held = new Map<string, Held>();
+  readonly #listeners = new Set<ChangeListener>();
 
   constructor(options: { windowMs: number }) {
     this.#windowMs = options.windowMs;
@@ -61,30 +82,48 @@ export class HeldElicitations {
   hold(options: HoldElicitationOptions): Promise<HeldElicitationAnswer> {
     if (options.signal.aborted) return Promise.resolve({ action: 'cancel' });
     const id = randomUUID();
+    const { sessionId, turnId } = options;
     return new Promise<HeldElicitationAnswer>((resolve) => {
-      const settle = (answer: HeldElicitationAnswer): void => {
+      const settle = (answer: HeldElicitationAnswer, reason: ElicitationSettledReason): void => {
         if (!this.#held.delete(id)) return;
         clearTimeout(timer);
         options.signal.removeEventListener('abort', onAbort);
+        this.#announce({ kind: 'settled', sessionId, turnId, id, reason, action: answer.action });
         resolve(answer);
       };
-      const onAbort = (): void => settle({ action: 'cancel' });
-      const timer = setTimeout(() => settle({ action: 'decline' }), this.#windowMs);
+      const onAbort = (): void => settle({ action: 'cancel' }, 'withdrawn');
+      const timer = setTimeout(() => settle({ action: 'decline' }, 'expired'), this.#windowMs);
       timer.unref();
       options.signal.addEventListener('abort', onAbort);
-      this.#held.set(id, {
-        sessionId: options.sessionId,
-        problemWith: options.problemWith,
-        settle,
-        view: {
-          id,
-          server: options.server,
-          message: options.message,
-          fields: options.fields,
-          expiresAt: Date.now() + this.#windowMs,
-        },
-      });
+      const view: HeldElicitationView = {
+        id,
+        server: options.server,
+        message: options.message,
+        fields: options.fields,
+        expiresAt: Date.now() + this.#windowMs,
+      };
+      this.#held.set(id, { sessionId, problemWith: options.problemWith, settle, view });
+      this.#announce({ kind: 'held', sessionId, turnId, view });
     });
+  }
+
+  /**
+   * Calls `listener` whenever a question begins waiting (`held`) or stops (`settled`), in that order per
+   * question; answers how to stop. The server announces both on the session's event stream this way.
+   */
+  onChange(listener: ChangeListener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  #announce(change: HeldElicitationChange): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(change);
+      } catch {
+        // A listener's failure must not keep the question from being held or its asker from its answer.
+      }
+    }
   }
 
   /** The questions a session's calls wait on, oldest first. */
@@ -100,12 +139,12 @@ export class HeldElicitations {
       const problem = held.problemWith?.(answer.content);
       if (problem !== undefined) return { problem };
     }
-    held.settle(answer);
+    held.settle(answer, 'answered');
     return 'answered';
   }
 
   /** Declines every held question (the server is stopping). */
   close(): void {
-    for (const held of [...this.#held.values()]) held.settle({ action: 'decline' });
+    for (const held of [...this.#held.values()]) held.settle({ action: 'decline' }, 'closed');
   }
 }

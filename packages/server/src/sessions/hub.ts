@@ -12,7 +12,8 @@ import {
 } from '@youyou/agent';
 import { HttpError } from '../http/errors.js';
 import { eventLogOf, type SessionEventLog } from './event-log.js';
-import { SessionJournal } from './journal.js';
+import type { HeldElicitationChange } from './held-elicitations.js';
+import { type ServerEventPayload, SessionJournal } from './journal.js';
 
 /** The metadata key under which the server saves the tenant that created a session. */
 export const TENANT_METADATA_KEY = 'youyou_server_tenant';
@@ -60,6 +61,8 @@ export class SessionHub {
   /** The turns this hub started to continue a cut turn on its own (see `autoContinue`). */
   private readonly continuations = new WeakSet<RunningTurn>();
   private readonly pumps = new Set<Promise<void>>();
+  /** The turn each question still held was announced in. */
+  private readonly elicitationTurns = new Map<string, string>();
   private readonly log: SessionEventLog | undefined;
 
   constructor(
@@ -185,6 +188,42 @@ export class SessionHub {
       this.journals.set(sessionId, journal);
     }
     return journal;
+  }
+
+  /**
+   * Adds an event of the server's own (`server.*`) to the session's journal, so that the session's streams,
+   * and only its, carry it in order with the agent's. It belongs to `turnId`, else to the running turn here.
+   */
+  announce(sessionId: string, turnId: string | undefined, payload: ServerEventPayload): string {
+    const entry = this.journal(sessionId).append({
+      sessionId,
+      turnId: turnId ?? this.activeSession(sessionId)?.currentTurn?.turnId ?? '',
+      timestamp: new Date(),
+      sequence: 0,
+      payload,
+    });
+    return entry.event.turnId;
+  }
+
+  /** Announces an MCP server's question held for the session's client, or settled, on the session's stream. */
+  announceElicitation(change: HeldElicitationChange): void {
+    if (change.kind === 'held') {
+      const turnId = this.announce(change.sessionId, change.turnId, {
+        type: 'server.elicitation_held',
+        ...change.view,
+      });
+      this.elicitationTurns.set(change.view.id, turnId);
+      return;
+    }
+    // The settling goes with the turn the question was announced in, whichever runs now.
+    const turnId = change.turnId ?? this.elicitationTurns.get(change.id);
+    this.elicitationTurns.delete(change.id);
+    this.announce(change.sessionId, turnId, {
+      type: 'server.elicitation_settled',
+      id: change.id,
+      reason: change.reason,
+      action: change.action,
+    });
   }
 
   /** Relays every event of `turn` into the session's journal, once per turn whoever asks. */

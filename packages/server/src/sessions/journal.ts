@@ -1,9 +1,28 @@
-import type { AgentEvent } from '@youyou/agent';
+import type { AgentEvent, AgentEventPayload } from '@youyou/agent';
+import type { ElicitationSettledReason, HeldElicitationView } from './held-elicitations.js';
 
-/** An AgentEvent as the server sends it: `sequence` is the session's server sequence (the SSE `id`). */
+/**
+ * What the server itself adds to a session's stream, beside the agent's events: its type starts with
+ * `server.` so that it never collides with an AgentEvent type. Not saved in the session's log.
+ */
+export type ServerEventPayload =
+  /** An MCP server's question now waits for the session's client (answer it at `…/elicitations/:id`). */
+  | ({ type: 'server.elicitation_held' } & HeldElicitationView)
+  /** The question stopped waiting; `action` is what its MCP server was answered. */
+  | {
+      type: 'server.elicitation_settled';
+      id: string;
+      reason: ElicitationSettledReason;
+      action: 'accept' | 'decline' | 'cancel';
+    };
+
+/** An event of a session's stream: one of the agent's, or one the server adds (`server.*`). */
+export type JournalEvent = Omit<AgentEvent, 'payload'> & { payload: AgentEventPayload | ServerEventPayload };
+
+/** An event as the server sends it: `sequence` is the session's server sequence (the SSE `id`). */
 export interface JournalEntry {
   sequence: number;
-  event: AgentEvent;
+  event: JournalEvent;
 }
 
 type Listener = (entry: JournalEntry) => void;
@@ -46,7 +65,7 @@ export class SessionJournal {
   }
 
   /** Numbers an event and hands it to every subscriber. */
-  append(event: AgentEvent): JournalEntry {
+  append(event: JournalEvent): JournalEntry {
     this.last = Math.max(this.last + 1, Date.now() * 1000);
     const entry: JournalEntry = { sequence: this.last, event: { ...event, sequence: this.last } };
     this.entries.push(entry);

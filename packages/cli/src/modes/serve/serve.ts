@@ -200,8 +200,10 @@ async function heldForClients(elicitations: HeldElicitations): Promise<Elicitati
     const sessions = [...new Set(request.callsInFlight.map((call) => call.sessionId))];
     const [sessionId] = sessions;
     if (sessionId === undefined || sessions.length > 1) return { action: 'decline' };
+    const turns = [...new Set(request.callsInFlight.map((call) => call.turnId))];
     return elicitations.hold({
       sessionId,
+      ...(turns.length === 1 && turns[0] !== undefined ? { turnId: turns[0] } : {}),
       server: request.server,
       message: request.message,
       fields: request.fields,
