@@ -1,11 +1,14 @@
 /**
  * An MCP server's question (elicitation) in `youyou serve`: the tool call that asks waits, the session's client
  * lists the question at GET /sessions/:id/elicitations and answers it with a POST; the answer reaches the MCP
- * server; a question nobody answers within the window is declined; other tenants cannot see or answer it.
+ * server; a question nobody answers within the window is declined; other tenants cannot see or answer it. The
+ * web chat, in headless Chromium, shows the question as a form and its Accept sends the answer.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import type { Browser } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import {
   type ChatServer,
   startChatServer,
@@ -13,6 +16,7 @@ import {
   toolCallReply,
   toolResult,
 } from '../../../test-support/cli-wire.js';
+import { launchChromium } from '../../server/test/support/browser.js';
 import { ensureBuilt } from './support/build.js';
 import { createSandbox, type RunningCli, type Sandbox, startCli } from './support/cli.js';
 import { configureFullServer, recordedEvents } from './support/mcp-fixture.js';
@@ -20,13 +24,19 @@ import { SERVE_AUTH, SERVE_TOKEN, stopServe, until, waitForServeUrl } from './su
 
 const OTHER_TOKEN = 'serve-test-other-tenant-0123';
 const OTHER_AUTH = { authorization: `Bearer ${OTHER_TOKEN}`, 'content-type': 'application/json' };
+const ARTIFACTS = fileURLToPath(new URL('../../../artifacts/web-chat/', import.meta.url));
 
 let wire: ChatServer;
 let sandbox: Sandbox;
 let events: string;
 const running: RunningCli[] = [];
+let browser: Browser | undefined;
 
 beforeAll(ensureBuilt, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
 
 beforeEach(async () => {
   wire = await startChatServer();
@@ -132,3 +142,48 @@ test('a question nobody answers within the approval window is declined', async (
   expect(toolResult(wire.turnRequests()[1]!, 'call_ask')).toBe('answer: {"action":"decline"}');
   expect(recordedEvents(events)).toContainEqual({ event: 'elicited', result: { action: 'decline' } });
 }, 90_000);
+
+test('the web chat shows the held question as a form, and its Accept sends the answer to the MCP server', async () => {
+  const url = await serve();
+  browser ??= await launchChromium();
+  const context = await browser.newContext({ viewport: { width: 900, height: 700 } });
+  try {
+    const page = await context.newPage();
+    await page.goto(`${url}/#token=${SERVE_TOKEN}`);
+    wire.reply(toolCallReply({ id: 'call_ask', name: 'full__ask', arguments: {} }), textReply('Thanks.'));
+    await page.fill('#message', 'ask me');
+    await page.click('#send');
+
+    const card = page.locator('.question');
+    await card.waitFor();
+    await expect(card.locator('.card-title code').textContent()).resolves.toBe('full');
+    // The server's text is shown as text: its escape sequence made visible, no markup made of it.
+    const message = card.locator('.question-message');
+    await expect(message.textContent()).resolves.toBe(
+      'Which colour should the \u241b[31mbanner\u241b[0m be?',
+    );
+    await expect(message.locator('*').count()).resolves.toBe(0);
+    expect(recordedEvents(events).filter((event) => event.event === 'elicited')).toEqual([]);
+
+    await card.getByLabel('Colour').selectOption('green');
+    await card.getByLabel('How many').fill('3');
+    await card.getByLabel('Urgent').check();
+    await mkdir(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'youyou-serve-question.png') });
+    await card.getByRole('button', { name: 'Accept' }).click();
+
+    const answer = { action: 'accept', content: { colour: 'green', count: 3, urgent: true } };
+    await until(
+      () => recordedEvents(events).some((event) => event.event === 'elicited'),
+      () => "the MCP server's answer",
+    );
+    expect(recordedEvents(events)).toContainEqual({ event: 'elicited', result: answer });
+    await page.locator('.assistant', { hasText: 'Thanks.' }).waitFor();
+    await card.waitFor({ state: 'detached' });
+    const result = toolResult(wire.turnRequests()[1]!, 'call_ask') ?? '';
+    expect(JSON.parse(result.replace(/^answer: /, ''))).toEqual(answer);
+  } finally {
+    await context.close();
+  }
+  expect(await stopServe(running[0]!)).toBe(0);
+}, 120_000);

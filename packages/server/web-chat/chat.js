@@ -5,6 +5,7 @@ import { apiFetch, readSse } from '/web-chat/api.js';
 import { failure, showError } from '/web-chat/failure.js';
 import { historyToItems } from '/web-chat/history.js';
 import { setUpLayout } from '/web-chat/layout.js';
+import { setUpQuestions } from '/web-chat/questions.js';
 import { loadSessions as listSessions, markCurrent as markOpenChat } from '/web-chat/sessions.js';
 import {
   drawItem,
@@ -55,10 +56,28 @@ function save() {
   if (saveTimer === 0) saveTimer = setTimeout(saveNow, 300);
 }
 
+/** Takes an item out of the transcript and off the page. */
+function remove(item) {
+  page.items = page.items.filter((each) => each !== item);
+  removeItem(item);
+  $('empty').hidden = page.items.length > 0;
+  save();
+}
+
+const questions = setUpQuestions({
+  page,
+  api,
+  sessionPath,
+  push: (item) => push(item),
+  remove,
+  redraw: drawItem,
+});
+
 const actions = {
   decide: (item, approved, reason) => decide(item, approved, reason),
   continueTurn: () => continueTurn(),
   windowPassed: (item) => windowPassed(item),
+  answerQuestion: (item, answer) => questions.answer(item, answer),
 };
 
 setCardActions(actions);
@@ -183,6 +202,13 @@ async function apply({ id, data }) {
       push({ kind: 'notice', text: 'Stopped.' });
       setStatus('turn stopped');
       break;
+    case 'server.elicitation_held':
+      questions.add(payload);
+      setStatus('a question waits for you');
+      break;
+    case 'server.elicitation_settled':
+      questions.drop(payload.id);
+      break;
     case 'error':
       finishAnswers(turnId);
       push({
@@ -290,6 +316,7 @@ async function reloadHistory() {
   const { messages, pendingApprovals } = await answer.json();
   historyItems(messages, pendingApprovals);
   saveNow();
+  await questions.sync();
 }
 
 /** Shows an empty chat; the session is created by the first message. */
@@ -319,6 +346,7 @@ async function openSession(sessionId) {
     page.items = saved.items;
     page.cursor = saved.cursor;
     drawAll();
+    await questions.sync();
   } else {
     await reloadHistory();
     page.cursor = lastSequence;

@@ -12,6 +12,7 @@ const SENTENCES = {
   TURN_BUSY: 'An answer is still being written. Wait for it, or stop it first.',
   SESSION_CLOSED: 'This chat was closed. Open it again from the list.',
   INVALID_INPUT: 'The server could not take that message as it is.',
+  ELICITATION_NOT_FOUND: 'That question no longer waits for an answer.',
 };
 
 const BY_STATUS = { 401: 'UNAUTHORIZED', 404: 'NOT_FOUND', 413: 'PAYLOAD_TOO_LARGE', 429: 'SERVER_BUSY' };

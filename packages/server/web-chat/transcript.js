@@ -2,7 +2,12 @@
 // frame and only in its growing part.
 
 import { renderMarkdown } from '/web-chat/markdown.js';
-import { itemView } from '/web-chat/views.js';
+import { questionView } from '/web-chat/questions.js';
+import { itemView as anyItemView } from '/web-chat/views.js';
+
+/** The element of an item: a held MCP question's card, or what views.js draws. */
+const itemView = (item, actions) =>
+  item.kind === 'question' ? questionView(item, actions) : anyItemView(item, actions);
 
 const $ = (id) => document.getElementById(id);
 /** The element drawn for each item, so that an event replaces one element, not the transcript. */
@@ -12,7 +17,7 @@ const dirty = new Set();
 /** The pending redraw's timer (0: none), and the earliest time the next redraw may run. */
 let frame = 0;
 let nextDrawAt = 0;
-/** What the buttons of approval cards call: `{ decide, continueTurn, windowPassed }`. */
+/** What the buttons of cards call: `{ decide, continueTurn, windowPassed, answerQuestion }`. */
 let actions = {};
 
 /** Sets what the buttons of approval cards call. */

@@ -6,7 +6,13 @@ import { AgentBuilder, type ModelPricing, type ToolHandler } from '@youyou/agent
 import { ScriptedModelProvider, scriptedModel } from '@youyou/agent/testing';
 import { openSqliteStorage } from '@youyou/sqlite';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { createServer, listen, type ServerLimits, type ServerOptions } from '../../src/index.js';
+import {
+  createServer,
+  type HeldElicitations,
+  listen,
+  type ServerLimits,
+  type ServerOptions,
+} from '../../src/index.js';
 
 /** Screenshots are kept here as test artifacts (gitignored). */
 export const ARTIFACTS = fileURLToPath(new URL('../../../../artifacts/web-chat/', import.meta.url));
@@ -37,6 +43,8 @@ export async function startChatServer(
     limits?: ServerLimits;
     /** The scripted model's prices, so that usage carries a cost. */
     pricing?: ModelPricing;
+    /** The server's held MCP questions. */
+    elicitations?: HeldElicitations;
   } = {},
 ): Promise<ChatServer> {
   const { tools = [], webChat = true, restart } = options;
@@ -61,6 +69,7 @@ export async function startChatServer(
     auth: { tokens: { [TOKENS.alice]: 'alice', [TOKENS.bob]: 'bob' } },
     webChat,
     ...(options.limits === undefined ? {} : { limits: options.limits }),
+    ...(options.elicitations === undefined ? {} : { elicitations: options.elicitations }),
   });
   const listening = await listen(server, restart === undefined ? {} : { port: restart.port });
   return {
