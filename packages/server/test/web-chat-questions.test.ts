@@ -2,8 +2,9 @@ import type { ToolHandler } from '@youyou/agent';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
 import { type HeldElicitationAnswer, HeldElicitations } from '../src/index.js';
+import { accessibilityProblems } from './support/axe.js';
 import { launchChromium } from './support/browser.js';
-import { type ChatServer, openChat, send, startChatServer, TOKENS } from './support/web-chat.js';
+import { type ChatServer, openChat, screenshot, send, startChatServer, TOKENS } from './support/web-chat.js';
 
 // MCP servers' questions in the web chat, in headless Chromium against a real server: the card shows the
 // server's hostile text as text, Decline answers, a question held before the page opened is listed, and a
@@ -94,6 +95,11 @@ test("a question's card shows the server's text as text, and Decline answers it 
   ]);
   expect(await page.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined();
   expect(answers).toEqual([]);
+  // Every control has its label, and the card passes axe-core, light and dark.
+  await expect(accessibilityProblems(page)).resolves.toEqual([]);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await expect(accessibilityProblems(page)).resolves.toEqual([]);
+  await screenshot(page, 'web-chat-question-dark.png');
 
   await card.getByRole('button', { name: 'Decline' }).click();
   await page.locator('.assistant', { hasText: 'Noted.' }).waitFor();

@@ -1,8 +1,7 @@
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import type { ToolHandler } from '@youyou/agent';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { accessibilityProblems } from './support/axe.js';
 import { launchChromium } from './support/browser.js';
 import {
   type ChatServer,
@@ -22,7 +21,6 @@ import {
 let browser: Browser;
 let server: ChatServer | undefined;
 const contexts: BrowserContext[] = [];
-const AXE_SOURCE = readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 beforeAll(async () => {
   browser = await launchChromium();
@@ -118,22 +116,6 @@ async function openConversation(view: ViewOptions): Promise<Page> {
   await send(page, 'Add the total to the report');
   await page.locator('.pending button.approve').waitFor();
   return page;
-}
-
-interface Violation {
-  id: string;
-  targets: string[];
-}
-
-/** axe-core's WCAG 2 A/AA and best-practice checks on the page as it is; the problems it finds. */
-async function accessibilityProblems(page: Page): Promise<Violation[]> {
-  await page.evaluate(await AXE_SOURCE);
-  return page.evaluate(`axe
-    .run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa', 'best-practice'] })
-    .then((result) => result.violations.map((violation) => ({
-      id: violation.id,
-      targets: violation.nodes.map((node) => String(node.target)),
-    })))`) as Promise<Violation[]>;
 }
 
 const SCENES: { name: string; view: ViewOptions }[] = [
