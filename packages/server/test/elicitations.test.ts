@@ -86,6 +86,47 @@ test('a held question is listed for its session only, checked, answered once, an
   expect(((await again.json()) as { error: { code: string } }).error.code).toBe('ELICITATION_NOT_FOUND');
 });
 
+test('a field named __proto__ is answered like any other', async () => {
+  const held = new HeldElicitations({ windowMs: 60_000 });
+  const answers: HeldElicitationAnswer[] = [];
+  harness = await startHarness({
+    elicitations: held,
+    tools: [askingTool(held, answers)],
+    responses: [
+      [
+        { type: 'tool_call', toolName: 'ask', callId: 'call_ask' },
+        { type: 'done', stopReason: 'tool_use' },
+      ],
+      [{ type: 'text', text: 'ok' }],
+    ],
+  });
+  const sessionId = await createSession(harness);
+  const turn = await harness.request(`/sessions/${sessionId}/messages`, {
+    method: 'POST',
+    json: { content: 'ask me' },
+  });
+  let listed: Listed = { elicitations: [] };
+  while (listed.elicitations.length === 0) {
+    listed = (await (await harness.request(`/sessions/${sessionId}/elicitations`)).json()) as Listed;
+  }
+  const answered = await harness.request(
+    `/sessions/${sessionId}/elicitations/${listed.elicitations[0]?.id}`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      // Written out: an object literal's __proto__ would set its prototype, not a key.
+      body: '{"action":"accept","content":{"colour":"red","__proto__":"odd"}}',
+    },
+  );
+  expect(answered.status).toBe(200);
+  await readUntil(turn, isTurnEnd);
+  const [answer] = answers;
+  expect(answer?.action === 'accept' && Object.entries(answer.content)).toEqual([
+    ['colour', 'red'],
+    ['__proto__', 'odd'],
+  ]);
+});
+
 test('a question is declined when its window passes, and cancelled when its asker withdraws it', async () => {
   const held = new HeldElicitations({ windowMs: 50 });
   const withdrawn = new AbortController();

@@ -23,7 +23,8 @@ function answerOf(body: Record<string, unknown>): HeldElicitationAnswer {
   if (typeof content !== 'object' || content === null || Array.isArray(content)) {
     throw invalid("accept needs 'content', an object of the answers by field name");
   }
-  const values: Record<string, ElicitationValue> = {};
+  // No prototype: a field the MCP server named `__proto__` gets its value like any other.
+  const values: Record<string, ElicitationValue> = Object.create(null);
   for (const [key, value] of Object.entries(content)) {
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') {
       throw invalid(`'content.${key.slice(0, 64)}' must be a string, a number or true/false`);
