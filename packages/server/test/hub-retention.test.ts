@@ -10,6 +10,7 @@ import {
   readSse,
   readUntil,
   startHarness,
+  untilForgotten,
 } from './support/harness.js';
 import { eventually } from './support/ui-chat.js';
 
@@ -115,16 +116,7 @@ test('a client back with a cursor of a forgotten journal is told to resync, and 
   );
   const oldCursor = first.at(-1)?.id ?? '';
   expect(Number(oldCursor)).toBeGreaterThan(0);
-  // The state to wait for: the session closed and its journal forgotten (a new one has issued nothing).
-  let forgotten = false;
-  while (!forgotten) {
-    const status = (await (await harness.request(`/sessions/${sessionId}`)).json()) as {
-      active: boolean;
-      lastSequence: number;
-    };
-    forgotten = !status.active && status.lastSequence === 0;
-    if (!forgotten) await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await untilForgotten(harness, sessionId);
   const back = readSse(
     await harness.request(`/sessions/${sessionId}/events`, { headers: { 'last-event-id': oldCursor } }),
   );

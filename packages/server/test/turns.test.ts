@@ -10,6 +10,7 @@ import {
   readUntil,
   type SseMessage,
   startHarness,
+  untilForgotten,
 } from './support/harness.js';
 
 let harness: Harness | undefined;
@@ -223,7 +224,7 @@ test('a session idle past the retention is forgotten, its events with it, and it
     await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'a' } }),
     isTurnEnd,
   );
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await untilForgotten(harness, sessionId);
   const second = await readUntil(
     await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'b' } }),
     isTurnEnd,
