@@ -14,7 +14,15 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PROBE_ARGS, probeAfterGc, rssOf, startModelServer } from './model-server.mjs';
+import {
+  heapColumns,
+  MALLOC_ENV,
+  MALLOC_NOTE,
+  PROBE_ARGS,
+  probeAfterGc,
+  rssOf,
+  startModelServer,
+} from './model-server.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -44,6 +52,7 @@ const env = {
   TERM: 'xterm-256color',
   LANG: 'C.UTF-8',
   SOAK_PROBE_FILE: join(root, 'probe.json'),
+  ...MALLOC_ENV,
 };
 const command = [
   'env',
@@ -88,7 +97,7 @@ const samples = [];
 async function sample(turns) {
   const rss = rssOf(pid);
   const afterGc = await probeAfterGc(pid, env.SOAK_PROBE_FILE);
-  return { turns, rss, rssAfterGc: afterGc.rss, heapUsed: afterGc.heapUsed };
+  return { turns, rss, rssAfterGc: afterGc.rss, heapUsed: afterGc.heapUsed, afterGc };
 }
 const started = Date.now();
 let pid;
@@ -135,11 +144,14 @@ const lines = [
   `${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC · Node ${process.version} · ${seconds.toFixed(0)} s · load average ${os
     .loadavg()
     .map((value) => value.toFixed(1))
-    .join(' ')} at the end`,
+    .join(' ')} at the end${MALLOC_NOTE}`,
   '',
-  '| turns | youyou RSS MB | RSS MB after a full gc | V8 heap used MB after it |',
-  '|---:|---:|---:|---:|',
-  ...samples.map((row) => `| ${row.turns} | ${mb(row.rss)} | ${mb(row.rssAfterGc)} | ${mb(row.heapUsed)} |`),
+  '| turns | youyou RSS MB | RSS MB after a full gc | V8 heap used MB after it | V8 heap total MB | external MB | array buffers MB |',
+  '|---:|---:|---:|---:|---:|---:|---:|',
+  ...samples.map(
+    (row) =>
+      `| ${row.turns} | ${mb(row.rss)} | ${mb(row.rssAfterGc)} | ${mb(row.heapUsed)} | ${heapColumns(row.afterGc)} |`,
+  ),
   '',
   `RSS after a full gc, after the warm-up (${WARM_UP} turns): ${mb(low)}–${mb(high)} MB, a spread of ${spread.toFixed(1)} MB (goal ≤ ${LIMIT_MB}); the heap grows ${(heapPerTurn / 1024).toFixed(2)} KB a turn (the conversation: two messages a turn). Goal ${met ? '**met**' : '**missed**'}.`,
 ];

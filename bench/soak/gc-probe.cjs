@@ -14,7 +14,7 @@ if (file !== undefined && typeof globalThis.gc === 'function') {
       setImmediate(() => {
         globalThis.gc();
         const memory = process.memoryUsage();
-        writeFileSync(`${file}.tmp`, JSON.stringify({ rss: memory.rss, heapUsed: memory.heapUsed }));
+        writeFileSync(`${file}.tmp`, JSON.stringify(memory));
         renameSync(`${file}.tmp`, file);
       });
     });

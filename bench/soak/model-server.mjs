@@ -71,7 +71,7 @@ export const PROBE_ARGS = [
   fileURLToPath(new URL('./gc-probe.cjs', import.meta.url)),
 ];
 
-/** Asks a child started with PROBE_ARGS for a full gc; resolves with its `{ rss, heapUsed }` after it. */
+/** Asks a child started with PROBE_ARGS for a full gc; resolves with its `process.memoryUsage()` after it. */
 export async function probeAfterGc(pid, file) {
   rmSync(file, { force: true });
   process.kill(pid, 'SIGUSR2');
@@ -81,4 +81,18 @@ export async function probeAfterGc(pid, file) {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
   return JSON.parse(readFileSync(file, 'utf8'));
+}
+
+/** The child's environment's MALLOC_ARENA_MAX (glibc), passed on when the bench runs with it. */
+export const MALLOC_ENV =
+  process.env.MALLOC_ARENA_MAX === undefined ? {} : { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX };
+
+/** The header's note of MALLOC_ARENA_MAX, when set. */
+export const MALLOC_NOTE =
+  process.env.MALLOC_ARENA_MAX === undefined ? '' : ` · MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX}`;
+
+/** The columns of the V8 heap's size and of memory outside it, after a gc, in MB (for a table's row). */
+export function heapColumns(afterGc) {
+  const mb = (bytes) => (bytes / 2 ** 20).toFixed(1);
+  return `${mb(afterGc.heapTotal)} | ${mb(afterGc.external)} | ${mb(afterGc.arrayBuffers)}`;
 }

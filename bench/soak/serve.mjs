@@ -20,7 +20,15 @@ import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSyn
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PROBE_ARGS, probeAfterGc, rssOf, startModelServer } from './model-server.mjs';
+import {
+  heapColumns,
+  MALLOC_ENV,
+  MALLOC_NOTE,
+  PROBE_ARGS,
+  probeAfterGc,
+  rssOf,
+  startModelServer,
+} from './model-server.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -132,6 +140,7 @@ const child = spawn(
       OPENAI_API_KEY: 'soak-key',
       YOUYOU_SERVER_TOKENS: `${TOKEN}=soak`,
       SOAK_PROBE_FILE: probeFile,
+      ...MALLOC_ENV,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   },
@@ -163,7 +172,14 @@ const started = Date.now();
 async function sample(turns) {
   const rss = rssOf(child.pid);
   const afterGc = await probeAfterGc(child.pid, probeFile);
-  return { turns, rss, rssAfterGc: afterGc.rss, heapUsed: afterGc.heapUsed, sockets: socketsOf(child.pid) };
+  return {
+    turns,
+    rss,
+    rssAfterGc: afterGc.rss,
+    heapUsed: afterGc.heapUsed,
+    afterGc,
+    sockets: socketsOf(child.pid),
+  };
 }
 const samples = [await sample(0)];
 let issued = 0;
@@ -223,13 +239,13 @@ const lines = [
   `${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC · Node ${process.version} · ${seconds.toFixed(0)} s · load average ${os
     .loadavg()
     .map((value) => value.toFixed(1))
-    .join(' ')} at the end · ${dropped} turns dropped mid-turn by their client`,
+    .join(' ')} at the end${MALLOC_NOTE} · ${dropped} turns dropped mid-turn by their client`,
   '',
-  '| turns | server RSS MB | RSS MB after a full gc | V8 heap used MB after it | open sockets |',
-  '|---:|---:|---:|---:|---:|',
+  '| turns | server RSS MB | RSS MB after a full gc | V8 heap used MB after it | V8 heap total MB | external MB | array buffers MB | open sockets |',
+  '|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...[...samples, gone, ...(JOURNAL_RETENTION_MS > 0 ? [idle] : [])].map(
     (row) =>
-      `| ${row.turns} | ${mb(row.rss)} | ${mb(row.rssAfterGc)} | ${mb(row.heapUsed)} | ${row.sockets} |`,
+      `| ${row.turns} | ${mb(row.rss)} | ${mb(row.rssAfterGc)} | ${mb(row.heapUsed)} | ${heapColumns(row.afterGc)} | ${row.sockets} |`,
   ),
   '',
   `RSS after a full gc, after the warm-up (${WARM_UP.toLocaleString('en')} turns): ${mb(low)}–${mb(high)} MB, a spread of ${spread.toFixed(1)} MB (goal ≤ ${LIMIT_MB}). Sockets before the load ${socketsBefore}, after the clients went ${socketsAfter}. Goal ${met ? '**met**' : '**missed**'}.`,

@@ -180,7 +180,15 @@ for (let index = 0; index < SESSIONS; index++) {
   if (done % EVERY !== 0 && done !== SESSIONS) continue;
   await fullGc();
   const memory = process.memoryUsage();
-  const row = { sessions: done, turns: done * TURNS, rss: memory.rss, heapUsed: memory.heapUsed };
+  const row = {
+    sessions: done,
+    turns: done * TURNS,
+    rss: memory.rss,
+    heapUsed: memory.heapUsed,
+    heapTotal: memory.heapTotal,
+    external: memory.external,
+    arrayBuffers: memory.arrayBuffers,
+  };
   rows.push(row);
   if (firstBlock === undefined) {
     firstBlock = row;
@@ -188,7 +196,9 @@ for (let index = 0; index < SESSIONS; index++) {
     // one after the first block is taken only on request, in a run whose RSS series is not the measure.
     if (args.includes('--snapshot-first')) firstCounts = countInSnapshot();
   }
-  process.stderr.write(`${done} sessions: RSS ${mb(row.rss)} MB, heap ${mb(row.heapUsed)} MB\n`);
+  process.stderr.write(
+    `${done} sessions: RSS ${mb(row.rss)} MB, heap ${mb(row.heapUsed)}/${mb(row.heapTotal)} MB, external ${mb(row.external)} MB\n`,
+  );
 }
 const seconds = (Date.now() - started) / 1000;
 const lastCounts = countInSnapshot();
@@ -220,11 +230,16 @@ const lines = [
   )
     .loadavg()
     .map((value) => value.toFixed(1))
-    .join(' ')} at the end`,
+    .join(
+      ' ',
+    )} at the end${process.env.MALLOC_ARENA_MAX === undefined ? '' : ` · MALLOC_ARENA_MAX=${process.env.MALLOC_ARENA_MAX}`}`,
   '',
-  '| sessions | turns | RSS MB (after full gc) | V8 heap used MB |',
-  '|---:|---:|---:|---:|',
-  ...rows.map((row) => `| ${row.sessions} | ${row.turns} | ${mb(row.rss)} | ${mb(row.heapUsed)} |`),
+  '| sessions | turns | RSS MB (after full gc) | V8 heap used MB | V8 heap total MB | external MB | array buffers MB |',
+  '|---:|---:|---:|---:|---:|---:|---:|',
+  ...rows.map(
+    (row) =>
+      `| ${row.sessions} | ${row.turns} | ${mb(row.rss)} | ${mb(row.heapUsed)} | ${mb(row.heapTotal)} | ${mb(row.external)} | ${mb(row.arrayBuffers)} |`,
+  ),
   '',
   `RSS growth from ${firstBlock.sessions} sessions to the end: ${growth.toFixed(1)} MB (goal ≤ ${LIMIT_MB}). WeakRefs still alive after a full gc: ${aliveSessions} of ${weak.sessions.length} sessions, ${aliveTurns} of ${weak.turns.length} turns.`,
   '',

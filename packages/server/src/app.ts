@@ -26,7 +26,7 @@ export interface ServerLimits {
   idleSessionMs?: number;
   /** Events kept per session for reconnecting clients (default 10,000). */
   journalCapacity?: number;
-  /** How long the events of a session closed while idle are kept for reconnecting clients (default 15 min). */
+  /** How long a session closed while idle is remembered, its events kept for reconnecting clients (default 15 min). */
   journalRetentionMs?: number;
   /** Interval of the SSE keep-alive comment (default 15 s). */
   keepAliveMs?: number;

@@ -48,10 +48,6 @@ test('a cursor is continued only when nothing can be missing after it', () => {
   expect(at(sequences[0] ?? 0).continuous).toBe(false);
   expect(at((sequences[3] ?? 0) + 1).continuous).toBe(false);
   expect(at((sequences[4] ?? 0) + 1).continuous).toBe(false);
-  journal.forget();
-  expect(at(sequences[4] ?? 0).continuous).toBe(true);
-  expect(at(sequences[3] ?? 0).continuous).toBe(false);
-  expect(at(0).lastSequence).toBe(sequences[4]);
 });
 
 test('a fresh journal continues cursor 0 and sends everything kept', () => {
@@ -61,4 +57,34 @@ test('a fresh journal continues cursor 0 and sends everything kept', () => {
   journal.append(event(1));
   expect(journal.subscribe(0, () => undefined)).toMatchObject({ continuous: true });
   expect(journal.subscribe(0, () => undefined).backlog).toHaveLength(1);
+});
+
+test('a cursor of a forgotten journal is not continued by the next journal of the session, which numbers after it', () => {
+  let clock = 1_000;
+  vi.spyOn(Date, 'now').mockImplementation(() => clock++);
+  const earlier = new SessionJournal(10);
+  const oldCursor = earlier.append(event(1)).sequence;
+  // This process forgot `earlier`; a tail or a new turn makes another journal for the same session.
+  const later = new SessionJournal(10);
+  expect(later.subscribe(oldCursor, () => undefined)).toMatchObject({ continuous: false, lastSequence: 0 });
+  const next = later.append(event(2)).sequence;
+  expect(next).toBeGreaterThan(oldCursor);
+  expect(later.subscribe(oldCursor, () => undefined)).toMatchObject({
+    continuous: false,
+    lastSequence: next,
+  });
+  expect(later.subscribe(next, () => undefined)).toMatchObject({ continuous: true, backlog: [] });
+});
+
+test('the last stream to leave a journal is reported, once', () => {
+  let unused = 0;
+  const journal = new SessionJournal(10, () => unused++);
+  const one = journal.subscribe(0, () => undefined);
+  const two = journal.subscribe(0, () => undefined);
+  one.unsubscribe();
+  expect(unused).toBe(0);
+  two.unsubscribe();
+  two.unsubscribe();
+  expect(unused).toBe(1);
+  expect(journal.hasSubscribers).toBe(false);
 });

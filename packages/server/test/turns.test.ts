@@ -10,6 +10,7 @@ import {
   readUntil,
   type SseMessage,
   startHarness,
+  untilForgotten,
 } from './support/harness.js';
 
 let harness: Harness | undefined;
@@ -213,7 +214,7 @@ test('a second session while the only slot runs a turn is 429 SERVER_BUSY with R
   expect((await harness.request('/sessions', { method: 'POST', json: {} })).status).toBe(201);
 });
 
-test('the events of a session idle past the retention are dropped, and its numbering goes on', async () => {
+test('a session idle past the retention is forgotten, its events with it, and its numbering goes on', async () => {
   harness = await startHarness({
     limits: { idleSessionMs: 30, journalRetentionMs: 30 },
     responses: [[{ type: 'text', text: 'one' }], [{ type: 'text', text: 'two' }]],
@@ -223,19 +224,27 @@ test('the events of a session idle past the retention are dropped, and its numbe
     await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'a' } }),
     isTurnEnd,
   );
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  await untilForgotten(harness, sessionId);
   const second = await readUntil(
     await harness.request(`/sessions/${sessionId}/messages`, { method: 'POST', json: { content: 'b' } }),
     isTurnEnd,
   );
   expect(Number(second[0]?.id)).toBeGreaterThan(Number(first.at(-1)?.id));
-  // A tail from 0 cannot be continued (the first turn's events were dropped from memory): it is told to
-  // resync at the newest sequence instead of getting a stream with a hole in it.
-  const tail = readSse(await harness.request(`/sessions/${sessionId}/events?after=0`));
+  // The first turn's last cursor cannot be continued (its events were dropped from memory): the client is told
+  // to resync at the newest sequence instead of getting a stream with a hole in it.
+  const tail = readSse(
+    await harness.request(`/sessions/${sessionId}/events`, {
+      headers: { 'last-event-id': first.at(-1)?.id ?? '' },
+    }),
+  );
   const resync = (await tail.next()).value;
   expect(resync?.event).toBe('resync');
   expect(resync?.id).toBe(second.at(-1)?.id);
   await tail.return(undefined);
+  // A tail from 0 gets what this process holds, as after a restart: the second turn (the first is in the history).
+  const fromStart = readSse(await harness.request(`/sessions/${sessionId}/events?after=0`));
+  expect((await fromStart.next()).value?.id).toBe(second[0]?.id);
+  await fromStart.return(undefined);
   // The second turn's own cursor still continues: nothing after it.
   const fromSecond = readSse(
     await harness.request(`/sessions/${sessionId}/events`, {

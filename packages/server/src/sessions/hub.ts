@@ -57,6 +57,8 @@ export class SessionHub {
   private readonly opening = new Map<string, Promise<OpenSession>>();
   private readonly journals = new Map<string, SessionJournal>();
   private readonly tenants = new Map<string, string>();
+  /** The pending forget of each session not open here (see `forgetLater`): one per session, the latest wins. */
+  private readonly forgetTimers = new Map<string, NodeJS.Timeout>();
   private readonly pumped = new WeakSet<RunningTurn>();
   /** The turns this hub started to continue a cut turn on its own (see `autoContinue`). */
   private readonly continuations = new WeakSet<RunningTurn>();
@@ -118,7 +120,11 @@ export class SessionHub {
       head !== undefined && (head.length < OWNER_SEARCH_EVENTS || tenantIn(head) !== undefined)
         ? tenantIn(head)
         : tenantIn((await storage.loadSession(sessionId)) ?? []);
-    if (tenant !== undefined) this.tenants.set(sessionId, tenant);
+    if (tenant !== undefined) {
+      this.tenants.set(sessionId, tenant);
+      // Kept for the requests that follow (a listing's sessions, a tail): while open, or for the retention.
+      if (!this.open.has(sessionId)) this.forgetLater(sessionId);
+    }
     return tenant;
   }
 
@@ -144,7 +150,13 @@ export class SessionHub {
     if (pending === undefined) {
       pending = this.resume(sessionId);
       this.opening.set(sessionId, pending);
-      pending.finally(() => this.opening.delete(sessionId)).catch(() => undefined);
+      pending
+        .finally(() => {
+          this.opening.delete(sessionId);
+          // A resume that failed (busy, held elsewhere) leaves what it learnt to be forgotten.
+          if (!this.open.has(sessionId)) this.forgetLater(sessionId);
+        })
+        .catch(() => undefined);
     }
     const opened = await pending;
     this.touch(sessionId, opened);
@@ -180,12 +192,16 @@ export class SessionHub {
     return entry?.session;
   }
 
-  /** The session's journal (created empty on first use). */
+  /**
+   * The session's journal (created empty on first use). A journal made for a session not open here (a tail,
+   * a status) is forgotten after the retention like a closed session's: its first stream subscribes at once.
+   */
   journal(sessionId: string): SessionJournal {
     let journal = this.journals.get(sessionId);
     if (journal === undefined) {
-      journal = new SessionJournal(this.options.journalCapacity);
+      journal = this.newJournal(sessionId);
       this.journals.set(sessionId, journal);
+      if (!this.open.has(sessionId)) this.forgetLater(sessionId);
     }
     return journal;
   }
@@ -226,6 +242,13 @@ export class SessionHub {
     });
   }
 
+  private newJournal(sessionId: string): SessionJournal {
+    // The last stream of a session not open here left: the session is forgotten a retention later.
+    return new SessionJournal(this.options.journalCapacity, () => {
+      if (!this.open.has(sessionId)) this.forgetLater(sessionId);
+    });
+  }
+
   /** Relays every event of `turn` into the session's journal, once per turn whoever asks. */
   track(sessionId: string, turn: RunningTurn): void {
     if (this.pumped.has(turn)) return;
@@ -260,6 +283,8 @@ export class SessionHub {
     await Promise.allSettled([...this.pumps]);
     await Promise.allSettled([...this.open.values()].map((entry) => entry.session.close()));
     this.open.clear();
+    for (const timer of this.forgetTimers.values()) clearTimeout(timer);
+    this.forgetTimers.clear();
   }
 
   private async resume(sessionId: string): Promise<OpenSession> {
@@ -372,15 +397,24 @@ export class SessionHub {
   }
 
   /**
-   * Drops a closed session's kept events after `journalRetentionMs`, unless it was opened again or a stream
-   * reads it, so the memory of a long-running server holds the recent sessions only. Its numbering stays.
+   * Forgets a session not open here after `journalRetentionMs`: its journal (kept events and all) and its
+   * tenant leave the hub's maps, so a long-running server holds the recent sessions only. Not while it is open
+   * again or a stream reads its journal (the last stream to leave calls this again). The session is then as if
+   * this process never had it: a client that comes back with a cursor of the forgotten journal is told to
+   * resync, and the next journal numbers after that cursor (see journal.ts).
    */
   private forgetLater(sessionId: string): void {
-    setTimeout(() => {
-      const journal = this.journals.get(sessionId);
-      if (journal === undefined || this.open.has(sessionId) || journal.hasSubscribers) return;
-      journal.forget();
-    }, this.options.journalRetentionMs).unref();
+    const pending = this.forgetTimers.get(sessionId);
+    if (pending !== undefined) clearTimeout(pending);
+    const timer = setTimeout(() => {
+      this.forgetTimers.delete(sessionId);
+      if (this.open.has(sessionId) || this.opening.has(sessionId)) return;
+      if (this.journals.get(sessionId)?.hasSubscribers === true) return;
+      this.journals.delete(sessionId);
+      this.tenants.delete(sessionId);
+    }, this.options.journalRetentionMs);
+    timer.unref();
+    this.forgetTimers.set(sessionId, timer);
   }
 }
 

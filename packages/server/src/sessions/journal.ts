@@ -34,7 +34,8 @@ export interface JournalSubscription {
   /**
    * True when the backlog continues the cursor with nothing missing: the cursor is one this journal issued and
    * still holds, its newest, or the one just before its oldest kept entry. False for a cursor from another
-   * process, from before a restart, or older than what is kept: events may be missing in between.
+   * process, from before a restart, from a journal of the session this process forgot (a new journal numbers
+   * after it), or older than what is kept: events may be missing in between. Cursor 0 asks for what is kept.
    */
   continuous: boolean;
   /** The newest sequence when the subscription was made (a valid cursor on this journal). */
@@ -54,10 +55,14 @@ export class SessionJournal {
   private readonly entries: JournalEntry[] = [];
   private readonly listeners = new Set<Listener>();
   private last = 0;
-  /** The sequence of the newest entry dropped (capacity or forget); 0 while nothing was. */
+  /** The sequence of the newest entry dropped past the capacity; 0 while nothing was. */
   private lastDropped = 0;
 
-  constructor(private readonly capacity: number) {}
+  constructor(
+    private readonly capacity: number,
+    /** Called each time the last stream reading the journal unsubscribes. */
+    private readonly onUnused?: () => void,
+  ) {}
 
   /** The sequence of the newest entry, 0 before the first. */
   get lastSequence(): number {
@@ -82,12 +87,6 @@ export class SessionJournal {
     return this.listeners.size > 0;
   }
 
-  /** Drops the kept entries (memory of a session nobody uses); the numbering goes on from the last one. */
-  forget(): void {
-    this.entries.length = 0;
-    this.lastDropped = this.last;
-  }
-
   /** Kept entries with a sequence greater than `after`, oldest first. */
   since(after: number): JournalEntry[] {
     return this.entries.slice(this.firstIndexAfter(after));
@@ -109,7 +108,9 @@ export class SessionJournal {
       backlog,
       continuous,
       lastSequence: this.last,
-      unsubscribe: () => this.listeners.delete(listener),
+      unsubscribe: () => {
+        if (this.listeners.delete(listener) && this.listeners.size === 0) this.onUnused?.();
+      },
     };
   }
 

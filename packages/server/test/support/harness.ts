@@ -148,6 +148,21 @@ export function isTurnEnd(message: SseMessage): boolean {
   return ['turn_complete', 'turn_cancelled', 'turn_suspended'].includes(message.data.payload.type);
 }
 
+/**
+ * Waits (polling its status) until the server forgot the session: closed, and the journal a status makes
+ * for it has issued nothing (the one before, with the session's events, was dropped after the retention).
+ */
+export async function untilForgotten(harness: Harness, sessionId: string): Promise<void> {
+  for (;;) {
+    const status = (await (await harness.request(`/sessions/${sessionId}`)).json()) as {
+      active: boolean;
+      lastSequence: number;
+    };
+    if (!status.active && status.lastSequence === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 /** Creates a session as `as` and answers its id. */
 export async function createSession(harness: Harness, as: keyof typeof TOKENS = 'alice'): Promise<string> {
   const response = await harness.request('/sessions', { method: 'POST', as, json: {} });
