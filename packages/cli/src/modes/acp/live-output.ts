@@ -6,10 +6,10 @@ import { neutralize } from '../../text/terminal-text.js';
  * the call's content, so each update carries the output so far: the tail, bounded, not every delta since
  * the start.
  */
-export const LIVE_TAIL_CHARS = 64 * 1024;
+const LIVE_TAIL_CHARS = 64 * 1024;
 
 /** The shortest time between two live updates of one call: a chatty command costs a few updates a second. */
-export const LIVE_UPDATE_INTERVAL_MS = 250;
+const LIVE_UPDATE_INTERVAL_MS = 250;
 
 /** The first line of a tail whose start was cut. */
 const CUT_LINE = '[earlier output not shown]';
@@ -35,7 +35,7 @@ function lastChars(text: string, limit: number): string {
  * closes the fence) so that a link, an image that would fetch a URL, or HTML in it stays text; control
  * characters (ESC sequences, CR, bidi overrides) are shown escaped, as the terminal shows them.
  */
-export function liveOutputMarkdown(tail: string, cut: boolean): string {
+function liveOutputMarkdown(tail: string, cut: boolean): string {
   const longestTicks = Math.max(0, ...(tail.match(/`+/g) ?? []).map((run) => run.length));
   const fence = '`'.repeat(Math.max(3, longestTicks + 1));
   const shown = neutralize(tail.replace(/\r\n/g, '\n'));
