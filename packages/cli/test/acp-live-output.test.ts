@@ -99,9 +99,19 @@ test('a running command’s output reaches the editor as in-progress updates, as
     const updates = callUpdates(editor.updates, 'call_sh');
     const final = updates.at(-1) ?? never();
     expect(final.status).toBe('completed');
-    // The completed update carries the whole result, as the model read it.
-    expect(contentTextOf(final)).toContain('first-line');
-    expect(contentTextOf(final)).toContain('gate-opened');
+    // The completed update carries the whole result, as inert as the live output; rawOutput has it exactly.
+    const result = contentTextOf(final);
+    expect(result).toContain('first-line');
+    expect(result).toContain('gate-opened');
+    expect(result).toContain('\\e]0;owned\\a\\e[2Jhostile-line');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: no raw ESC or BEL may reach the editor.
+    expect(result).not.toMatch(/[\x07\x1b]/);
+    expect(
+      markdownTokens(result)
+        .filter((token) => token.type !== 'space')
+        .map((token) => token.type),
+    ).toEqual(['code']);
+    expect(JSON.stringify(final.rawOutput)).toContain('\\u001b]0;owned');
     expect(updates.slice(0, -1).every((update) => update.status === 'in_progress')).toBe(true);
     const [, second] = harness.server.turnRequests();
     expect(toolResult(second ?? never(), 'call_sh')).toContain('gate-opened');

@@ -1,5 +1,5 @@
 import type { SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
-import { neutralize } from '../../text/terminal-text.js';
+import { codeBlockMarkdown } from './tool-calls.js';
 
 /**
  * The most characters of a running call's output an editor is sent. A `tool_call_update`'s content replaces
@@ -27,20 +27,6 @@ function lastChars(text: string, limit: number): string {
   if (text.length <= limit) return text;
   const kept = text.slice(-limit);
   return /^[\uDC00-\uDFFF]/.test(kept) ? kept.slice(1) : kept;
-}
-
-/**
- * Live output as the editor renders it. The editor treats a call's text content as markdown and is not a
- * terminal: the output is fenced as code (a fence longer than any run of backticks in it, so nothing in it
- * closes the fence) so that a link, an image that would fetch a URL, or HTML in it stays text; control
- * characters (ESC sequences, CR, bidi overrides) are shown escaped, as the terminal shows them.
- */
-function liveOutputMarkdown(tail: string, cut: boolean): string {
-  const longestTicks = Math.max(0, ...(tail.match(/`+/g) ?? []).map((run) => run.length));
-  const fence = '`'.repeat(Math.max(3, longestTicks + 1));
-  const shown = neutralize(tail.replace(/\r\n/g, '\n'));
-  const body = cut ? `${CUT_LINE}\n${shown}` : shown;
-  return `${fence}\n${body}${body.endsWith('\n') ? '' : '\n'}${fence}`;
 }
 
 /**
@@ -94,7 +80,8 @@ export class LiveToolOutput {
     call.sentAt = Date.now();
     const output: ToolCallContent = {
       type: 'content',
-      content: { type: 'text', text: liveOutputMarkdown(call.tail, call.cut) },
+      // Fenced and escaped like the result that replaces it: the output is as hostile.
+      content: { type: 'text', text: codeBlockMarkdown(call.cut ? `${CUT_LINE}\n${call.tail}` : call.tail) },
     };
     return {
       sessionUpdate: 'tool_call_update',

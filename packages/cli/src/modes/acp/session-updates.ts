@@ -178,11 +178,13 @@ export async function historyUpdates(workspace: Workspace, messages: Message[]):
       });
       updates.push({ sessionUpdate: 'tool_call', ...call, status: 'in_progress' });
     } else if (message.type === 'tool_result') {
+      const output = { content: message.content, isError: message.isError };
       updates.push({
         sessionUpdate: 'tool_call_update',
         toolCallId: message.callId,
         status: message.isError ? 'failed' : 'completed',
-        content: toolOutputContent({ content: message.content, isError: message.isError }),
+        content: toolOutputContent(output),
+        rawOutput: output,
       });
     }
   }
