@@ -1,10 +1,11 @@
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SessionNotification, ToolCallUpdate } from '@agentclientprotocol/sdk';
 import { marked, type Token } from 'marked';
 import { expect, test, vi } from 'vitest';
 import { textReply, toolCallReply, toolResult } from '../../../test-support/cli-wire.js';
 import { type AcpChild, startAcp } from './support/acp.js';
+import { REPOSITORY } from './support/build.js';
 import { useCliHarness } from './support/harness.js';
 
 const harness = useCliHarness();
@@ -160,6 +161,49 @@ test('a command that prints more than the tail holds: each live update carries o
     await writeFile(path.join(harness.sandbox.workspace, GATE), '');
     expect((await answered).stopReason).toBe('end_turn');
     expect(callUpdates(editor.updates, 'call_seq').at(-1)?.status).toBe('completed');
+  } finally {
+    await child?.close();
+  }
+}, 60_000);
+
+test('an MCP tool’s progress reaches the editor as its live output while it runs', async () => {
+  let child: AcpChild | undefined;
+  try {
+    const fixture = path.join(REPOSITORY, 'packages/mcp/test/fixtures/progress-server.mjs');
+    await mkdir(harness.sandbox.home, { recursive: true });
+    await writeFile(
+      path.join(harness.sandbox.home, 'config.json'),
+      JSON.stringify({ mcpServers: { prog: { command: process.execPath, args: [fixture] } } }),
+    );
+    const gate = path.join(harness.sandbox.workspace, GATE);
+    harness.server.reply(
+      toolCallReply({ id: 'call_p', name: 'prog__report', arguments: { gate } }),
+      textReply('Reported.'),
+    );
+    child = await startAcp({ sandbox: harness.sandbox, baseURL: harness.server.baseURL });
+    const editor = child;
+    const { sessionId } = await editor.agent.request('session/new', {
+      cwd: harness.sandbox.workspace,
+      mcpServers: [],
+    });
+    const answered = editor.agent.request('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'report' }],
+    });
+    const live = (): string[] =>
+      callUpdates(editor.updates, 'call_p')
+        .filter((update) => update.status === 'in_progress')
+        .map(contentTextOf);
+    await vi.waitFor(() => expect(live().join('')).toContain('step 1 of 3'), {
+      timeout: 30_000,
+      interval: 20,
+    });
+    // The tool is still waiting for the gate: its later progress has not come.
+    expect(live().join('')).not.toContain('2/3');
+
+    await writeFile(gate, '');
+    expect((await answered).stopReason).toBe('end_turn');
+    expect(callUpdates(editor.updates, 'call_p').at(-1)?.status).toBe('completed');
   } finally {
     await child?.close();
   }

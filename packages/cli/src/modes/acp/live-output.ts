@@ -1,4 +1,5 @@
 import type { SessionUpdate, ToolCallContent } from '@agentclientprotocol/sdk';
+import { lastChars } from '../../text/tail.js';
 import { codeBlockMarkdown } from './tool-calls.js';
 
 /**
@@ -20,13 +21,6 @@ interface LiveCall {
   cut: boolean;
   sentAt: number;
   timer: NodeJS.Timeout | undefined;
-}
-
-/** The last `limit` characters of `text`, never starting with the lone low half of a surrogate pair. */
-function lastChars(text: string, limit: number): string {
-  if (text.length <= limit) return text;
-  const kept = text.slice(-limit);
-  return /^[\uDC00-\uDFFF]/.test(kept) ? kept.slice(1) : kept;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { lastChars } from '../../text/tail.js';
 import { neutralize, neutralizeLine } from '../../text/terminal-text.js';
 
 /** The most characters of streamed text one progress message carries: the newest, when more came. */
@@ -13,13 +14,6 @@ interface TextStream {
   cut: boolean;
   sentAt: number;
   timer: NodeJS.Timeout | undefined;
-}
-
-/** The last `limit` characters of `text`, never starting with the lone low half of a surrogate pair. */
-function lastChars(text: string, limit: number): string {
-  if (text.length <= limit) return text;
-  const kept = text.slice(-limit);
-  return /^[\uDC00-\uDFFF]/.test(kept) ? kept.slice(1) : kept;
 }
 
 /**
