@@ -189,19 +189,87 @@ test('a second call on a busy session is a tool error; another session runs mean
   expect(harness.server.turnRequests()).toHaveLength(3);
 });
 
-test("the client's cancellation of the call cancels the turn", async () => {
+test("the answer streams as progress; the client's cancellation of the call cancels the turn", async () => {
   const { client } = await serve();
-  harness.server.reply(hangingReply('Thinking'));
+  harness.server.reply(hangingReply('Thinking ', 'hard'));
   const controller = new AbortController();
-  const call = runTurn(client, { prompt: 'Never finish.' }, { signal: controller.signal });
+  const messages: string[] = [];
+  const call = runTurn(
+    client,
+    { prompt: 'Never finish.' },
+    { signal: controller.signal, onprogress: ({ message }) => messages.push(message ?? '') },
+  );
+  // The answer so far arrives while the model's stream is still open.
   await until(
-    () => harness.server.turnRequests().length === 1,
-    () => 'the turn to reach the model',
+    () => messages.join('').includes('Thinking hard'),
+    () => `the answer among ${JSON.stringify(messages)}`,
   );
   controller.abort();
   await expect(call).rejects.toThrow();
   // The turn let go of the model's stream: the server saw its client leave.
   await harness.server.wire.clientClosed();
+});
+
+test('with a progressToken, a running command’s output arrives as progress before it ends, escaped', async () => {
+  const { client } = await serve({ args: ['--yes'] });
+  const gate = path.join(harness.sandbox.workspace, 'gate');
+  const command =
+    "printf '\\033]0;owned\\007\\033[2J%s-%s\\n' hostile line; printf '%s-%s\\n' first line; " +
+    "while [ ! -e gate ]; do sleep 0.05; done; printf '%s-%s\\n' gate opened";
+  harness.server.reply(toolCallReply({ id: 'call_sh', name: 'shell', arguments: { command } }), (request) =>
+    textReply(`Ran it: ${toolResult(request, 'call_sh')?.includes('gate-opened') ? 'whole' : 'cut'}.`),
+  );
+  const progress: { progress: number; message: string }[] = [];
+  let answered = false;
+  const call = runTurn(
+    client,
+    { prompt: 'Run it.' },
+    {
+      onprogress: ({ progress: step, message }) => progress.push({ progress: step, message: message ?? '' }),
+    },
+  ).finally(() => {
+    answered = true;
+  });
+  const messages = (): string[] => progress.map((entry) => entry.message);
+  await until(
+    () => messages().some((message) => message.includes('first-line')),
+    () => `the live line among ${JSON.stringify(messages())}`,
+  );
+  // The command is still blocked on the gate: the line came while it ran.
+  expect(answered).toBe(false);
+  expect(messages().join('')).not.toContain('gate-opened');
+  expect(messages().join('')).toContain('\\e]0;owned\\a\\e[2Jhostile-line');
+
+  await writeFile(gate, '');
+  const { output } = await call;
+  expect(output?.answer).toBe('Ran it: whole.');
+  const all = messages();
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: no raw ESC or BEL may reach the client.
+  expect(all.join('')).not.toMatch(/[\x07\x1b]/);
+  const lastOutput = all.findLastIndex((message) => message.includes('gate-opened'));
+  expect(lastOutput).toBeGreaterThan(-1);
+  // The output came between the call's start and its end.
+  expect(all.indexOf('shell running')).toBeLessThan(lastOutput);
+  expect(all.indexOf('shell done')).toBeGreaterThan(lastOutput);
+  // Progress only grows, as MCP requires.
+  const steps = progress.map((entry) => entry.progress);
+  expect(steps).toEqual([...steps].sort((a, b) => a - b));
+  expect(new Set(steps).size).toBe(steps.length);
+});
+
+test('a command that floods its output costs a few bounded progress messages, the newest text kept', async () => {
+  const { client } = await serve({ args: ['--yes'] });
+  // About 590 KB of numbered lines in one go.
+  harness.server.reply(
+    toolCallReply({ id: 'call_seq', name: 'shell', arguments: { command: 'seq 1 100000' } }),
+    textReply('Counted.'),
+  );
+  const messages: string[] = [];
+  await runTurn(client, { prompt: 'Count.' }, { onprogress: ({ message }) => messages.push(message ?? '') });
+  const output = messages.filter((message) => message.startsWith('shell output: '));
+  expect(output.length).toBeGreaterThan(0);
+  for (const message of output) expect(message.length).toBeLessThanOrEqual(4096 + 'shell output: …'.length);
+  expect(output.at(-1)).toMatch(/\n99999\n100000\n$/);
 });
 
 function never(): never {

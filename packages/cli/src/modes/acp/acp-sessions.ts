@@ -286,7 +286,11 @@ export class AcpSessions {
 
   async #streamTurn(open: OpenSession, turn: RunningTurn): Promise<StopReason> {
     const sessionId = open.session.id;
-    const updates = new TurnUpdates({ workspace: open.home.workspace, ...this.#shown(sessionId) });
+    const updates = new TurnUpdates({
+      workspace: open.home.workspace,
+      ...this.#shown(sessionId),
+      later: (make) => this.#queueUpdates(sessionId, () => [make()]),
+    });
     let failure: AgentError | undefined;
     for await (const event of turn) {
       if (event.payload.type === 'error') {
@@ -295,19 +299,28 @@ export class AcpSessions {
       }
       // Queued as it is read, before its updates are made: what the approval sends later comes after it.
       const payload = event.payload;
-      void this.#inOrder(sessionId, async () => {
-        for (const update of await updates.of(payload)) {
-          await this.#client().notify('session/update', { sessionId, update });
-        }
-      }).catch((error: unknown) => this.#io.warn(`an update was not sent: ${String(error)}`));
+      this.#queueUpdates(sessionId, () => updates.of(payload));
     }
     await this.#sending.get(sessionId);
+    updates.dispose();
     const { status } = await turn.done;
     const modelStop = this.#stopReasons.take(turn.turnId);
     if (status === 'cancelled' || open.cancelled) return 'cancelled';
     if (failure?.code === 'MAX_TOOL_CALLS_EXCEEDED') return 'max_turn_requests';
     if (status === 'failed') throw requestErrorOf(failure ?? new Error('the turn failed'));
     return modelStop === 'max_tokens' ? 'max_tokens' : 'end_turn';
+  }
+
+  /** Queues updates made when their turn to be sent comes, after everything queued before them. */
+  #queueUpdates(
+    sessionId: string,
+    make: () => Promise<Array<SessionUpdate | undefined>> | Array<SessionUpdate | undefined>,
+  ): void {
+    void this.#inOrder(sessionId, async () => {
+      for (const update of await make()) {
+        if (update !== undefined) await this.#client().notify('session/update', { sessionId, update });
+      }
+    }).catch((error: unknown) => this.#io.warn(`an update was not sent: ${String(error)}`));
   }
 
   /** `session/cancel`: the running turn stops; its prompt answers `cancelled`. */

@@ -7,6 +7,7 @@ import type {
 } from '@agentclientprotocol/sdk';
 import type { AgentEventPayload, ContentBlock, Message } from '@youyou/agent';
 import type { Workspace } from '../../tools/workspace.js';
+import { LiveToolOutput } from './live-output.js';
 import { readWorkspaceText } from './prompt-content.js';
 import { toolDiffOf, toolKindOf, toolLocationsOf, toolOutputContent, toolTitleOf } from './tool-calls.js';
 
@@ -73,16 +74,31 @@ export class TurnUpdates {
   readonly #diffs: Map<string, ToolCallContent[]>;
   /** Calls already shown to the editor by their permission request. */
   readonly #announced: Map<string, AnnouncedCall>;
+  readonly #live: LiveToolOutput;
 
-  /** `announced`/`diffs`: the calls (and their diffs) the permission requests have shown already. */
+  /**
+   * `announced`/`diffs`: the calls (and their diffs) the permission requests have shown already; `later`
+   * queues an update made when its turn to be sent comes (a running call's output held back by the throttle),
+   * none when it has become moot.
+   */
   constructor(options: {
     workspace: Workspace;
     announced: Map<string, AnnouncedCall>;
     diffs: Map<string, ToolCallContent[]>;
+    later: (update: () => SessionUpdate | undefined) => void;
   }) {
     this.#workspace = options.workspace;
     this.#announced = options.announced;
     this.#diffs = options.diffs;
+    this.#live = new LiveToolOutput({
+      send: (callId) => options.later(() => this.#live.updateOf(callId)),
+      contentBefore: (callId) => this.#diffs.get(callId) ?? [],
+    });
+  }
+
+  /** The turn ended: output still held back is not sent. */
+  dispose(): void {
+    this.#live.dispose();
   }
 
   /** The updates one event gives (none for most of the bookkeeping events). */
@@ -109,7 +125,14 @@ export class TurnUpdates {
         if (call.content.length > 0) this.#diffs.set(payload.callId, call.content);
         return [{ sessionUpdate: 'tool_call', ...call, status: 'in_progress' }];
       }
+      case 'tool_output_delta': {
+        // A refused call never runs; one the editor was not told of has no line to show it under.
+        if (this.#announced.get(payload.callId) === 'refused') return [];
+        const update = this.#live.add(payload.callId, payload.text);
+        return update === undefined ? [] : [update];
+      }
       case 'tool_call_end': {
+        this.#live.end(payload.callId);
         const diff = payload.success ? (this.#diffs.get(payload.callId) ?? []) : [];
         this.#diffs.delete(payload.callId);
         this.#announced.delete(payload.callId);
@@ -155,11 +178,13 @@ export async function historyUpdates(workspace: Workspace, messages: Message[]):
       });
       updates.push({ sessionUpdate: 'tool_call', ...call, status: 'in_progress' });
     } else if (message.type === 'tool_result') {
+      const output = { content: message.content, isError: message.isError };
       updates.push({
         sessionUpdate: 'tool_call_update',
         toolCallId: message.callId,
         status: message.isError ? 'failed' : 'completed',
-        content: toolOutputContent({ content: message.content, isError: message.isError }),
+        content: toolOutputContent(output),
+        rawOutput: output,
       });
     }
   }

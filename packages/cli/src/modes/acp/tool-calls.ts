@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { ToolCallContent, ToolCallLocation, ToolKind } from '@agentclientprotocol/sdk';
 import type { ToolOutput } from '@youyou/agent';
+import { neutralize } from '../../text/terminal-text.js';
 import { argumentsOf, isInside } from '../../tools/workspace.js';
 
 /** The longest title an editor is sent: titles quote the model's arguments, which may be long. */
@@ -91,8 +92,22 @@ export function toolDiffOf(options: {
   return undefined;
 }
 
-/** A tool's result as the model sees it, as the content of its call. */
+/**
+ * Tool text as an editor renders it. The editor treats a call's text content as markdown and is not a
+ * terminal, while tool text (a command's output, a file, an MCP server's answer) is hostile: it is fenced as
+ * code (a fence longer than any run of backticks in it, so nothing in it closes the fence), so that a link,
+ * an image that would fetch a URL, or HTML in it stays text; control characters (ESC sequences, CR, bidi
+ * overrides) are shown escaped, as the terminal shows them.
+ */
+export function codeBlockMarkdown(text: string): string {
+  const longestTicks = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longestTicks + 1));
+  const shown = neutralize(text.replace(/\r\n/g, '\n'));
+  return `${fence}\n${shown}${shown.endsWith('\n') ? '' : '\n'}${fence}`;
+}
+
+/** A tool's result as the model sees it, as the content of its call (its exact text is the raw output). */
 export function toolOutputContent(output: ToolOutput): ToolCallContent[] {
   if (output.content === '') return [];
-  return [{ type: 'content', content: { type: 'text', text: output.content } }];
+  return [{ type: 'content', content: { type: 'text', text: codeBlockMarkdown(output.content) } }];
 }

@@ -26,18 +26,21 @@ export function createMcpServer(options: {
         isError: true,
       };
     }
+    // Only a client that asked (with a progressToken) is told how the turn goes.
     const progressToken = request.params._meta?.progressToken;
     let step = 0;
-    const progress = (message: string): void => {
-      if (progressToken === undefined) return;
-      step += 1;
-      extra
-        .sendNotification({
-          method: 'notifications/progress',
-          params: { progressToken, progress: step, message },
-        })
-        .catch(() => undefined);
-    };
+    const progress =
+      progressToken === undefined
+        ? undefined
+        : (message: string): void => {
+            step += 1;
+            extra
+              .sendNotification({
+                method: 'notifications/progress',
+                params: { progressToken, progress: step, message },
+              })
+              .catch(() => undefined);
+          };
     return options.runner.call({
       arguments: request.params.arguments,
       channel: { server, relatedRequestId: extra.requestId },

@@ -7,8 +7,10 @@ import type { CliRuntime } from '../../runtime/setup.js';
 import { touchedPathOf } from '../../runtime/tool-set.js';
 import { newWorkspaceSession } from '../../sessions/open-session.js';
 import { CommandError } from '../../sessions/workspace-sessions.js';
+import { neutralizeLine } from '../../text/terminal-text.js';
 import { type ConsentChannel, consentPolicy } from './consent.js';
 import { checkSessionOwner, recordSessionOwner } from './session-owner.js';
+import { TurnProgress } from './turn-progress.js';
 
 /** The name of the tool `youyou mcp serve` offers. */
 export const TURN_TOOL_NAME = 'run_turn';
@@ -215,29 +217,37 @@ export class TurnRunner {
 
 /**
  * The answer's text and the turn's error messages; a repaired structured answer starts the text again.
- * `progress` hears each tool call's start and end, and the start of each stretch of answer text.
+ * `progress` hears each tool call's start and end, each call's output as it runs, and the answer as it comes.
  */
 async function collectAnswer(
   turn: RunningTurn,
   progress: ((message: string) => void) | undefined,
 ): Promise<{ answer: string; errors: string[] }> {
   let answer = '';
-  let answering = false;
   const errors: string[] = [];
-  for await (const event of turn) {
-    const payload = event.payload;
-    if (payload.type === 'text_delta') {
-      answer += payload.text;
-      if (!answering) progress?.('answering');
-      answering = true;
-    } else if (payload.type === 'tool_call_start') {
-      answering = false;
-      progress?.(`${payload.toolName} running`);
-    } else if (payload.type === 'tool_call_end') {
-      const outcome = payload.denied === true ? 'denied' : payload.success ? 'done' : 'failed';
-      progress?.(`${payload.toolName} ${outcome}`);
-    } else if (payload.type === 'output_repair') answer = '';
-    else if (payload.type === 'error') errors.push(plainMessage(payload.error.message));
+  const told = progress === undefined ? undefined : new TurnProgress(progress);
+  /** Each running call's tool name, which labels its output. */
+  const running = new Map<string, string>();
+  try {
+    for await (const event of turn) {
+      const payload = event.payload;
+      if (payload.type === 'text_delta') {
+        answer += payload.text;
+        told?.text('answer', 'answering', payload.text, false);
+      } else if (payload.type === 'tool_output_delta') {
+        told?.text(payload.callId, `${running.get(payload.callId) ?? 'tool'} output`, payload.text);
+      } else if (payload.type === 'tool_call_start') {
+        running.set(payload.callId, payload.toolName);
+        told?.step(`${neutralizeLine(payload.toolName)} running`);
+      } else if (payload.type === 'tool_call_end') {
+        running.delete(payload.callId);
+        const outcome = payload.denied === true ? 'denied' : payload.success ? 'done' : 'failed';
+        told?.step(`${neutralizeLine(payload.toolName)} ${outcome}`);
+      } else if (payload.type === 'output_repair') answer = '';
+      else if (payload.type === 'error') errors.push(plainMessage(payload.error.message));
+    }
+  } finally {
+    told?.close();
   }
   return { answer, errors };
 }
