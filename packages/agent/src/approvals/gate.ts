@@ -71,9 +71,15 @@ async function askRule(
  * turn must suspend (the turn records it in the log and ends suspended; nothing of the batch runs).
  */
 interface GateOutcome {
-  refused: Map<string, string>;
+  refused: ReadonlyMap<string, string>;
   hold: HeldBatch | undefined;
 }
+
+/** The outcome of a batch none of whose calls needs a decision (most batches): nothing refused, nothing held. */
+const NOTHING_TO_DECIDE: GateOutcome = Object.freeze({
+  refused: Object.freeze(new Map<string, string>()) as ReadonlyMap<string, string>,
+  hold: undefined,
+});
 
 /**
  * Decides the calls of one batch before it runs. Calls with a recorded decision keep it; undecided ones go to
@@ -93,6 +99,7 @@ export async function gateApprovals(options: {
   signal: AbortSignal;
 }): Promise<GateOutcome> {
   const { tools, config, sessionId, turnId, calls, held, run, signal } = options;
+  if (held === undefined && !mayNeedApproval(options)) return NOTHING_TO_DECIDE;
   const refused = new Map<string, string>();
   const heldCalls: HeldCall[] = [];
   // Calls past the tool-call limit will not run, so they need no decision.
@@ -152,6 +159,27 @@ export async function gateApprovals(options: {
     if (text !== undefined) refused.set(call.callId, text);
   }
   return { refused: withUnknownOutcomes(refused, heldCalls), hold: undefined };
+}
+
+/**
+ * False when no call of a new batch that may run has a tool with an approval rule: then nothing is to decide.
+ * It asks no rule (the gate asks each once, below), so a call whose rule may say no counts as maybe.
+ */
+function mayNeedApproval(options: {
+  tools: ToolLookup;
+  config: GateConfig;
+  calls: readonly ToolCallRequest[];
+  toolCallCount: number;
+}): boolean {
+  const { tools, config, calls } = options;
+  const runnable = Math.min(calls.length, config.maxToolCallsPerTurn - options.toolCallCount);
+  for (let index = 0; index < runnable; index++) {
+    const call = calls[index] as ToolCallRequest;
+    if (call.parseError !== undefined) continue;
+    const rule = tools.find(call.toolName)?.handler.needsApproval;
+    if (rule !== undefined && rule !== false) return true;
+  }
+  return false;
 }
 
 /** A refused call that may have run before an interruption is not "denied" to the model: its outcome is unknown. */
