@@ -30,8 +30,26 @@ interface SessionRecord {
   createdAtMs: number;
   updatedAtMs: number;
   messageCount: number;
-  /** The lower-cased text of each user and assistant message, for `findSession`. */
+  /**
+   * The lower-cased text of each user and assistant message, for `findSession`: of the first `indexedCount`
+   * events, the others are added by the next search. Saving an event does no search work (most sessions are
+   * never searched, and a save is on the turn's path), a search does it once per event.
+   */
   searchTexts: string[];
+  indexedCount: number;
+}
+
+/** The record's search texts, with those of the events saved since the last search added. */
+function searchTextsOf(record: SessionRecord): readonly string[] {
+  const { events } = record;
+  for (let index = record.indexedCount; index < events.length; index++) {
+    const payload = (events[index] as SessionEvent).payload;
+    if (payload.type === 'user_message' || payload.type === 'assistant_message') {
+      record.searchTexts.push(messageTextOf(payload.content).toLowerCase());
+    }
+  }
+  record.indexedCount = events.length;
+  return record.searchTexts;
 }
 
 /** Newest first by `updatedAt`, ties by sessionId descending; negative when `a` comes first. */
@@ -77,6 +95,7 @@ export class InMemorySessionStorage implements SessionStorage {
         updatedAtMs: timeMs,
         messageCount: 0,
         searchTexts: [],
+        indexedCount: 0,
       };
       this.#sessions.set(sessionId, record);
     }
@@ -84,10 +103,8 @@ export class InMemorySessionStorage implements SessionStorage {
     record.updatedAtMs = timeMs;
     const payload = stored.payload;
     if (payload.type !== 'metadata') record.messageCount += 1;
-    if (payload.type === 'user_message' || payload.type === 'assistant_message') {
-      const text = messageTextOf(payload.content);
-      if (payload.type === 'user_message' && record.title === undefined) record.title = sessionTitleOf(text);
-      record.searchTexts.push(text.toLowerCase());
+    if (payload.type === 'user_message' && record.title === undefined) {
+      record.title = sessionTitleOf(messageTextOf(payload.content));
     }
   }
 
@@ -129,7 +146,7 @@ export class InMemorySessionStorage implements SessionStorage {
         (record) =>
           record.sessionId.toLowerCase().startsWith(needle) ||
           (record.title ?? '').toLowerCase().includes(needle) ||
-          record.searchTexts.some((text) => text.includes(needle)),
+          searchTextsOf(record).some((text) => text.includes(needle)),
       )
       .map(summaryOf);
   }
