@@ -2,6 +2,7 @@ import type {
   Memory,
   MemoryStorage,
   SessionEvent,
+  SessionEventPayload,
   SessionPage,
   SessionStorage,
   SessionSummary,
@@ -21,10 +22,19 @@ import {
   sessionTitleOf,
 } from './support.js';
 
+/**
+ * One saved event: its time as a number rather than a Date (one object less per event kept, for as long as the
+ * session is; a load makes each event's Date afresh anyway).
+ */
+interface StoredEvent {
+  timeMs: number;
+  payload: SessionEventPayload;
+}
+
 /** What the storage keeps per session; the summary fields are kept up to date on every save. */
 interface SessionRecord {
   sessionId: string;
-  events: SessionEvent[];
+  events: StoredEvent[];
   /** Undefined until the first user message arrives. */
   title: string | undefined;
   createdAtMs: number;
@@ -43,7 +53,7 @@ interface SessionRecord {
 function searchTextsOf(record: SessionRecord): readonly string[] {
   const { events } = record;
   for (let index = record.indexedCount; index < events.length; index++) {
-    const payload = (events[index] as SessionEvent).payload;
+    const payload = (events[index] as StoredEvent).payload;
     if (payload.type === 'user_message' || payload.type === 'assistant_message') {
       record.searchTexts.push(messageTextOf(payload.content).toLowerCase());
     }
@@ -83,8 +93,8 @@ export class InMemorySessionStorage implements SessionStorage {
   async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
     checkSessionId(sessionId);
     checkSessionEvent(event);
-    const stored = copyOf(event, 'the session event');
-    const timeMs = stored.timestamp.getTime();
+    const timeMs = Date.prototype.getTime.call(event.timestamp);
+    const stored: StoredEvent = { timeMs, payload: copyOf(event.payload, 'the session event') };
     let record = this.#sessions.get(sessionId);
     if (record === undefined) {
       record = {
@@ -115,7 +125,10 @@ export class InMemorySessionStorage implements SessionStorage {
     if (record === undefined) return null;
     // Each event was copied on its own when saved, so no object is shared between two of them: copying them one
     // by one gives the same result as copying the whole log, without one walk remembering every object in it.
-    return record.events.map((event) => copyOf(event, 'the session log'));
+    return record.events.map((event) => ({
+      timestamp: new Date(event.timeMs),
+      payload: copyOf(event.payload, 'the session log'),
+    }));
   }
 
   /**
