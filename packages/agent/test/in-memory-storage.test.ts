@@ -60,6 +60,18 @@ describe('InMemorySessionStorage', () => {
     expect(await storage.loadSession('s')).toEqual([userEvent('original')]);
   });
 
+  test('findSession finds messages saved after an earlier search, and earlier ones still', async () => {
+    const storage = new InMemorySessionStorage();
+    await storage.saveEvent('s', userEvent('Alpha question'));
+    expect((await storage.findSession('alpha')).map((summary) => summary.sessionId)).toEqual(['s']);
+    expect(await storage.findSession('beta')).toEqual([]);
+    await storage.saveEvent('s', userEvent('Beta follow-up'));
+    await storage.saveEvent('t', userEvent('Gamma'));
+    expect((await storage.findSession('beta')).map((summary) => summary.sessionId)).toEqual(['s']);
+    expect((await storage.findSession('alpha')).map((summary) => summary.sessionId)).toEqual(['s']);
+    expect((await storage.findSession('follow')).map((summary) => summary.sessionId)).toEqual(['s']);
+  });
+
   test('rejects a limit that is not an integer of at least 1', async () => {
     const storage = new InMemorySessionStorage();
     await storage.saveEvent('s', userEvent('hi'));

@@ -117,4 +117,35 @@ describe('the request layout keeps a prefix cache valid', () => {
       for (const request of requests) expect(request.sessionId, purpose).toBe(session.id);
     }
   });
+
+  test("sessions of one agent share its stable prompt; an override stays its own session's", async () => {
+    const provider = new ScriptedModelProvider({
+      responses: Array.from({ length: 4 }, (_, index) => [{ type: 'text', text: `answer ${index}` }]),
+    });
+    const { agent } = await buildAgent({
+      provider,
+      config: { systemInstructions: ['Answer briefly.'], maxActiveSessions: 4 },
+    });
+    const otherProvider = new ScriptedModelProvider({ responses: [[{ type: 'text', text: 'other' }]] });
+    const other = await buildAgent({
+      provider: otherProvider,
+      config: { systemInstructions: ['Answer at length.'] },
+    });
+    await runTurn(await agent.newSession(), 'first');
+    await runTurn(await agent.newSession({ systemPromptOverride: 'You work on billing.' }), 'second');
+    await runTurn(await agent.newSession(), 'third');
+    await runTurn(await other.agent.newSession(), 'elsewhere');
+
+    const [first, overridden, third] = requestsOf(provider, 'turn');
+    const [elsewhere] = requestsOf(otherProvider, 'turn');
+    if (first === undefined || overridden === undefined || third === undefined || elsewhere === undefined)
+      throw new Error('4 requests expected');
+    expect(first.systemPrompt).toContain('Answer briefly.');
+    expect(overridden.systemPrompt).toContain('Answer briefly.');
+    expect(overridden.systemPrompt).toContain('You work on billing.');
+    expect(third.systemPrompt).toBe(first.systemPrompt);
+    expect(third.systemPrompt).not.toContain('billing');
+    expect(elsewhere.systemPrompt).toContain('Answer at length.');
+    expect(elsewhere.systemPrompt).not.toContain('Answer briefly.');
+  });
 });

@@ -35,11 +35,11 @@ export type GateConfig = Pick<ResolvedConfig, 'maxToolCallsPerTurn' | 'toolTimeo
  * schema) whose tool says so. A `needsApproval` function that throws, answers something other than a boolean
  * or does not answer within the tool timeout means the call needs approval: approval never fails open.
  */
-export async function needsApproval(
+export function needsApproval(
   tools: ToolLookup,
   config: GateConfig,
   call: ToolCallRequest,
-): Promise<boolean> {
+): boolean | Promise<boolean> {
   if (call.parseError !== undefined) return false;
   const tool = tools.find(call.toolName);
   if (tool === undefined) return false;
@@ -47,11 +47,19 @@ export async function needsApproval(
   if (rule === undefined || rule === false) return false;
   if (tool.check(call.arguments) !== undefined) return false;
   if (rule === true) return true;
+  // Only a rule that is a function has an answer to wait for (and a timer to bound it): a batch of tools
+  // without one is decided without a tick.
+  return askRule(rule, call, config.toolTimeoutMs);
+}
+
+/** A `needsApproval` function's answer, bounded by the tool timeout; anything but `false` means approval. */
+async function askRule(
+  rule: (args: unknown) => boolean | Promise<boolean>,
+  call: ToolCallRequest,
+  timeoutMs: number,
+): Promise<boolean> {
   try {
-    const settled = await settleWithin(
-      Promise.resolve(rule(structuredClone(call.arguments))),
-      config.toolTimeoutMs,
-    );
+    const settled = await settleWithin(Promise.resolve(rule(structuredClone(call.arguments))), timeoutMs);
     return settled.status !== 'fulfilled' || settled.value !== false;
   } catch {
     return true;
@@ -63,9 +71,15 @@ export async function needsApproval(
  * turn must suspend (the turn records it in the log and ends suspended; nothing of the batch runs).
  */
 interface GateOutcome {
-  refused: Map<string, string>;
+  refused: ReadonlyMap<string, string>;
   hold: HeldBatch | undefined;
 }
+
+/** The outcome of a batch none of whose calls needs a decision (most batches): nothing refused, nothing held. */
+const NOTHING_TO_DECIDE: GateOutcome = Object.freeze({
+  refused: Object.freeze(new Map<string, string>()) as ReadonlyMap<string, string>,
+  hold: undefined,
+});
 
 /**
  * Decides the calls of one batch before it runs. Calls with a recorded decision keep it; undecided ones go to
@@ -85,16 +99,19 @@ export async function gateApprovals(options: {
   signal: AbortSignal;
 }): Promise<GateOutcome> {
   const { tools, config, sessionId, turnId, calls, held, run, signal } = options;
+  if (held === undefined && !mayNeedApproval(options)) return NOTHING_TO_DECIDE;
   const refused = new Map<string, string>();
   const heldCalls: HeldCall[] = [];
   // Calls past the tool-call limit will not run, so they need no decision.
   const runnable = config.maxToolCallsPerTurn - options.toolCallCount;
-  for (const [index, call] of calls.entries()) {
+  for (let index = 0; index < calls.length; index++) {
+    const call = calls[index] as ToolCallRequest;
     const heldCall = held?.calls.find((entry) => entry.callId === call.callId);
-    const needed =
-      held === undefined
-        ? index < runnable && (await needsApproval(tools, config, call))
-        : (heldCall?.needsApproval ?? false);
+    let needed = heldCall?.needsApproval ?? false;
+    if (held === undefined && index < runnable) {
+      const answer = needsApproval(tools, config, call);
+      needed = typeof answer === 'boolean' ? answer : await answer;
+    }
     heldCalls.push({ ...call, needsApproval: needed, ...(heldCall?.mayHaveRun ? { mayHaveRun: true } : {}) });
   }
   const undecided = heldCalls.filter((call) => call.needsApproval && !held?.decisions.has(call.callId));
@@ -142,6 +159,27 @@ export async function gateApprovals(options: {
     if (text !== undefined) refused.set(call.callId, text);
   }
   return { refused: withUnknownOutcomes(refused, heldCalls), hold: undefined };
+}
+
+/**
+ * False when no call of a new batch that may run has a tool with an approval rule: then nothing is to decide.
+ * It asks no rule (the gate asks each once, below), so a call whose rule may say no counts as maybe.
+ */
+function mayNeedApproval(options: {
+  tools: ToolLookup;
+  config: GateConfig;
+  calls: readonly ToolCallRequest[];
+  toolCallCount: number;
+}): boolean {
+  const { tools, config, calls } = options;
+  const runnable = Math.min(calls.length, config.maxToolCallsPerTurn - options.toolCallCount);
+  for (let index = 0; index < runnable; index++) {
+    const call = calls[index] as ToolCallRequest;
+    if (call.parseError !== undefined) continue;
+    const rule = tools.find(call.toolName)?.handler.needsApproval;
+    if (rule !== undefined && rule !== false) return true;
+  }
+  return false;
 }
 
 /** A refused call that may have run before an interruption is not "denied" to the model: its outcome is unknown. */

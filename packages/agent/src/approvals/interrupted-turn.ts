@@ -29,7 +29,9 @@ export interface InterruptedTurnRecord {
 export function readInterruptedTurn(events: readonly SessionEvent[]): InterruptedTurnRecord | undefined {
   let last: SessionEventPayload | undefined;
   let ended = false;
-  const open = new Map<string, ToolCallRequest>();
+  // The payloads, not requests made of them: most calls of a long log get their result, and a request is only
+  // needed for those that did not.
+  const open = new Map<string, ToolCallPayload>();
   let callsSinceUser = 0;
   // A cut answer leaves the context when its turn is continued; a second cut before any message keeps it out.
   let answerDropped = false;
@@ -39,30 +41,41 @@ export function readInterruptedTurn(events: readonly SessionEvent[]): Interrupte
       else if (payload.key === MetadataKey.approvalContinued) ended = false;
       else if (payload.key === MetadataKey.turnContinued) answerDropped = true;
       // A replay gives calls still open at a compaction the interrupted result: they are settled.
-      else if (payload.key === MetadataKey.compaction) open.clear();
+      else if (payload.key === MetadataKey.compaction) clearOpen(open);
       continue;
     }
     last = payload;
     ended = false;
     answerDropped = false;
     if (payload.type === 'tool_call') {
-      const { callId, toolName, arguments: args } = payload;
-      open.set(callId, { callId, toolName, arguments: args });
+      open.set(payload.callId, payload);
       callsSinceUser += 1;
     } else if (payload.type === 'tool_result') {
       open.delete(payload.callId);
     } else {
-      open.clear();
+      clearOpen(open);
       if (payload.type === 'user_message') callsSinceUser = 0;
     }
   }
   if (last === undefined || ended) return undefined;
   if (last.type === 'assistant_message' && last.status === 'complete') return undefined;
   return {
-    calls: [...open.values()],
+    calls: [...open.values()].map(({ callId, toolName, arguments: args }) => ({
+      callId,
+      toolName,
+      arguments: args,
+    })),
     partialAnswer: last.type === 'assistant_message' && !answerDropped,
     toolCallCount: callsSinceUser - open.size,
   };
+}
+
+/** A saved tool call. */
+type ToolCallPayload = Extract<SessionEventPayload, { type: 'tool_call' }>;
+
+/** Empties the map; clearing an empty Map still allocates a new table, and a log has a message per clear. */
+function clearOpen(open: Map<string, unknown>): void {
+  if (open.size > 0) open.clear();
 }
 
 /**

@@ -131,6 +131,8 @@ class ReplayedContext {
 
   /** A result that never came must come before anything else, so tool pairs stay whole. */
   closeOpenCalls(): void {
+    // Called before every message that is not a tool result: clearing an empty Set still allocates a new table.
+    if (this.open.size === 0) return;
     for (const callId of this.open) this.add(missingResult(callId));
     this.open.clear();
   }

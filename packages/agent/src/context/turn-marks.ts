@@ -17,6 +17,11 @@ export interface TurnMark {
 /** The turns of one context, oldest first; indices follow the context through compactions and rewinds. */
 export class TurnMarks {
   #marks: TurnMark[] = [];
+  /**
+   * The ids of `#marks`, so that noting a message does not walk every earlier turn (a replay of a long log
+   * notes each of its user messages: a walk per message made a resume quadratic in its turns).
+   */
+  #listed = new Set<string>();
   /** A turn whose first message entered but whose user message has not yet. */
   #opening: { turnId: string; start: number } | undefined;
 
@@ -29,11 +34,12 @@ export class TurnMarks {
   note(message: Message, index: number, turnId: string | undefined): void {
     if (turnId === undefined) return;
     if (this.#opening?.turnId !== turnId) {
-      if (this.#marks.some((mark) => mark.turnId === turnId)) return;
+      if (this.#listed.has(turnId)) return;
       this.#opening = { turnId, start: index };
     }
     if (message.type !== 'user') return;
     this.#marks.push({ turnId, input: message.content, start: this.#opening.start });
+    this.#listed.add(turnId);
     this.#opening = undefined;
   }
 
@@ -44,9 +50,11 @@ export class TurnMarks {
   compact(length: number, keptCount: number): void {
     const keptStart = Math.max(0, length - Math.max(0, keptCount));
     const moved = (start: number): number => 1 + start - keptStart;
-    this.#marks = this.#marks
-      .filter((mark) => mark.start >= keptStart)
-      .map((mark) => ({ ...mark, start: moved(mark.start) }));
+    this.#setMarks(
+      this.#marks
+        .filter((mark) => mark.start >= keptStart)
+        .map((mark) => ({ ...mark, start: moved(mark.start) })),
+    );
     const opening = this.#opening;
     this.#opening =
       opening === undefined || opening.start < keptStart
@@ -56,7 +64,8 @@ export class TurnMarks {
 
   /** Keeps the turns that begin within the first `length` messages (the context was cut to them). */
   truncate(length: number): void {
-    this.#marks = this.#marks.filter((mark) => mark.start < length);
+    const kept = this.#marks.filter((mark) => mark.start < length);
+    if (kept.length < this.#marks.length) this.#setMarks(kept);
     if (this.#opening !== undefined && this.#opening.start >= length) this.#opening = undefined;
   }
 
@@ -68,7 +77,7 @@ export class TurnMarks {
     const index = this.#marks.findIndex((mark) => mark.turnId === turnId);
     const mark = this.#marks[index];
     if (mark === undefined) return undefined;
-    this.#marks = this.#marks.slice(0, index);
+    this.#setMarks(this.#marks.slice(0, index));
     this.#opening = undefined;
     return mark.start;
   }
@@ -76,6 +85,12 @@ export class TurnMarks {
   /** Replaces the list by another's (a resumed context takes its replay's). */
   replaceWith(other: TurnMarks): void {
     this.#marks = [...other.#marks];
+    this.#listed = new Set(other.#listed);
     this.#opening = other.#opening;
+  }
+
+  #setMarks(marks: TurnMark[]): void {
+    this.#marks = marks;
+    this.#listed = new Set(marks.map((mark) => mark.turnId));
   }
 }

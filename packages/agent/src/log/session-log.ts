@@ -43,13 +43,26 @@ export class SessionLog {
     return this.flush();
   }
 
+  /**
+   * Records an event now and writes it with the next event appended (or at the next flush), not on its own: for
+   * a record that need not be durable before anything else happens (a model call's usage, written with the
+   * answer saved right after the call), so that a storage with `saveEvents` writes both in one transaction.
+   */
+  appendWithNext(payload: SessionEventPayload): void {
+    if (this.storage === undefined) return;
+    this.pending.push({ timestamp: new Date(), payload });
+  }
+
   /** Writes every queued event, in order; rejects with STORAGE_ERROR and keeps the rest queued. */
   flush(): Promise<void> {
     this.running ??= this.writePending();
     return this.running;
   }
 
-  /** Writes the queued events one after another, each removed once the storage took it. */
+  /**
+   * Writes the queued events in order, each removed once the storage took it; what is queued together goes in
+   * one `saveEvents` call when the storage has it.
+   */
   private async writePending(): Promise<void> {
     // The pass starts a tick later, so `running` holds it before it can end (even with a storage that throws).
     await undefined;
@@ -57,9 +70,15 @@ export class SessionLog {
     try {
       // Nothing is queued without a storage.
       if (storage === undefined) return;
-      for (let event = this.pending[0]; event !== undefined; event = this.pending[0]) {
-        await storage.saveEvent(this.sessionId, event);
-        this.pending.shift();
+      for (let count = this.pending.length; count > 0; count = this.pending.length) {
+        if (count > 1 && storage.saveEvents !== undefined) {
+          // All or none: the batch leaves the queue only once the storage took all of it.
+          await storage.saveEvents(this.sessionId, this.pending.slice(0, count));
+          this.pending.splice(0, count);
+        } else {
+          await storage.saveEvent(this.sessionId, this.pending[0] as SessionEvent);
+          this.pending.shift();
+        }
       }
     } catch (error) {
       throw storageError(error, `saving an event of session '${this.sessionId}' failed`);

@@ -45,6 +45,12 @@ export interface SessionClaim {
 export interface SessionStorage {
   /** Appends one event to the session's log, creating the session on its first event. */
   saveEvent(sessionId: string, event: SessionEvent): Promise<void>;
+  /**
+   * Optional: appends several events of one session in one write, all of them or none (one transaction). When
+   * present, the runtime hands it the events it has queued together (a model call's usage record with the
+   * message saved after it) instead of one `saveEvent` each.
+   */
+  saveEvents?(sessionId: string, events: readonly SessionEvent[]): Promise<void>;
   /** The whole log in save order, or null for an unknown id. */
   loadSession(sessionId: string): Promise<SessionEvent[] | null>;
   /** Sessions newest first (by last update); `cursor` comes from the previous page. */

@@ -2,6 +2,7 @@ import type {
   Memory,
   MemoryStorage,
   SessionEvent,
+  SessionEventPayload,
   SessionPage,
   SessionStorage,
   SessionSummary,
@@ -21,17 +22,44 @@ import {
   sessionTitleOf,
 } from './support.js';
 
+/**
+ * One saved event: its time as a number rather than a Date (one object less per event kept, for as long as the
+ * session is; a load makes each event's Date afresh anyway).
+ */
+interface StoredEvent {
+  timeMs: number;
+  payload: SessionEventPayload;
+}
+
 /** What the storage keeps per session; the summary fields are kept up to date on every save. */
 interface SessionRecord {
   sessionId: string;
-  events: SessionEvent[];
+  events: StoredEvent[];
   /** Undefined until the first user message arrives. */
   title: string | undefined;
   createdAtMs: number;
   updatedAtMs: number;
   messageCount: number;
-  /** The lower-cased text of each user and assistant message, for `findSession`. */
+  /**
+   * The lower-cased text of each user and assistant message, for `findSession`: of the first `indexedCount`
+   * events, the others are added by the next search. Saving an event does no search work (most sessions are
+   * never searched, and a save is on the turn's path), a search does it once per event.
+   */
   searchTexts: string[];
+  indexedCount: number;
+}
+
+/** The record's search texts, with those of the events saved since the last search added. */
+function searchTextsOf(record: SessionRecord): readonly string[] {
+  const { events } = record;
+  for (let index = record.indexedCount; index < events.length; index++) {
+    const payload = (events[index] as StoredEvent).payload;
+    if (payload.type === 'user_message' || payload.type === 'assistant_message') {
+      record.searchTexts.push(messageTextOf(payload.content).toLowerCase());
+    }
+  }
+  record.indexedCount = events.length;
+  return record.searchTexts;
 }
 
 /** Newest first by `updatedAt`, ties by sessionId descending; negative when `a` comes first. */
@@ -65,8 +93,8 @@ export class InMemorySessionStorage implements SessionStorage {
   async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
     checkSessionId(sessionId);
     checkSessionEvent(event);
-    const stored = copyOf(event, 'the session event');
-    const timeMs = stored.timestamp.getTime();
+    const timeMs = Date.prototype.getTime.call(event.timestamp);
+    const stored: StoredEvent = { timeMs, payload: copyOf(event.payload, 'the session event') };
     let record = this.#sessions.get(sessionId);
     if (record === undefined) {
       record = {
@@ -77,6 +105,7 @@ export class InMemorySessionStorage implements SessionStorage {
         updatedAtMs: timeMs,
         messageCount: 0,
         searchTexts: [],
+        indexedCount: 0,
       };
       this.#sessions.set(sessionId, record);
     }
@@ -84,10 +113,8 @@ export class InMemorySessionStorage implements SessionStorage {
     record.updatedAtMs = timeMs;
     const payload = stored.payload;
     if (payload.type !== 'metadata') record.messageCount += 1;
-    if (payload.type === 'user_message' || payload.type === 'assistant_message') {
-      const text = messageTextOf(payload.content);
-      if (payload.type === 'user_message' && record.title === undefined) record.title = sessionTitleOf(text);
-      record.searchTexts.push(text.toLowerCase());
+    if (payload.type === 'user_message' && record.title === undefined) {
+      record.title = sessionTitleOf(messageTextOf(payload.content));
     }
   }
 
@@ -98,7 +125,10 @@ export class InMemorySessionStorage implements SessionStorage {
     if (record === undefined) return null;
     // Each event was copied on its own when saved, so no object is shared between two of them: copying them one
     // by one gives the same result as copying the whole log, without one walk remembering every object in it.
-    return record.events.map((event) => copyOf(event, 'the session log'));
+    return record.events.map((event) => ({
+      timestamp: new Date(event.timeMs),
+      payload: copyOf(event.payload, 'the session log'),
+    }));
   }
 
   /**
@@ -129,7 +159,7 @@ export class InMemorySessionStorage implements SessionStorage {
         (record) =>
           record.sessionId.toLowerCase().startsWith(needle) ||
           (record.title ?? '').toLowerCase().includes(needle) ||
-          record.searchTexts.some((text) => text.includes(needle)),
+          searchTextsOf(record).some((text) => text.includes(needle)),
       )
       .map(summaryOf);
   }

@@ -160,6 +160,8 @@ export class SessionUsage {
   #totals: UsageTotals = emptyUsageTotals();
   /** The latest usage write: the log writes in order, so it settles after every earlier one. */
   #lastWrite: Promise<void> | undefined;
+  /** The log holding usage records queued by `sink` and not flushed since. */
+  #unflushed: SessionLog | undefined;
 
   /** The totals so far (a copy). */
   totals(): UsageTotals {
@@ -181,10 +183,10 @@ export class SessionUsage {
       addUsage(this.#totals, report.usage, report.costUsd);
       if (options.turnTotals !== undefined) addUsage(options.turnTotals, report.usage, report.costUsd);
       options.emit?.(usageEventPayload(report));
-      const write = options.log.append(usageLogPayload(report));
-      // A refused write stays queued in the log (written before its next event); written() reports it.
-      write.catch(ignore);
-      this.#lastWrite = write;
+      // Written with the next event the session saves (the answer of this call, in the same step), in one
+      // transaction when the storage can: a model call then costs one write, not two. `written()` flushes it.
+      options.log.appendWithNext(usageLogPayload(report));
+      this.#unflushed = options.log;
     };
   }
 
@@ -198,6 +200,14 @@ export class SessionUsage {
 
   /** Waits for the usage records written so far; resolves with the storage's failure, if the last one failed. */
   async written(): Promise<unknown> {
+    const log = this.#unflushed;
+    if (log !== undefined) {
+      this.#unflushed = undefined;
+      const write = log.flush();
+      // A refused write stays queued in the log (written before its next event); this reports it.
+      write.catch(ignore);
+      this.#lastWrite = write;
+    }
     const write = this.#lastWrite;
     if (write === undefined) return undefined;
     try {
