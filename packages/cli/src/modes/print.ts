@@ -4,6 +4,7 @@ import { loadMarkdownStream } from '../chat/markdown-load.js';
 import { TurnView } from '../chat/render.js';
 import type { CliSettings } from '../config/config.js';
 import { isUnreachableError, unreachableMessage } from '../config/model-server.js';
+import { checkpointStoreOf } from '../runtime/checkpoints.js';
 import type { CliIo } from '../runtime/cli-io.js';
 import { openHomeStorage, setUpRuntime } from '../runtime/setup.js';
 import { openSession } from '../sessions/open-session.js';
@@ -36,6 +37,7 @@ export async function runPrintMode(options: {
     notice: (text) => io.stderr.write(`youyou: ${text}\n`),
     onBackgroundError,
     openStorage: () => openHomeStorage({ settings, onBackgroundError }),
+    checkpoints: checkpointStoreOf(settings),
   });
   let interrupted = 0;
   let cancel: (() => void) | undefined;

@@ -25,6 +25,7 @@ import { neutralizeLine } from '../text/terminal-text.js';
 import { answerOnAbort } from '../tools/answer-on-abort.js';
 import { createWorkspaceTools } from '../tools/index.js';
 import { BASE_INSTRUCTIONS, environmentContext } from './agent-build.js';
+import type { CheckpointStore } from './checkpoints.js';
 import { projectInstructions } from './instructions.js';
 import { connectServers, mcpConfigs } from './mcp-servers.js';
 import { preparePrivateHome } from './private-home.js';
@@ -70,6 +71,8 @@ export interface CliRuntime<Sessions extends SessionStorage = SqliteSessionStora
   sandbox: { mode: SandboxMode; network: boolean };
   /** The options of every turn: the approver that decides the calls needing approval (none in `serve`). */
   turnOptions: TurnRunOptions;
+  /** The workspace's checkpoints, when the mode keeps them (the chat and `-p`). */
+  checkpoints: CheckpointStore | undefined;
   /** Shuts the agent down (closing its session), then MCP servers and the database. Never rejects. */
   close(): Promise<void>;
 }
@@ -100,6 +103,8 @@ export interface RuntimeOptions<Sessions extends SessionStorage = SqliteSessionS
   approvalWindowMs?: number;
   /** Each session's own workspace folder (`youyou serve`'s tenants); without it every session works in the cwd. */
   workspaces?: WorkspaceRouting;
+  /** Records the workspace before and after every mutating call (see checkpoints.ts). */
+  checkpoints?: CheckpointStore;
 }
 
 /** What the host gives every part before any storage opens: the sandbox, the tools' environment, the model. */
@@ -152,6 +157,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       tools,
       sandbox: { mode: host.shellSandbox.mode, network: host.shellSandbox.network },
       turnOptions,
+      checkpoints: options.checkpoints,
       close: async () => {
         await agent.shutdown();
         // After the agent: its shutdown ends the spans still open, then they are sent.
@@ -239,13 +245,15 @@ async function assembleTools(parts: {
     // Leave the runtime's window a margin, so the model is told nobody answered, in the gate's words.
     answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
   });
-  const tools = unique.map((tool): ToolHandler => {
+  const approved = unique.map((tool): ToolHandler => {
     if (held)
       return options.mutatingNeedApproval === true && tool.isMutating
         ? { ...tool, needsApproval: true }
         : tool;
     return { ...tool, needsApproval: (args: unknown) => gate.needsApproval(tool.name, args) };
   });
+  const { checkpoints } = options;
+  const tools = checkpoints === undefined ? approved : approved.map((tool) => checkpoints.wrap(tool, warn));
   return { tools, turnOptions: held ? {} : { approve: gate.approve, approvalTimeoutMs: toolTimeoutMs } };
 }
 

@@ -25,6 +25,8 @@ export function interactiveHelp(color: boolean): string {
     ['/clear', 'clear the screen and start a new session'],
     ['/model NAME', 'switch to model NAME for the rest of this session (/model shows the current one)'],
     ['/reasoning', 'toggle showing the model’s reasoning in full instead of one summary line'],
+    ['/undo', 'take back the file changes of the last mutating tool call (shell included)'],
+    ['/diff', 'what this session changed in the workspace, as a diff'],
     ['/exit', 'leave (also Ctrl-D at an empty prompt, or Ctrl-C twice)'],
   ];
   const lines = rows.map(([command, text]) => `${styles.cyan(command.padEnd(16))}${text}`);

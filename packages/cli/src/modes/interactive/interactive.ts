@@ -6,6 +6,7 @@ import { loadMarkdownStream } from '../../chat/markdown-load.js';
 import { TurnView } from '../../chat/render.js';
 import { isInterrupt, loadHistory, type PromptResult, saveHistory, Terminal } from '../../chat/terminal.js';
 import type { CliSettings } from '../../config/config.js';
+import { checkpointStoreOf } from '../../runtime/checkpoints.js';
 import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
 import { newWorkspaceSession, openSession } from '../../sessions/open-session.js';
@@ -174,6 +175,10 @@ class Chat {
       leave: () => {
         this.#leaving = true;
       },
+      ask: async (prompt) => {
+        const answer = await this.#terminal.readLine(prompt, '');
+        return answer.type === 'line' ? answer.text : undefined;
+      },
     };
   }
 
@@ -323,6 +328,7 @@ export async function runInteractive(options: {
     notice: (text) => io.stderr.write(`${text}\n`),
     onBackgroundError,
     openStorage: () => openHomeStorage({ settings, onBackgroundError }),
+    checkpoints: checkpointStoreOf(settings),
   });
   try {
     chat = new Chat({ runtime, terminal, settings, color: options.color });

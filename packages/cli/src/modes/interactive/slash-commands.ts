@@ -9,6 +9,7 @@ import type { CliRuntime } from '../../runtime/setup.js';
 import { formatSessionTable, storedMessageCount } from '../../sessions/session-table.js';
 import { resolveSessionId, workspacesOf } from '../../sessions/workspace-sessions.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
+import { showSessionDiff, undoLastCall } from './checkpoint-commands.js';
 import { formatSkills, interactiveHelp } from './help.js';
 
 /** A slash command line: `/name` and what follows it. */
@@ -34,6 +35,8 @@ export interface ChatCommandContext {
   toggleReasoning(): boolean;
   /** Ends the chat's loop once the command is done. */
   leave(): void;
+  /** Asks the user for one line; undefined when they pressed Ctrl-C or Ctrl-D instead. */
+  ask(prompt: string): Promise<string | undefined>;
 }
 
 /** The message of a thrown value, plain, on one line of its own. */
@@ -104,6 +107,12 @@ export async function runSlashCommand(
             : 'Reasoning is collapsed to one line.\n',
         ),
       );
+      return 'done';
+    case 'undo':
+      await undoLastCall(context);
+      return 'done';
+    case 'diff':
+      await showSessionDiff(context);
       return 'done';
     case 'exit':
     case 'quit':
