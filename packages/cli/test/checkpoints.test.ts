@@ -15,7 +15,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { ToolHandler, ToolOutput } from '@youyou/agent';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseCheckpointConfig } from '../src/config/checkpoints.js';
+import { validateFileConfig } from '../src/config/schema.js';
 import { CheckpointStore, checkpointFolder } from '../src/runtime/checkpoints.js';
+
+/** A file name with a line feed, an ESC, a quote and a leading dash. */
+const ODD_NAME = '-odd\nname\x1b[31m "q".txt';
 
 let root: string;
 let workspace: string;
@@ -145,10 +150,12 @@ describe('CheckpointStore restores', () => {
     writeFileSync(path.join(workspace, 'doomed.txt'), 'doomed');
     writeFileSync(path.join(workspace, 'moved.txt'), 'moved');
     writeFileSync(path.join(workspace, 'mine.txt'), 'v1');
+    writeFileSync(path.join(workspace, ODD_NAME), 'odd');
     const store = new CheckpointStore({ home, workspace });
     const tool = store.wrap(
       changingTool(() => {
         unlinkSync(path.join(workspace, 'doomed.txt'));
+        unlinkSync(path.join(workspace, ODD_NAME));
         mkdirSync(path.join(workspace, 'sub'));
         execFileSync('mv', [path.join(workspace, 'moved.txt'), path.join(workspace, 'sub', 'moved.txt')]);
         writeFileSync(path.join(workspace, 'gen.txt'), 'x');
@@ -163,7 +170,8 @@ describe('CheckpointStore restores', () => {
     expect(plan.userChanged).toEqual(['mine.txt']);
     const result = await store.apply(plan, false);
     expect(result.kept).toEqual(['mine.txt']);
-    expect(readdirSync(workspace).sort()).toEqual(['doomed.txt', 'mine.txt', 'moved.txt']);
+    expect(readdirSync(workspace).sort()).toEqual(['doomed.txt', 'mine.txt', 'moved.txt', ODD_NAME].sort());
+    expect(readFileSync(path.join(workspace, ODD_NAME), 'utf8')).toBe('odd');
     expect(readFileSync(path.join(workspace, 'mine.txt'), 'utf8')).toBe('edited by the user');
     expect(store.undoableCount('session-1')).toBe(0);
   });
@@ -179,7 +187,7 @@ describe('CheckpointStore restores', () => {
         rmSync(path.join(workspace, 'src'), { recursive: true });
         symlinkSync(outside, path.join(workspace, 'src'));
       }),
-      (text) => console.log(text),
+      () => undefined,
     );
     await call(tool, 'turn-1', 'call-1');
     const plan = await store.planUndo('session-1');
@@ -188,5 +196,20 @@ describe('CheckpointStore restores', () => {
     expect(readdirSync(outside)).toEqual([]);
     expect(readFileSync(path.join(workspace, 'src', 'main.ts'), 'utf8')).toBe('main');
     expect(() => readlinkSync(path.join(workspace, 'src'))).toThrow();
+  });
+});
+
+describe('the "checkpoints" config', () => {
+  it('takes false or byte limits, and says what to fix otherwise', () => {
+    const warn = (): void => undefined;
+    expect(validateFileConfig({ file: 'config.json', data: { checkpoints: false }, warn }).checkpoints).toBe(
+      false,
+    );
+    expect(parseCheckpointConfig('config.json', { maxFileBytes: 5 })).toEqual({ maxFileBytes: 5 });
+    expect(() => parseCheckpointConfig('config.json', { maxFileBytes: -1 })).toThrow(
+      '"checkpoints.maxFileBytes" must be a whole number of bytes',
+    );
+    expect(() => parseCheckpointConfig('config.json', { maxFiles: 1 })).toThrow('known: maxFileBytes');
+    expect(() => parseCheckpointConfig('config.json', true)).toThrow('must be false or an object');
   });
 });

@@ -8,6 +8,7 @@ import { appendFileSync, mkdirSync, readFileSync, realpathSync, writeFileSync } 
 import { lstat, rm, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolHandler } from '@youyou/agent';
+import type { CliSettings } from '../config/config.js';
 import { behindLink, type ShadowGit, shadowGit, zList } from './checkpoint-git.js';
 
 /** What a snapshot leaves out by size. */
@@ -62,9 +63,15 @@ export interface RestorePlan {
   undid: string[];
 }
 
-/** The store of the settings' workspace under their home folder. */
-export function checkpointStoreOf(settings: { home: string; cwd: string }): CheckpointStore {
-  return new CheckpointStore({ home: settings.home, workspace: settings.cwd });
+/** The store of the settings' workspace under their home folder, with their limits; undefined when turned off. */
+export function checkpointStoreOf(settings: CliSettings): CheckpointStore | undefined {
+  const config = settings.checkpoints;
+  if (config === false) return undefined;
+  return new CheckpointStore({
+    home: settings.home,
+    workspace: settings.cwd,
+    limits: { ...DEFAULT_CHECKPOINT_LIMITS, ...config },
+  });
 }
 
 /** The folder under `home` that holds the checkpoints of `workspace`. */

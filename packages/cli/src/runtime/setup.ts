@@ -104,7 +104,7 @@ export interface RuntimeOptions<Sessions extends SessionStorage = SqliteSessionS
   /** Each session's own workspace folder (`youyou serve`'s tenants); without it every session works in the cwd. */
   workspaces?: WorkspaceRouting;
   /** Records the workspace before and after every mutating call (see checkpoints.ts). */
-  checkpoints?: CheckpointStore;
+  checkpoints?: CheckpointStore | undefined;
 }
 
 /** What the host gives every part before any storage opens: the sandbox, the tools' environment, the model. */
