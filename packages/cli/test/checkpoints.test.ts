@@ -199,6 +199,25 @@ describe('CheckpointStore restores', () => {
   });
 });
 
+describe('CheckpointStore forks', () => {
+  it("lets a fork take back its source's calls from before the fork, leaving the source's journal as it was", async () => {
+    const store = new CheckpointStore({ home, workspace });
+    const tool = store.wrap(
+      changingTool(() => writeFileSync(path.join(workspace, 'made.txt'), 'x')),
+      () => undefined,
+    );
+    await call(tool, 'turn-1', 'call-1');
+    store.recordFork('session-1', 'fork-1');
+    expect(store.undoableCount('fork-1')).toBe(1);
+    const plan = await store.planRewind('fork-1', ['turn-1']);
+    if (plan === undefined) throw new Error('no plan');
+    await store.apply(plan, false);
+    expect(existsSync(path.join(workspace, 'made.txt'))).toBe(false);
+    expect(store.undoableCount('fork-1')).toBe(0);
+    expect(store.undoableCount('session-1')).toBe(1);
+  });
+});
+
 describe('the "checkpoints" config', () => {
   it('takes false or byte limits, and says what to fix otherwise', () => {
     const warn = (): void => undefined;

@@ -42,7 +42,9 @@ type JournalEntry =
       before: string;
       after: string;
     }
-  | { kind: 'restore'; sessionId: string; tree: string; undid: string[] };
+  | { kind: 'restore'; sessionId: string; tree: string; undid: string[] }
+  /** Session `sessionId` was forked from `from`: the calls `from` made before count as its own. */
+  | { kind: 'fork'; sessionId: string; from: string };
 
 type CallEntry = Extract<JournalEntry, { kind: 'call' }>;
 
@@ -206,7 +208,15 @@ export class CheckpointStore {
     appendFileSync(this.#journalPath(), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
   }
 
-  /** The journal's entries of `sessionId`, oldest first; a damaged line is skipped. */
+  /** Notes that session `forkId` carries the history of `sourceId`, so its `/undo` and `/rewind` reach those calls. */
+  recordFork(sourceId: string, forkId: string): void {
+    this.#append({ kind: 'fork', sessionId: forkId, from: sourceId });
+  }
+
+  /**
+   * The journal's entries of `sessionId`, oldest first, with those of the session it was forked from (up to
+   * the fork) before them; a damaged line is skipped.
+   */
   #entries(sessionId: string): JournalEntry[] {
     let text: string;
     try {
@@ -214,17 +224,16 @@ export class CheckpointStore {
     } catch {
       return [];
     }
-    const entries: JournalEntry[] = [];
+    const all: JournalEntry[] = [];
     for (const line of text.split('\n')) {
       if (line.trim() === '') continue;
       try {
-        const entry = JSON.parse(line) as JournalEntry;
-        if (entry.sessionId === sessionId) entries.push(entry);
+        all.push(JSON.parse(line) as JournalEntry);
       } catch {
         // A line cut by a crash: the entries around it still count.
       }
     }
-    return entries;
+    return lineage(all, sessionId);
   }
 
   /** The session's calls that no restore has taken back, oldest first. */
@@ -236,9 +245,11 @@ export class CheckpointStore {
 
   /** The tree the session last recorded: what the workspace held when youyou last looked. */
   #lastRecorded(sessionId: string): string | undefined {
-    const last = this.#entries(sessionId).at(-1);
-    if (last === undefined) return undefined;
-    return last.kind === 'call' ? last.after : last.tree;
+    for (const entry of this.#entries(sessionId).reverse()) {
+      if (entry.kind === 'call') return entry.after;
+      if (entry.kind === 'restore') return entry.tree;
+    }
+    return undefined;
   }
 
   /** How many calls of the session `/undo` could still take back. */
@@ -364,6 +375,20 @@ export class CheckpointStore {
       return { text: output.subarray(0, maxBytes).toString('utf8'), cut: output.length > maxBytes };
     });
   }
+}
+
+/** The entries of `sessionId` and, before the line that forked it, those of its source (and theirs). */
+function lineage(all: readonly JournalEntry[], sessionId: string, seen = new Set<string>()): JournalEntry[] {
+  seen.add(sessionId);
+  const result: JournalEntry[] = [];
+  all.forEach((entry, index) => {
+    if (entry.sessionId !== sessionId) return;
+    if (entry.kind === 'fork' && !seen.has(entry.from)) {
+      result.push(...lineage(all.slice(0, index), entry.from, seen));
+    }
+    result.push(entry);
+  });
+  return result;
 }
 
 function nulJoined(paths: readonly string[]): string {
