@@ -176,6 +176,28 @@ describe('CheckpointStore restores', () => {
     expect(store.undoableCount('session-1')).toBe(0);
   });
 
+  it('counts an edit the user made between two turns as theirs when rewinding past both', async () => {
+    writeFileSync(path.join(workspace, 'mine.txt'), 'v1');
+    const store = new CheckpointStore({ home, workspace });
+    const first = store.wrap(
+      changingTool(() => writeFileSync(path.join(workspace, 'a.txt'), 'a')),
+      () => undefined,
+    );
+    const second = store.wrap(
+      changingTool(() => writeFileSync(path.join(workspace, 'b.txt'), 'b')),
+      () => undefined,
+    );
+    await call(first, 'turn-1', 'call-1');
+    writeFileSync(path.join(workspace, 'mine.txt'), 'the user, between the turns');
+    await call(second, 'turn-2', 'call-2');
+    const plan = await store.planRewind('session-1', ['turn-1', 'turn-2']);
+    if (plan === undefined) throw new Error('no plan');
+    expect(plan.userChanged).toEqual(['mine.txt']);
+    await store.apply(plan, false);
+    expect(readdirSync(workspace).sort()).toEqual(['mine.txt']);
+    expect(readFileSync(path.join(workspace, 'mine.txt'), 'utf8')).toBe('the user, between the turns');
+  });
+
   it('replaces a link the model put where a folder was, instead of writing through it', async () => {
     const outside = path.join(root, 'outside');
     mkdirSync(outside);

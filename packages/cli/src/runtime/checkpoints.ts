@@ -59,7 +59,10 @@ export interface RestorePlan {
   sessionId: string;
   target: string;
   changes: PathChange[];
-  /** Paths of `changes` that the user changed since the session's last recorded state: kept unless confirmed. */
+  /**
+   * Paths of `changes` that something other than the session changed (the user, between its calls or since
+   * the last one): kept unless confirmed.
+   */
   userChanged: string[];
   /** The calls the restore takes back. */
   undid: string[];
@@ -243,13 +246,24 @@ export class CheckpointStore {
     return entries.filter((entry): entry is CallEntry => entry.kind === 'call' && !undone.has(entry.callId));
   }
 
-  /** The tree the session last recorded: what the workspace held when youyou last looked. */
-  #lastRecorded(sessionId: string): string | undefined {
-    for (const entry of this.#entries(sessionId).reverse()) {
-      if (entry.kind === 'call') return entry.after;
-      if (entry.kind === 'restore') return entry.tree;
+  /**
+   * The pairs of states between which something other than this session changed the files: from each state
+   * youyou left the workspace in (after a call, after a restore) to the state before the session's next call,
+   * and from the last one to `current` — all from the call `fromCallId` on.
+   */
+  #outsideGaps(sessionId: string, fromCallId: string, current: string): [string, string][] {
+    const entries = this.#entries(sessionId);
+    const start = entries.findIndex((entry) => entry.kind === 'call' && entry.callId === fromCallId);
+    const gaps: [string, string][] = [];
+    let left: string | undefined;
+    for (const entry of entries.slice(Math.max(0, start))) {
+      if (entry.kind === 'call') {
+        if (left !== undefined && left !== entry.before) gaps.push([left, entry.before]);
+        left = entry.after;
+      } else if (entry.kind === 'restore') left = entry.tree;
     }
-    return undefined;
+    if (left !== undefined && left !== current) gaps.push([left, current]);
+    return gaps;
   }
 
   /** How many calls of the session `/undo` could still take back. */
@@ -285,10 +299,10 @@ export class CheckpointStore {
     return this.#serial(async () => {
       const current = (await this.#snapshot()).tree;
       const changes = await this.#changes(current, target);
-      const baseline = this.#lastRecorded(sessionId);
-      const touched = new Set(
-        baseline === undefined ? [] : (await this.#changes(baseline, current)).map((change) => change.path),
-      );
+      const touched = new Set<string>();
+      for (const [from, to] of this.#outsideGaps(sessionId, undid[0] ?? '', current)) {
+        for (const change of await this.#changes(from, to)) touched.add(change.path);
+      }
       const userChanged = changes.filter((change) => touched.has(change.path)).map((change) => change.path);
       return { sessionId, target, changes, userChanged, undid };
     });
