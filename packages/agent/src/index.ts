@@ -25,15 +25,19 @@ export type {
   Budget,
   BudgetConfig,
   ContentBlock,
+  ForkOptions,
   JsonSchema,
   Message,
   MessageStatus,
+  RewindOptions,
   SessionConfig,
+  SessionTurn,
   SubagentUsage,
   TokenUsage,
   UsageTotals,
   UserInput,
 } from './kernel/types.js';
+export { type ForkLink, forkLinksOf, forkSourceOf } from './log/fork-links.js';
 export {
   type SubagentLink,
   type SubagentParent,

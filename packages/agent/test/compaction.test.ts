@@ -96,6 +96,7 @@ describe('compaction of a grown history', () => {
     expect(saved[marker - 1]).toEqual({
       type: 'user_message',
       content: [{ type: 'text', text: text400('question 6') }],
+      turnId: expect.any(String),
     });
     expect(saved[marker + 1]).toMatchObject({ type: 'assistant_message' });
 

@@ -172,6 +172,7 @@ describe('valid input is accepted and kept as the session’s own copy', () => {
     expect(saved?.[1]?.payload).toEqual({
       type: 'user_message',
       content: [{ type: 'text', text: 'original' }],
+      turnId: expect.any(String),
     });
     await agent.shutdown();
   });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, test } from 'vitest';
-import { ContextManager, messageChars, replaySessionEvents } from '../src/context/context.js';
+import { ContextManager, messageChars } from '../src/context/context.js';
+import { replaySessionEvents } from '../src/context/replay.js';
 import type { SessionEvent } from '../src/ports/storage.js';
 import { ScriptedModelProvider, scriptedModel } from '../src/testing/index.js';
 import { buildAgent, defineTool, runTurn, shutdownAgents } from './support/agent-fixtures.js';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { logPayloadOf, messageChars, replaySessionEvents } from '../src/context/context.js';
+import { logPayloadOf, messageChars } from '../src/context/context.js';
+import { replaySessionEvents } from '../src/context/replay.js';
 import { INTERRUPTED_MESSAGE_NOTICE } from '../src/kernel/templates.js';
 import type { ContentBlock, Message } from '../src/kernel/types.js';
 import type { SessionEvent } from '../src/ports/storage.js';

@@ -59,7 +59,11 @@ describe('write-ahead', () => {
     sessionId = session.id;
     await runTurn(session, 'hello');
 
-    expect((await seenByModel[0])?.at(-1)).toEqual({ type: 'user_message', content: text('hello') });
+    expect((await seenByModel[0])?.at(-1)).toEqual({
+      type: 'user_message',
+      content: text('hello'),
+      turnId: expect.any(String),
+    });
     expect((await seenByTool[0])?.at(-1)).toEqual({
       type: 'tool_call',
       callId: 'l1',

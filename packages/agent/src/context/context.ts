@@ -1,11 +1,10 @@
-import { checkBudgetConfig } from '../kernel/config-validation.js';
 import { COMPACT_SUMMARY_PREFIX, INTERRUPTED_MESSAGE_NOTICE } from '../kernel/templates.js';
-import type { BudgetConfig, ContentBlock, Message, SessionConfig } from '../kernel/types.js';
+import type { ContentBlock, Message } from '../kernel/types.js';
 import { jsonText } from '../kernel/value-kind.js';
-import { MetadataKey } from '../log/metadata-keys.js';
-import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
+import type { SessionEventPayload } from '../ports/storage.js';
 import { charsToTokens, shrinkMessage } from './context-limits.js';
 import { applyPruning } from './pruning.js';
+import { TurnMarks } from './turn-marks.js';
 
 /** An image counts as 1,000 tokens (SPEC §5.11), i.e. 4,000 characters at four characters a token. */
 const IMAGE_CHARS = 4_000;
@@ -119,22 +118,29 @@ export class ContextManager {
   private charsSinceReport = 0;
   /** The stable part of the system prompt, cached until the next compaction. */
   stablePrompt: string | undefined;
+  /** Where each turn of the history begins (what `Session.turns()` lists and a rewind cuts at). */
+  readonly turns = new TurnMarks();
 
   /** The current history; read-only for callers. */
   get messages(): readonly Message[] {
     return this.history;
   }
 
-  /** Appends a message. */
-  push(message: Message): void {
+  /** Appends a message; `turnId` when it was saved as one that opens that turn (see `TurnMarks.note`). */
+  push(message: Message, turnId?: string): void {
+    this.turns.note(message, this.history.length, turnId);
     const chars = messageChars(message);
     this.history.push(message);
     this.totalChars += chars;
     this.charsSinceReport += chars;
   }
 
-  /** Replaces the whole history (resume, compaction); `chars` is their size when the caller measured it. */
+  /**
+   * Replaces the whole history (resume, compaction, rewind); `chars` is their size when the caller measured it.
+   * The turns kept are those that begin within the new history, which must keep the old one's first messages.
+   */
   reset(messages: Message[], chars?: number): void {
+    this.turns.truncate(messages.length);
     this.history = messages;
     let total = chars ?? 0;
     if (chars === undefined) for (const message of messages) total += messageChars(message);
@@ -160,8 +166,20 @@ export class ContextManager {
    * `messageLimitChars` when given (a message too large for any window must not survive a compaction whole).
    */
   applyCompaction(options: { summary: string; keptCount: number; messageLimitChars?: number }): void {
+    this.turns.compact(this.history.length, options.keptCount);
     this.reset(compactedMessages(this.history, options));
     this.stablePrompt = undefined;
+  }
+
+  /**
+   * Cuts the history before the turn `turnId`: that turn and every later one leave the context. False, and
+   * nothing changes, when the turn is not in the context (unknown, rewound before, or summarised).
+   */
+  rewindTo(turnId: string): boolean {
+    const start = this.turns.rewind(turnId);
+    if (start === undefined) return false;
+    this.reset(this.history.slice(0, start));
+    return true;
   }
 
   /** Replaces the results of the given tool calls by their pruned stubs; true when anything changed. */
@@ -174,7 +192,7 @@ export class ContextManager {
 }
 
 /** The summary message followed by the last `keptCount` messages, shrunk to `messageLimitChars` when given. */
-function compactedMessages(
+export function compactedMessages(
   history: readonly Message[],
   options: { summary: string; keptCount: number; messageLimitChars?: number | undefined },
 ): Message[] {
@@ -184,87 +202,17 @@ function compactedMessages(
   return [summaryMessage(options.summary), ...shrunk];
 }
 
-/** What a replayed log yields. */
-interface ReplayedSession {
-  messages: Message[];
-  /** The size of `messages` in characters, as `messageChars` counts it. */
-  chars: number;
-  sessionConfig: SessionConfig | undefined;
-  /** Each user message is one turn. */
-  turnCount: number;
-}
-
-function readSessionConfig(value: unknown): SessionConfig | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as Record<string, unknown>;
-  const config: SessionConfig = {};
-  if (typeof record.modelId === 'string') config.modelId = record.modelId;
-  if (typeof record.systemPromptOverride === 'string')
-    config.systemPromptOverride = record.systemPromptOverride;
-  if (typeof record.memoryNamespace === 'string') config.memoryNamespace = record.memoryNamespace;
-  const budget = readBudgetConfig(record.budget);
-  if (budget !== undefined) config.budget = budget;
-  const fallbacks = record.fallbackModels;
-  if (Array.isArray(fallbacks) && fallbacks.every((id) => typeof id === 'string' && id !== '')) {
-    config.fallbackModels = [...(fallbacks as string[])];
-  }
-  return config;
-}
-
-/** The session's saved budgets; a record that fails the checks (hand-edited, another version) is dropped. */
-function readBudgetConfig(value: unknown): BudgetConfig | undefined {
-  if (value === undefined) return undefined;
-  try {
-    return checkBudgetConfig('the saved budget', value, 'INVALID_INPUT');
-  } catch {
-    return undefined;
-  }
-}
-
-function readCompaction(
-  value: unknown,
-): { summary: string; keptMessages: number; messageLimitChars: number | undefined } | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as Record<string, unknown>;
-  if (typeof record.summary !== 'string') return undefined;
-  const kept = record.keptMessages;
-  // Written since the compaction shrinks oversized kept messages; older logs have none and kept them whole.
-  const limit = record.messageLimitChars;
-  return {
-    summary: record.summary,
-    keptMessages: typeof kept === 'number' && kept > 0 ? Math.floor(kept) : 0,
-    messageLimitChars: typeof limit === 'number' && Number.isInteger(limit) && limit > 0 ? limit : undefined,
-  };
-}
-
-/** The call ids of a `context_pruned` metadata value `{ callIds: string[] }`; empty when malformed. */
-function readPrunedCallIds(value: unknown): Set<string> {
-  const ids = new Set<string>();
-  if (typeof value !== 'object' || value === null) return ids;
-  const list = (value as { callIds?: unknown }).callIds;
-  if (!Array.isArray(list)) return ids;
-  for (const id of list) if (typeof id === 'string') ids.add(id);
-  return ids;
-}
-
-/** The result for a tool call left without one (by a crash); never saved. */
-function missingResult(callId: string): Message {
-  return {
-    type: 'tool_result',
-    callId,
-    content: 'No result was recorded for this tool call: the session was interrupted while it ran.',
-    isError: true,
-  };
-}
-
 /**
- * The payload a context message is saved as in the session log; `messageOf` turns it back into the message,
- * so the live context and the one a resume replays are the same.
+ * The payload a context message is saved as in the session log, with the turn it opens (`turnId`, for a user or
+ * system message); `messageOf` (replay.ts) turns it back into the message, so the live context and the one a
+ * resume replays are the same.
  */
-export function logPayloadOf(message: Message): SessionEventPayload {
+export function logPayloadOf(message: Message, turnId?: string): SessionEventPayload {
   switch (message.type) {
     case 'user':
-      return { type: 'user_message', content: message.content };
+      return turnId === undefined
+        ? { type: 'user_message', content: message.content }
+        : { type: 'user_message', content: message.content, turnId };
     case 'assistant':
       return { type: 'assistant_message', content: message.content, status: message.status };
     case 'tool_call':
@@ -282,124 +230,8 @@ export function logPayloadOf(message: Message): SessionEventPayload {
         isError: message.isError,
       };
     case 'system':
-      return { type: 'system_message', content: message.content };
+      return turnId === undefined
+        ? { type: 'system_message', content: message.content }
+        : { type: 'system_message', content: message.content, turnId };
   }
-}
-
-/** The context message a log payload holds (the inverse of `logPayloadOf`); undefined for metadata. */
-function messageOf(payload: SessionEventPayload): Message | undefined {
-  switch (payload.type) {
-    case 'user_message':
-      return { type: 'user', content: payload.content };
-    case 'assistant_message':
-      return { type: 'assistant', content: payload.content, status: payload.status };
-    case 'tool_call':
-      return {
-        type: 'tool_call',
-        callId: payload.callId,
-        toolName: payload.toolName,
-        arguments: payload.arguments,
-      };
-    case 'tool_result':
-      return {
-        type: 'tool_result',
-        callId: payload.callId,
-        content: payload.content,
-        isError: payload.isError,
-      };
-    case 'system_message':
-      return { type: 'system', content: payload.content };
-    case 'metadata':
-      return undefined;
-  }
-}
-
-/**
- * Rebuilds the context from a log (0006 §8.1): messages in order, a notice after each incomplete assistant
- * message, compaction markers applied, and a synthetic error result for every tool call left without one, but
- * for the `held` calls of a suspended turn, which still wait for approval (see approvals/held-batch.ts). With
- * `keepTrailingCalls` the calls still unanswered at the end of the log get none: a reader's view of a session
- * whose turn may be running elsewhere, not a resume.
- */
-export function replaySessionEvents(
-  events: readonly SessionEvent[],
-  options: { held?: ReadonlySet<string>; keepTrailingCalls?: boolean } = {},
-): ReplayedSession {
-  const held = options.held ?? new Set<string>();
-  let messages: Message[] = [];
-  // Measured as the messages are made, so that a resume walks its (often long) log once.
-  let chars = 0;
-  let sessionConfig: SessionConfig | undefined;
-  let turnCount = 0;
-  const open = new Set<string>();
-  const add = (message: Message): void => {
-    messages.push(message);
-    chars += messageChars(message);
-  };
-  const closeOpenCalls = (): void => {
-    // A result that never came must come before anything else, so tool pairs stay whole.
-    for (const callId of open) add(missingResult(callId));
-    open.clear();
-  };
-  for (const event of events) {
-    const payload = event.payload;
-    if (payload.type === 'metadata') {
-      if (payload.key === MetadataKey.sessionConfig) {
-        sessionConfig = readSessionConfig(payload.value);
-      } else if (payload.key === MetadataKey.compaction) {
-        const compaction = readCompaction(payload.value);
-        if (compaction !== undefined) {
-          closeOpenCalls();
-          messages = compactedMessages(messages, {
-            summary: compaction.summary,
-            keptCount: compaction.keptMessages,
-            messageLimitChars: compaction.messageLimitChars,
-          });
-          chars = 0;
-          for (const message of messages) chars += messageChars(message);
-        }
-      } else if (payload.key === MetadataKey.turnContinued) {
-        const kept = withoutCutAnswer(messages);
-        if (kept !== messages) {
-          messages = kept;
-          chars = 0;
-          for (const message of messages) chars += messageChars(message);
-        }
-      } else if (payload.key === MetadataKey.contextPruned) {
-        const pruned = applyPruning(messages, readPrunedCallIds(payload.value));
-        if (pruned !== messages) {
-          messages = pruned.slice();
-          chars = 0;
-          for (const message of messages) chars += messageChars(message);
-        }
-      }
-      continue;
-    }
-    const message = messageOf(payload);
-    if (message === undefined) continue;
-    if (message.type === 'tool_call') open.add(message.callId);
-    else if (message.type === 'tool_result') open.delete(message.callId);
-    else closeOpenCalls();
-    if (message.type === 'user') turnCount += 1;
-    add(message);
-    if (message.type === 'assistant' && message.status === 'incomplete') add(interruptedNotice());
-  }
-  for (const callId of held) open.delete(callId);
-  if (options.keepTrailingCalls !== true) closeOpenCalls();
-  return { messages, chars, sessionConfig, turnCount };
-}
-
-/**
- * The messages without the answer a crash cut, when they end with one (an incomplete assistant message and its
- * notice): a continued turn asks the model again, so the cut answer stays in the log but leaves the context.
- */
-export function withoutCutAnswer(messages: Message[]): Message[] {
-  const notice = messages.at(-1);
-  const answer = messages.at(-2);
-  const endsCut =
-    notice?.type === 'system' &&
-    notice.content === INTERRUPTED_MESSAGE_NOTICE &&
-    answer?.type === 'assistant' &&
-    answer.status === 'incomplete';
-  return endsCut ? messages.slice(0, -2) : messages;
 }

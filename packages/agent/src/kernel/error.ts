@@ -26,6 +26,8 @@ export type AgentErrorCode =
   | 'PLUGIN_ERROR'
   | 'MEMORY_ERROR'
   | 'SESSION_CLOSED'
+  /** A turn id that a rewind or a fork cannot use: unknown, or no longer in the context (rewound, summarised). */
+  | 'TURN_NOT_FOUND'
   /** A structured-output turn's final answer was not valid against its schema, even after one repair round. */
   | 'OUTPUT_INVALID'
   /** A model call was not made: it could have spent more than a turn's or a session's budget allows. */

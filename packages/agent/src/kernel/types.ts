@@ -47,6 +47,25 @@ export interface UsageTotals {
   costUsd?: number;
 }
 
+/** One turn of a session's current context (`Session.turns()`): its id, as in its events, and the user's input. */
+export interface SessionTurn {
+  turnId: string;
+  /** The user message that started the turn, as it entered the context. */
+  input: ContentBlock[];
+}
+
+/** Options of `Agent.forkSession`. */
+export interface ForkOptions {
+  /** The last turn the fork keeps (its context as it stood when that turn ended); default: the whole history. */
+  atTurnId?: string;
+}
+
+/** Options of `Session.rewind`. */
+export interface RewindOptions {
+  /** The context returns to the state before this turn: it and every later turn leave the context. */
+  toTurnId: string;
+}
+
 /** What `Session.sendMessage` takes; a plain string is accepted as one text block. */
 export interface UserInput {
   content: ContentBlock[];

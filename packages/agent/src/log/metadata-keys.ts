@@ -27,4 +27,10 @@ export const MetadataKey = {
   turnEnded: 'turn_ended',
   /** An interrupted turn (cut by a crash) was continued: what it left unfinished is reconciled. */
   turnContinued: 'turn_continued',
+  /** A rewind: the turn named and every later one left the context (`{ toTurnId }`). */
+  rewind: 'rewind',
+  /** In a source's log: a session forked from it (`{ sessionId, atTurnId? }`). */
+  fork: 'fork',
+  /** In a fork's log: the session it was forked from (`{ sessionId, atTurnId? }`). */
+  forkedFrom: 'forked_from',
 } as const;

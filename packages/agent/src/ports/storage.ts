@@ -6,13 +6,16 @@ export interface SessionEvent {
   payload: SessionEventPayload;
 }
 
-/** What the log holds: the messages as they entered the context, plus metadata. */
+/**
+ * What the log holds: the messages as they entered the context, plus metadata. `turnId` marks the messages that
+ * open a turn (its input, and the system messages injected just before it), so a rewind or a fork finds the turn.
+ */
 export type SessionEventPayload =
-  | { type: 'user_message'; content: ContentBlock[] }
+  | { type: 'user_message'; content: ContentBlock[]; turnId?: string }
   | { type: 'assistant_message'; content: ContentBlock[]; status: MessageStatus }
   | { type: 'tool_call'; callId: string; toolName: string; arguments: unknown }
   | { type: 'tool_result'; callId: string; content: string; isError: boolean }
-  | { type: 'system_message'; content: string }
+  | { type: 'system_message'; content: string; turnId?: string }
   | { type: 'metadata'; key: string; value: unknown };
 
 /** One session in a listing. */

@@ -1,19 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { pendingCallsOf, readHeldBatch } from '../approvals/held-batch.js';
 import { readInterruptedTurn } from '../approvals/interrupted-turn.js';
-import { messageChars, replaySessionEvents, withoutCutAnswer } from '../context/context.js';
+import { messageChars } from '../context/context.js';
+import { forkLogOf } from '../context/fork-log.js';
+import { replaySessionEvents, withoutCutAnswer } from '../context/replay.js';
 import type { PluginManager } from '../hooks/plugin-manager.js';
 import type { PendingToolCall } from '../kernel/approval-types.js';
 import { checkBudgetConfig, checkModelIds } from '../kernel/config-validation.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import { settleWithin } from '../kernel/settle.js';
-import type { Message, SessionConfig } from '../kernel/types.js';
+import type { ForkOptions, Message, SessionConfig } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import { storageError } from '../log/session-log.js';
 import type { RoutedModel } from '../model/model-router.js';
 import type { SessionClaim, SessionEvent } from '../ports/storage.js';
 import { type AgentRuntime, SessionState } from '../turn/session-state.js';
 import { usageTotalsOfLog } from '../usage/usage.js';
+import { checkForkArguments, forkTurnNotFound, sourceLinkRecord, writeForkLog } from './fork.js';
 import { Session } from './session.js';
 import { releaseSessionClaim } from './session-close.js';
 import { SessionController, type SessionSlot } from './session-controller.js';
@@ -144,19 +147,57 @@ export class Agent {
       });
     }
     this.reserveSlot(sessionId);
+    return this.openReserved(sessionId, options.memoryNamespace);
+  }
+
+  /**
+   * Forks a saved session: a new session (its own id, its usage from zero) whose history is the source's context
+   * as it stood when the turn `atTurnId` ended (the whole history by default), rewinds and compactions honoured;
+   * its log links to the source and the source's log to it (`forkSourceOf`, `forkLinksOf`), and nothing else of
+   * the source changes. A turn rewound away or summarised in the source can still be forked at. The fork is
+   * opened like a resumed session (it needs a free slot: close the source first when only one is allowed) and
+   * SessionStart runs for it. Rejects with SESSION_NOT_FOUND, TURN_NOT_FOUND for a turn the source's log does
+   * not hold, SESSION_BUSY, INVALID_INPUT, STORAGE_ERROR.
+   */
+  async forkSession(sessionId: string, options?: ForkOptions): Promise<Session> {
+    this.assertOpen();
+    const atTurnId = checkForkArguments(sessionId, options);
+    const storage = this.runtime.sessionStorage;
+    if (storage === undefined) {
+      throw new AgentError({
+        code: 'SESSION_NOT_FOUND',
+        message: `session '${sessionId}' cannot be forked: no session storage is registered`,
+      });
+    }
+    const source = [...this.active].find((active) => active.state.id === sessionId);
+    // What the source holds here but has not written yet belongs to the history being forked.
+    await source?.state.log.flush();
+    const events = await this.loadLog(sessionId);
+    const log = forkLogOf(events, atTurnId);
+    if (log === undefined) throw forkTurnNotFound(sessionId, atTurnId ?? '');
+    const forkId = randomUUID();
+    this.reserveSlot(forkId);
+    try {
+      await writeForkLog({ storage, forkId, sourceId: sessionId, atTurnId, log });
+      const link = sourceLinkRecord(forkId, atTurnId);
+      if (source === undefined) await storage.saveEvent(sessionId, { timestamp: new Date(), payload: link });
+      else await source.state.log.append(link);
+    } catch (error) {
+      this.reserved.delete(forkId);
+      throw toAgentError(error, 'STORAGE_ERROR', `linking session '${sessionId}' to its fork failed`);
+    }
+    const fork = await this.openReserved(forkId, undefined);
+    await this.runSessionStart(forkId, fork.modelId);
+    return fork;
+  }
+
+  /** Opens a saved session whose slot is reserved: its context, counters, memories; frees the slot on failure. */
+  private async openReserved(sessionId: string, memoryNamespace: string | undefined): Promise<Session> {
     let claim: SessionClaim | undefined;
     try {
       // Claimed before the log is read, so that this read sees everything the previous holder wrote.
       claim = await this.claimSession(sessionId);
-      let events: SessionEvent[] | null;
-      try {
-        events = await storage.loadSession(sessionId);
-      } catch (error) {
-        throw storageError(error, `loading session '${sessionId}' failed`);
-      }
-      if (events === null) {
-        throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
-      }
+      const events = await this.loadLog(sessionId);
       const heldBatch = readHeldBatch(events);
       const replayed = replaySessionEvents(events, {
         held: new Set(heldBatch?.calls.map((call) => call.callId)),
@@ -168,12 +209,13 @@ export class Agent {
         model,
         systemPromptOverride: replayed.sessionConfig?.systemPromptOverride,
         claim,
-        memoryNamespace: options.memoryNamespace ?? replayed.sessionConfig?.memoryNamespace,
+        memoryNamespace: memoryNamespace ?? replayed.sessionConfig?.memoryNamespace,
         budget: replayed.sessionConfig?.budget,
         // A fallback model no longer registered is skipped when a call falls back (fallbackRoutes).
         fallbackModels: replayed.sessionConfig?.fallbackModels,
       });
       state.context.reset(replayed.messages, replayed.chars);
+      state.context.turns.replaceWith(replayed.turns);
       state.restoreCounts(replayed.turnCount, this.runtime.config.memoryCheckpointInterval);
       state.usage.restore(usageTotalsOfLog(events));
       state.heldBatch = heldBatch;
@@ -189,17 +231,8 @@ export class Agent {
     }
   }
 
-  /**
-   * Reads a saved session's history without opening it: no slot, no lease, no hooks, nothing written, so it
-   * works while a turn of the session runs here or in another process. The messages are the context a resume
-   * would rebuild, except that calls still unanswered at the end of the log stay open (they may be running);
-   * `pendingApprovals` are the calls a suspended turn waits on. SESSION_NOT_FOUND for an unknown id.
-   */
-  async readSession(sessionId: string): Promise<SessionSnapshot> {
-    this.assertOpen();
-    if (typeof sessionId !== 'string' || sessionId === '') {
-      throw new AgentError({ code: 'INVALID_INPUT', message: 'readSession takes a non-empty session id' });
-    }
+  /** The saved log of a session: SESSION_NOT_FOUND for an unknown id (or without storage), STORAGE_ERROR. */
+  private async loadLog(sessionId: string): Promise<SessionEvent[]> {
     const storage = this.runtime.sessionStorage;
     let events: SessionEvent[] | null = null;
     if (storage !== undefined) {
@@ -212,6 +245,21 @@ export class Agent {
     if (events === null) {
       throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
     }
+    return events;
+  }
+
+  /**
+   * Reads a saved session's history without opening it: no slot, no lease, no hooks, nothing written, so it
+   * works while a turn of the session runs here or in another process. The messages are the context a resume
+   * would rebuild, except that calls still unanswered at the end of the log stay open (they may be running);
+   * `pendingApprovals` are the calls a suspended turn waits on. SESSION_NOT_FOUND for an unknown id.
+   */
+  async readSession(sessionId: string): Promise<SessionSnapshot> {
+    this.assertOpen();
+    if (typeof sessionId !== 'string' || sessionId === '') {
+      throw new AgentError({ code: 'INVALID_INPUT', message: 'readSession takes a non-empty session id' });
+    }
+    const events = await this.loadLog(sessionId);
     const heldBatch = readHeldBatch(events);
     const replayed = replaySessionEvents(events, {
       held: new Set(heldBatch?.calls.map((call) => call.callId)),

@@ -26,6 +26,7 @@ import { SteeringInbox } from '../turn/steering-inbox.js';
 import { runTurn } from '../turn/turn.js';
 import { copyUsageTotals, emptyUsageTotals } from '../usage/usage.js';
 import { normaliseUserInput } from './input.js';
+import { checkRewindOptions, rewindSession } from './rewind.js';
 import { finishSession, releaseSessionClaim, settleRunningTurn } from './session-close.js';
 
 /** The turn a controller runs now. */
@@ -196,6 +197,14 @@ export class SessionController {
     });
     await run;
     return events;
+  }
+
+  /** Cuts the context before a turn (`Session.rewind`): refused while a turn runs or waits for approvals. */
+  async rewind(options: unknown): Promise<void> {
+    const toTurnId = checkRewindOptions(options);
+    this.checkIdle();
+    checkNotSuspended(this.state, 'rewinding');
+    await rewindSession(this.state, toTurnId);
   }
 
   /** Throws SESSION_CLOSED or TURN_BUSY when the session cannot start work now. */

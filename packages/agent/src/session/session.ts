@@ -1,7 +1,7 @@
 import { pendingCallsOf } from '../approvals/held-batch.js';
 import type { InterruptedTurn, PendingToolCall, TurnRunOptions } from '../kernel/approval-types.js';
 import type { AgentEvent } from '../kernel/event.js';
-import type { Message, UsageTotals, UserInput } from '../kernel/types.js';
+import type { Message, RewindOptions, SessionTurn, UsageTotals, UserInput } from '../kernel/types.js';
 import type { SendMessageOptions } from '../output/structured-output.js';
 import type { RunningTurn } from '../turn/running-turn.js';
 import type { SessionController } from './session-controller.js';
@@ -47,6 +47,29 @@ export class Session implements AsyncDisposable {
   /** A copy of the context the model sees next (the history after compactions). */
   messages(): Message[] {
     return structuredClone(this.controller.state.context.messages as Message[]);
+  }
+
+  /**
+   * The turns of the current context, oldest first, each with the user's input: those a `rewind` can return to
+   * (a rewind drops turns, a compaction the turns it summarised). Steered messages belong to the turn they joined.
+   */
+  turns(): SessionTurn[] {
+    return this.controller.state.context.turns.list.map((turn) => ({
+      turnId: turn.turnId,
+      input: structuredClone(turn.input),
+    }));
+  }
+
+  /**
+   * Returns the context to the state before the turn `toTurnId`: it and every later turn leave the context (and
+   * `turns()`); the log keeps them and records the rewind, so a resume rebuilds the rewound context. Usage is not
+   * rewound (what those turns cost was spent). A turn a crash cut is given up. Rejects with TURN_NOT_FOUND for a
+   * turn not in `turns()` (unknown, rewound away, summarised by a compaction), TURN_BUSY while a turn runs or
+   * waits for approvals, INVALID_INPUT, SESSION_CLOSED, and STORAGE_ERROR when saving the marker fails (the
+   * rewind holds; the marker is written before the session's next event).
+   */
+  async rewind(options: RewindOptions): Promise<void> {
+    await this.controller.rewind(options);
   }
 
   /**

@@ -51,7 +51,9 @@ export async function begin(turn: TurnRun): Promise<NextStep> {
   // 2. Skills invoked with /name are injected before the user message.
   for (const skill of runtime.skills.detectInvocations(userText)) {
     const injection = runtime.skills.renderInjection(skill);
-    if (injection.type === 'system') await session.commit({ type: 'system', content: injection.content });
+    if (injection.type === 'system') {
+      await session.commit({ type: 'system', content: injection.content }, turnId);
+    }
   }
 
   // 3. The user message is saved before the model is called; one too large for the window is cut (head and
@@ -61,7 +63,7 @@ export async function begin(turn: TurnRun): Promise<NextStep> {
     promptChars: cachedStablePrompt(runtime, session).length,
     toolsChars: runtime.toolsChars,
   });
-  await session.commit({ type: 'user', content: cutBlocks(input.content, userLimit).slice() });
+  await session.commit({ type: 'user', content: cutBlocks(input.content, userLimit).slice() }, turnId);
   turn.opened = true;
   session.countTurn('input');
   addOutputSection(turn);

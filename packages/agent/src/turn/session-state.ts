@@ -107,10 +107,13 @@ export class SessionState {
     return this.#sinceCheckpoint.length > 0;
   }
 
-  /** Adds a message to the context and saves it as it enters (write-ahead, SPEC §4). */
-  commit(message: Message): Promise<void> {
-    this.#enter(message);
-    return this.log.append(logPayloadOf(message));
+  /**
+   * Adds a message to the context and saves it as it enters (write-ahead, SPEC §4); `turnId` for the messages
+   * that open a turn (its input and the system messages injected before it), so that rewinds find the turn.
+   */
+  commit(message: Message, turnId?: string): Promise<void> {
+    this.#enter(message, turnId);
+    return this.log.append(logPayloadOf(message, turnId));
   }
 
   /** Adds a message derived from the log and not saved (replaying the log adds it at the same place). */
@@ -156,8 +159,19 @@ export class SessionState {
     return { sessionId: this.id, turnId, timestamp: new Date(), sequence: this.#nextSequence++, payload };
   }
 
-  #enter(message: Message): void {
-    this.context.push(message);
+  /**
+   * Cuts the context before the turn `turnId` (see `ContextManager.rewindTo`); the messages it drops are no
+   * longer waiting for the memory checkpoint either. False when the turn is not in the context.
+   */
+  rewindTo(turnId: string): boolean {
+    if (!this.context.rewindTo(turnId)) return false;
+    const kept = new Set(this.context.messages);
+    this.#sinceCheckpoint = this.#sinceCheckpoint.filter((message) => kept.has(message));
+    return true;
+  }
+
+  #enter(message: Message, turnId?: string): void {
+    this.context.push(message, turnId);
     this.#sinceCheckpoint.push(message);
   }
 }

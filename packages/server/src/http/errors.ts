@@ -49,6 +49,7 @@ const SHOWN: Record<AgentErrorCode, ShownError> = {
   SESSION_NOT_FOUND: { status: 404 },
   SKILL_NOT_FOUND: { status: 404 },
   TOOL_NOT_FOUND: { status: 404 },
+  TURN_NOT_FOUND: { status: 404 },
   SESSION_BUSY: { status: 409 },
   TURN_BUSY: { status: 409 },
   SESSION_CLOSED: { status: 409 },
