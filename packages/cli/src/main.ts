@@ -104,6 +104,7 @@ export async function run(options: RunOptions): Promise<number> {
         json: command.json,
         resume: command.resume,
         latest: command.latest,
+        fork: command.fork === true,
         io,
       });
     }
@@ -112,6 +113,7 @@ export async function run(options: RunOptions): Promise<number> {
       settings,
       resume: command.resume,
       latest: command.latest,
+      fork: command.fork === true,
       io,
       color: wantsColor(stdout, env),
     });

@@ -16,8 +16,18 @@ export type CliCommand =
    * given, and without the web chat page when `webChat` is false (--no-web-chat).
    */
   | { type: 'serve'; port: number; host: string; databaseUrl?: string; webChat?: false }
-  /** A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue. */
-  | { type: 'chat'; prompt: string | undefined; json: boolean; resume: string | undefined; latest: boolean };
+  /**
+   * A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue;
+   * `fork` (`resume ID --fork`): a new session carrying the resumed one's history, which stays as it was.
+   */
+  | {
+      type: 'chat';
+      prompt: string | undefined;
+      json: boolean;
+      resume: string | undefined;
+      latest: boolean;
+      fork?: boolean;
+    };
 
 /** The settings flags can give; undefined = not on the command line. */
 export interface FlagSettings {
@@ -63,6 +73,7 @@ const OPTIONS = {
   host: { type: 'string' },
   'database-url': { type: 'string' },
   'no-web-chat': { type: 'boolean' },
+  fork: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -216,7 +227,19 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   } else if (name !== undefined) {
     throw new UsageError(`unknown command '${name}'; to send a prompt, use youyou -p "${name}"`);
   }
-  return { command: { type: 'chat', prompt, json, resume, latest: values.continue === true }, flags };
+  const fork = values.fork === true;
+  if (fork && resume === undefined) throw new UsageError("--fork belongs to 'youyou resume ID'");
+  return {
+    command: {
+      type: 'chat',
+      prompt,
+      json,
+      resume,
+      latest: values.continue === true,
+      ...(fork ? { fork } : {}),
+    },
+    flags,
+  };
 }
 
 /** The text of `youyou --help`. */
@@ -228,6 +251,7 @@ Usage:
   youyou -p "prompt" [--json]        one turn: the answer on stdout, tool activity on stderr
   youyou --continue [-p "prompt"]    continue the latest session
   youyou resume ID [-p "prompt"]     resume a session (an id or a unique prefix of one)
+  youyou resume ID --fork            continue in a new session with that session's history (it stays as it was)
   youyou sessions [--search TEXT] [--limit N] [--json]
                                      list sessions, newest first
   youyou serve [--port N] [--host ADDR] [--database-url URL] [--no-web-chat]

@@ -24,6 +24,8 @@ export async function runPrintMode(options: {
   json: boolean;
   resume: string | undefined;
   latest: boolean;
+  /** With `resume`: continue in a fork of that session. */
+  fork?: boolean;
   io: CliIo;
 }): Promise<number> {
   const { settings, io, json } = options;
@@ -53,6 +55,7 @@ export async function runPrintMode(options: {
       resume: options.resume,
       latest: options.latest,
       workspace: settings.cwd,
+      fork: options.fork === true,
     });
     const turn = await session.sendMessage(options.prompt, runtime.turnOptions);
     cancel = () => turn.cancel();

@@ -25,8 +25,10 @@ export function interactiveHelp(color: boolean): string {
     ['/clear', 'clear the screen and start a new session'],
     ['/model NAME', 'switch to model NAME for the rest of this session (/model shows the current one)'],
     ['/reasoning', 'toggle showing the model’s reasoning in full instead of one summary line'],
+    ['/rewind', 'go back to before one of your messages: the conversation, the files, or both'],
     ['/undo', 'take back the file changes of the last mutating tool call (shell included)'],
     ['/diff', 'what this session changed in the workspace, as a diff'],
+    ['/fork', 'continue in a new session with this one’s history (this one stays as it is)'],
     ['/exit', 'leave (also Ctrl-D at an empty prompt, or Ctrl-C twice)'],
   ];
   const lines = rows.map(([command, text]) => `${styles.cyan(command.padEnd(16))}${text}`);

@@ -160,6 +160,7 @@ class Chat {
   #commandContext(): ChatCommandContext {
     return {
       runtime: this.#runtime,
+      workspace: this.#settings.cwd,
       color: this.#color,
       styles: this.#styles,
       columns: () => this.#terminal.columns,
@@ -302,6 +303,8 @@ export async function runInteractive(options: {
   settings: CliSettings;
   resume: string | undefined;
   latest: boolean;
+  /** With `resume`: continue in a fork of that session. */
+  fork?: boolean;
   io: CliIo;
   color: boolean;
 }): Promise<number> {
@@ -339,6 +342,7 @@ export async function runInteractive(options: {
         resume: options.resume,
         latest: options.latest,
         workspace: settings.cwd,
+        fork: options.fork === true,
       });
       resumed = { session, messageCount: await storedMessageCount(runtime.sessions, session.id) };
     }

@@ -11,6 +11,7 @@ import { resolveSessionId, workspacesOf } from '../../sessions/workspace-session
 import { neutralizeLine } from '../../text/terminal-text.js';
 import { showSessionDiff, undoLastCall } from './checkpoint-commands.js';
 import { formatSkills, interactiveHelp } from './help.js';
+import { fork, rewind } from './rewind-commands.js';
 
 /** A slash command line: `/name` and what follows it. */
 export const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;
@@ -18,6 +19,8 @@ export const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;
 /** What a slash command can see and do of the chat it runs in. */
 export interface ChatCommandContext {
   readonly runtime: CliRuntime;
+  /** The workspace the chat works in. */
+  readonly workspace: string;
   readonly color: boolean;
   readonly styles: Styles;
   /** The terminal's width now. */
@@ -113,6 +116,12 @@ export async function runSlashCommand(
       return 'done';
     case 'diff':
       await showSessionDiff(context);
+      return 'done';
+    case 'rewind':
+      await rewind(context);
+      return 'done';
+    case 'fork':
+      await fork(context);
       return 'done';
     case 'exit':
     case 'quit':
