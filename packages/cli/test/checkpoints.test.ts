@@ -221,6 +221,29 @@ describe('CheckpointStore restores', () => {
   });
 });
 
+describe('CheckpointStore index', () => {
+  it("hands its index back on close, and the next store's snapshot starts from it", async () => {
+    writeFileSync(path.join(workspace, 'a.txt'), 'a');
+    const first = new CheckpointStore({ home, workspace });
+    const { tree } = await first.snapshot();
+    first.close();
+    const folder = checkpointFolder(home, first.workspace);
+    expect(
+      readdirSync(folder)
+        .filter((name) => name.startsWith('index'))
+        .sort(),
+    ).toEqual(['index']);
+    const second = new CheckpointStore({ home, workspace });
+    expect((await second.snapshot()).tree).toBe(tree);
+    second.close();
+    expect(
+      readdirSync(folder)
+        .filter((name) => name.startsWith('index'))
+        .sort(),
+    ).toEqual(['index']);
+  });
+});
+
 describe('CheckpointStore forks', () => {
   it("lets a fork take back its source's calls from before the fork, leaving the source's journal as it was", async () => {
     const store = new CheckpointStore({ home, workspace });

@@ -38,15 +38,19 @@ const PINNED_CONFIG = [
 export interface ShadowGit {
   readonly gitDir: string;
   readonly workspace: string;
-  /** Runs git with `args`; `input` on stdin; another index file with `indexFile`. Rejects on a non-zero exit. */
+  /** Runs git with `args`; `input` on stdin; another index than the store's with `indexFile`. Rejects on failure. */
   run(args: readonly string[], options?: { input?: string; indexFile?: string }): Promise<Buffer>;
 }
 
-/** Creates (once) the store at `gitDir` for `workspace`, with `excluded` (paths in the workspace) left out. */
+/**
+ * Creates (once) the store at `gitDir` for `workspace`, with `excluded` (paths in the workspace) left out;
+ * `indexFile` is the index its commands use unless told otherwise.
+ */
 export function shadowGit(options: {
   gitDir: string;
   workspace: string;
   excluded: readonly string[];
+  indexFile: string;
 }): ShadowGit {
   const { gitDir, workspace } = options;
   let ready: Promise<void> | undefined;
@@ -58,7 +62,7 @@ export function shadowGit(options: {
     LC_ALL: 'C',
     GIT_DIR: gitDir,
     GIT_WORK_TREE: workspace,
-    GIT_INDEX_FILE: indexFile ?? path.join(gitDir, 'index'),
+    GIT_INDEX_FILE: indexFile ?? options.indexFile,
     GIT_CONFIG_GLOBAL: '/dev/null',
     GIT_CONFIG_NOSYSTEM: '1',
     GIT_TERMINAL_PROMPT: '0',

@@ -4,7 +4,15 @@
  * which call of which session and turn each pair belongs to. `/undo`, `/rewind` and `/diff` read it back.
  */
 import { createHash } from 'node:crypto';
-import { appendFileSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  copyFileSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
 import { lstat, rm, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolHandler } from '@youyou/agent';
@@ -93,6 +101,7 @@ export class CheckpointStore {
   readonly #limits: CheckpointLimits;
   #queue: Promise<unknown> = Promise.resolve();
   #labelled = false;
+  readonly #indexFile: string;
 
   constructor(options: { home: string; workspace: string; limits?: CheckpointLimits }) {
     this.workspace = realpathSync(options.workspace);
@@ -101,7 +110,15 @@ export class CheckpointStore {
     const home = path.resolve(options.home);
     const inside = path.relative(this.workspace, home);
     const excluded = inside !== '' && !inside.startsWith('..') && !path.isAbsolute(inside) ? [inside] : [];
-    this.#git = shadowGit({ gitDir: path.join(this.#folder, 'git'), workspace: this.workspace, excluded });
+    // Each process indexes on its own copy, so that two youyous in one workspace never meet on git's index lock;
+    // `close` hands it back for the next one (it saves rehashing every file on the first snapshot).
+    this.#indexFile = path.join(this.#folder, `index-${process.pid}`);
+    this.#git = shadowGit({
+      gitDir: path.join(this.#folder, 'git'),
+      workspace: this.workspace,
+      excluded,
+      indexFile: this.#indexFile,
+    });
   }
 
   #serial<T>(work: () => Promise<T>): Promise<T> {
@@ -121,6 +138,11 @@ export class CheckpointStore {
       mkdirSync(this.#folder, { recursive: true, mode: 0o700 });
       // Names the workspace, so that a person clearing out checkpoints/ knows whose folder this is.
       writeFileSync(path.join(this.#folder, 'workspace'), `${this.workspace}\n`);
+      try {
+        copyFileSync(path.join(this.#folder, 'index'), this.#indexFile);
+      } catch {
+        // No index handed back yet: the first snapshot hashes every file.
+      }
       this.#labelled = true;
     }
     const listed = zList(await git.run(['ls-files', '-z', '--cached', '--others', '--exclude-standard']));
@@ -158,6 +180,16 @@ export class CheckpointStore {
     }
     const tree = (await git.run(['write-tree'])).toString('utf8').trim();
     return { tree, skipped };
+  }
+
+  /** Hands this process's index back for the next run (the last one to close wins; any of them will do). */
+  close(): void {
+    if (!this.#labelled) return;
+    try {
+      renameSync(this.#indexFile, path.join(this.#folder, 'index'));
+    } catch {
+      // Nothing was indexed, or the folder was deleted meanwhile.
+    }
   }
 
   /** `tool` recording the workspace before and after each call (a read-only tool is returned as it is). */

@@ -164,6 +164,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
         await telemetry?.shutdown();
         await mcp?.close();
         await storage.close().catch(() => undefined);
+        options.checkpoints?.close();
       },
     };
   } catch (error) {
