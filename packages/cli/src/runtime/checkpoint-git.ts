@@ -6,8 +6,7 @@
  * `.git` is never named (git skips `.git` in a work tree by itself), and links are stored as links, never followed.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { lstat } from 'node:fs/promises';
+import { lstatSync, mkdirSync, type Stats, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** `info/attributes` outranks every `.gitattributes` of the work tree: no filter, eol, ident or encoding runs. */
@@ -122,15 +121,36 @@ export function zList(output: Buffer): string[] {
     .filter((entry) => entry !== '');
 }
 
-/** True when a folder on the way to `relative` (not the entry itself) is a link: what lies behind it is elsewhere. */
-export async function behindLink(workspace: string, relative: string): Promise<boolean> {
+/**
+ * True when a folder on the way to `relative` (not the entry itself) is a link or no folder: what lies behind
+ * it is elsewhere. `folders` remembers the answers for the folders seen (one snapshot's worth).
+ */
+export function behindLink(
+  workspace: string,
+  relative: string,
+  folders = new Map<string, boolean>(),
+): boolean {
   const parts = relative.split('/');
-  let current = workspace;
+  let current = '';
   for (const part of parts.slice(0, -1)) {
-    current = path.join(current, part);
-    const stats = await lstat(current).catch(() => undefined);
-    if (stats === undefined) return false;
-    if (!stats.isDirectory()) return true;
+    current = current === '' ? part : `${current}/${part}`;
+    let real = folders.get(current);
+    if (real === undefined) {
+      const stats = lstatOrUndefined(path.join(workspace, current));
+      // A folder that is gone has nothing behind it to reach.
+      real = stats === undefined || stats.isDirectory();
+      folders.set(current, real);
+    }
+    if (!real) return true;
   }
   return false;
+}
+
+/** The entry's own stats (a link's, not its target's); undefined when it is not there. */
+export function lstatOrUndefined(file: string): Stats | undefined {
+  try {
+    return lstatSync(file);
+  } catch {
+    return undefined;
+  }
 }

@@ -13,11 +13,11 @@ import {
   renameSync,
   writeFileSync,
 } from 'node:fs';
-import { lstat, rm, rmdir, unlink } from 'node:fs/promises';
+import { rm, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolHandler } from '@youyou/agent';
 import type { CliSettings } from '../config/config.js';
-import { behindLink, type ShadowGit, shadowGit, zList } from './checkpoint-git.js';
+import { behindLink, lstatOrUndefined, type ShadowGit, shadowGit, zList } from './checkpoint-git.js';
 
 /** What a snapshot leaves out by size. */
 export interface CheckpointLimits {
@@ -152,14 +152,15 @@ export class CheckpointStore {
     const update: string[] = [];
     const skipped: string[] = [];
     let total = 0;
+    const folders = new Map<string, boolean>();
     for (const relative of [...new Set(listed)].sort()) {
       // A folder holding a repository of its own is listed as `dir/`: its files are that repository's.
       if (relative.endsWith('/')) continue;
-      if (await behindLink(this.workspace, relative)) {
+      if (behindLink(this.workspace, relative, folders)) {
         skipped.push(relative);
         continue;
       }
-      const stats = await lstat(path.join(this.workspace, relative)).catch(() => undefined);
+      const stats = lstatOrUndefined(path.join(this.workspace, relative));
       const size = stats?.isFile() === true ? stats.size : 0;
       if (size > this.#limits.maxFileBytes || total + size > this.#limits.maxTotalBytes) {
         skipped.push(relative);
@@ -374,7 +375,7 @@ export class CheckpointStore {
 
   async #delete(relative: string): Promise<void> {
     // A file behind a link is not at this path of the workspace: removing it would reach outside.
-    if (await behindLink(this.workspace, relative)) return;
+    if (behindLink(this.workspace, relative)) return;
     await unlink(path.join(this.workspace, relative)).catch(() => undefined);
     let folder = path.dirname(relative);
     while (folder !== '.' && folder !== '') {
