@@ -221,6 +221,31 @@ describe('CheckpointStore restores', () => {
   });
 });
 
+describe('CheckpointStore without git', () => {
+  it('still runs the call, and says once that no checkpoint was taken', async () => {
+    const savedPath = process.env.PATH;
+    const emptyBin = path.join(root, 'empty-bin');
+    mkdirSync(emptyBin);
+    process.env.PATH = emptyBin;
+    try {
+      const warnings: string[] = [];
+      const store = new CheckpointStore({ home, workspace });
+      const tool = store.wrap(
+        changingTool(() => writeFileSync(path.join(workspace, 'made.txt'), 'x')),
+        (text) => warnings.push(text),
+      );
+      await call(tool, 'turn-1', 'call-1');
+      await call(tool, 'turn-2', 'call-2');
+      expect(readFileSync(path.join(workspace, 'made.txt'), 'utf8')).toBe('x');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain('checkpoints need git');
+      expect(store.undoableCount('session-1')).toBe(0);
+    } finally {
+      process.env.PATH = savedPath;
+    }
+  });
+});
+
 describe('CheckpointStore index', () => {
   it("hands its index back on close, and the next store's snapshot starts from it", async () => {
     writeFileSync(path.join(workspace, 'a.txt'), 'a');

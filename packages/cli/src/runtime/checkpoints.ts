@@ -101,6 +101,8 @@ export class CheckpointStore {
   readonly #limits: CheckpointLimits;
   #queue: Promise<unknown> = Promise.resolve();
   #labelled = false;
+  /** The paths and failures already warned about. */
+  readonly #warned = new Set<string>();
   readonly #indexFile: string;
 
   constructor(options: { home: string; workspace: string; limits?: CheckpointLimits }) {
@@ -196,7 +198,7 @@ export class CheckpointStore {
   /** `tool` recording the workspace before and after each call (a read-only tool is returned as it is). */
   wrap(tool: ToolHandler, warn: (text: string) => void): ToolHandler {
     if (!tool.isMutating) return tool;
-    const warned = new Set<string>();
+    const warned = this.#warned;
     const record = async (): Promise<string | undefined> => {
       try {
         const { tree, skipped } = await this.snapshot();
@@ -207,7 +209,10 @@ export class CheckpointStore {
         }
         return tree;
       } catch (error) {
-        warn(`no checkpoint: ${error instanceof Error ? error.message : String(error)}`);
+        // Said once: a missing git would otherwise repeat it twice a call.
+        const text = `no checkpoint: ${error instanceof Error ? error.message : String(error)}`;
+        if (!warned.has(text)) warn(text);
+        warned.add(text);
         return undefined;
       }
     };

@@ -18,6 +18,10 @@ export interface CheckpointCommandContext {
   ask(prompt: string): Promise<string | undefined>;
 }
 
+/** What the commands say when config.json turned checkpoints off. */
+export const CHECKPOINTS_OFF =
+  'Checkpoints are off ("checkpoints": false in config.json): no file changes were recorded.\n';
+
 /** How many paths a restore's report names before it says how many more. */
 const SHOWN_PATHS = 20;
 
@@ -61,7 +65,11 @@ export async function undoLastCall(context: CheckpointCommandContext): Promise<v
   const { styles } = context;
   const store = context.runtime.checkpoints;
   const session = context.session();
-  if (store === undefined || session === undefined) {
+  if (store === undefined) {
+    context.write(styles.dim(CHECKPOINTS_OFF));
+    return;
+  }
+  if (session === undefined) {
     context.write(styles.dim('Nothing to undo: no file was changed in this session.\n'));
     return;
   }
@@ -85,7 +93,11 @@ export async function showSessionDiff(context: CheckpointCommandContext): Promis
   const store = context.runtime.checkpoints;
   const session = context.session();
   try {
-    const diff = store === undefined || session === undefined ? undefined : await store.diff(session.id);
+    if (store === undefined) {
+      context.write(styles.dim(CHECKPOINTS_OFF));
+      return;
+    }
+    const diff = session === undefined ? undefined : await store.diff(session.id);
     if (diff === undefined || diff.text === '') {
       context.write(styles.dim('No changes: the files are as they were before this session changed any.\n'));
       return;

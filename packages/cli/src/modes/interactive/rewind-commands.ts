@@ -8,7 +8,7 @@ import type { CliRuntime } from '../../runtime/setup.js';
 import { forkWorkspaceSession } from '../../sessions/open-session.js';
 import { storedMessageCount } from '../../sessions/session-table.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
-import { type CheckpointCommandContext, carryOut } from './checkpoint-commands.js';
+import { CHECKPOINTS_OFF, type CheckpointCommandContext, carryOut } from './checkpoint-commands.js';
 
 /** What `/rewind` and `/fork` need of the chat (a part of the slash commands' context). */
 export interface RewindCommandContext extends CheckpointCommandContext {
@@ -69,7 +69,8 @@ export async function rewind(context: RewindCommandContext): Promise<void> {
       const store = context.runtime.checkpoints;
       const turnIds = turns.slice(number - 1).map((turn) => turn.turnId);
       const plan = await store?.planRewind(session.id, turnIds);
-      if (plan === undefined) context.write(styles.dim('No file was changed from that message on.\n'));
+      if (store === undefined) context.write(styles.dim(CHECKPOINTS_OFF));
+      else if (plan === undefined) context.write(styles.dim('No file was changed from that message on.\n'));
       else await carryOut(context, plan);
     }
     if (what !== 'f') {
