@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { AgentBuilder } from '../src/index.js';
 import { isAgentError } from '../src/kernel/error.js';
 import type { Memory, SessionEvent } from '../src/ports/storage.js';
 import { InMemoryMemoryStorage, InMemorySessionStorage } from '../src/storage/in-memory.js';
@@ -11,6 +12,11 @@ describe('InMemorySessionStorage conformance', () => {
   defineSessionStorageConformance({
     api: { test },
     create: async () => ({ storage: new InMemorySessionStorage() }),
+    agent: ({ storage, provider }) =>
+      new AgentBuilder({ defaultModel: 'scripted-model' })
+        .registerModelProvider(provider)
+        .registerSessionStorage(storage)
+        .build(),
   });
 });
 

@@ -176,6 +176,9 @@ const STORAGE_NAMES = [
   'sessionTitleOf',
 ];
 const TESTING_NAMES = [
+  'ConformanceAgent',
+  'ConformanceAgentFactory',
+  'ConformanceSession',
   'ConformanceTestApi',
   'InMemoryMemoryStorage',
   'InMemorySessionStorage',

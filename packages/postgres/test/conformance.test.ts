@@ -1,8 +1,20 @@
-import { defineMemoryStorageConformance, defineSessionStorageConformance } from '@youyou/agent/testing';
+import { AgentBuilder } from '@youyou/agent';
+import {
+  type ConformanceAgentFactory,
+  defineMemoryStorageConformance,
+  defineSessionStorageConformance,
+} from '@youyou/agent/testing';
 import type { Pool } from 'pg';
 import { afterAll, beforeAll, test } from 'vitest';
 import { openPostgresStorage } from '../src/index.js';
 import { dropSchema, randomSchema, testPool } from './support/database.js';
+
+/** An Agent on the storage under test, for the suite's end-to-end rewind and fork cases. */
+const agent: ConformanceAgentFactory = ({ storage, provider }) =>
+  new AgentBuilder({ defaultModel: 'scripted-model' })
+    .registerModelProvider(provider)
+    .registerSessionStorage(storage)
+    .build();
 
 let pool: Pool;
 const schemas: string[] = [];
@@ -36,6 +48,7 @@ defineSessionStorageConformance({
     const { storage, cleanup } = await freshStorage();
     return { storage: storage.sessions, cleanup };
   },
+  agent,
 });
 
 defineMemoryStorageConformance({

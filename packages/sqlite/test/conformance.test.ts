@@ -1,7 +1,19 @@
-import { defineMemoryStorageConformance, defineSessionStorageConformance } from '@youyou/agent/testing';
+import { AgentBuilder } from '@youyou/agent';
+import {
+  type ConformanceAgentFactory,
+  defineMemoryStorageConformance,
+  defineSessionStorageConformance,
+} from '@youyou/agent/testing';
 import { test } from 'vitest';
 import { openSqliteStorage } from '../src/index.js';
 import { makeTempFolder } from './support/temp-folder.js';
+
+/** An Agent on the storage under test, for the suite's end-to-end rewind and fork cases. */
+const agent: ConformanceAgentFactory = ({ storage, provider }) =>
+  new AgentBuilder({ defaultModel: 'scripted-model' })
+    .registerModelProvider(provider)
+    .registerSessionStorage(storage)
+    .build();
 
 /** Each conformance test gets its own database file in its own temp folder, removed afterwards. */
 async function freshStorage() {
@@ -22,6 +34,7 @@ defineSessionStorageConformance({
     const { storage, cleanup } = await freshStorage();
     return { storage: storage.sessions, cleanup };
   },
+  agent,
 });
 
 defineMemoryStorageConformance({
@@ -39,6 +52,7 @@ defineSessionStorageConformance({
     const storage = await openSqliteStorage(':memory:');
     return { storage: storage.sessions, cleanup: () => storage.close() };
   },
+  agent,
 });
 
 defineMemoryStorageConformance({

@@ -42,3 +42,8 @@ export function jsonText(value: unknown): string | undefined {
 export function jsonOrString(value: unknown): string {
   return jsonText(value) ?? String(value);
 }
+
+/** An id from outside (a caller's, a log's) as an error message shows it: quoted, escaped, cut to 80 characters. */
+export function shownId(id: string): string {
+  return JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id);
+}

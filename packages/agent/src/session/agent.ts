@@ -184,6 +184,8 @@ export class Agent {
       else await source.state.log.append(link);
     } catch (error) {
       this.reserved.delete(forkId);
+      // A fork its source does not link to is taken back, as far as the storage lets it.
+      await storage.deleteSession(forkId).catch(() => {});
       throw toAgentError(error, 'STORAGE_ERROR', `linking session '${sessionId}' to its fork failed`);
     }
     const fork = await this.openReserved(forkId, undefined);

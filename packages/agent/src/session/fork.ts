@@ -7,7 +7,7 @@
 import type { ForkLog } from '../context/fork-log.js';
 import { AgentError } from '../kernel/error.js';
 import type { ForkOptions, SessionConfig } from '../kernel/types.js';
-import { describeKind, isPlainObject } from '../kernel/value-kind.js';
+import { describeKind, isPlainObject, shownId } from '../kernel/value-kind.js';
 import { forkLinkRecord } from '../log/fork-links.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import { storageError } from '../log/session-log.js';
@@ -47,13 +47,13 @@ export function checkForkArguments(sessionId: unknown, options: unknown): string
 export function forkTurnNotFound(sessionId: string, atTurnId: string): AgentError {
   return new AgentError({
     code: 'TURN_NOT_FOUND',
-    message: `session '${sessionId}' has no turn '${atTurnId}' to fork at: use a turn id from its events or session.turns()`,
+    message: `session '${sessionId}' has no turn ${shownId(atTurnId)} to fork at: use a turn id from its events or session.turns()`,
   });
 }
 
 /**
  * Writes the fork's log under `forkId`: its config (the source's), the link to the source, then the context's
- * messages. Rejects with STORAGE_ERROR; what was written by then stays (a session no one links to).
+ * messages. Rejects with STORAGE_ERROR (the caller deletes what was written by then).
  */
 export async function writeForkLog(options: {
   storage: SessionStorage;

@@ -10,7 +10,7 @@ import { turnEndedRecord } from '../approvals/interrupted-turn.js';
 import { rewindRecord } from '../context/replay.js';
 import { AgentError } from '../kernel/error.js';
 import type { RewindOptions } from '../kernel/types.js';
-import { describeKind, isPlainObject } from '../kernel/value-kind.js';
+import { describeKind, isPlainObject, shownId } from '../kernel/value-kind.js';
 import type { SessionState } from '../turn/session-state.js';
 
 /** The turn id of `rewind(options)`; INVALID_INPUT for anything but `{ toTurnId: non-empty string }`. */
@@ -48,7 +48,7 @@ export async function rewindSession(state: SessionState, toTurnId: string): Prom
   if (!state.context.turns.list.some((turn) => turn.turnId === toTurnId)) {
     throw new AgentError({
       code: 'TURN_NOT_FOUND',
-      message: `turn '${toTurnId}' is not in the context of session '${state.id}' (unknown, rewound away or summarised by a compaction): rewind to one of session.turns()`,
+      message: `turn ${shownId(toTurnId)} is not in the context of session '${state.id}' (unknown, rewound away or summarised by a compaction): rewind to one of session.turns()`,
     });
   }
   const saved: Promise<void>[] = [];

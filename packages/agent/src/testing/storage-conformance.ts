@@ -3,11 +3,22 @@ import { deleteTests } from './conformance/memory-storage/delete.js';
 import { saveTests } from './conformance/memory-storage/save.js';
 import { searchTests } from './conformance/memory-storage/search.js';
 import { acquireSessionTests } from './conformance/session-storage/acquire-session.js';
+import {
+  agentHistoryTests,
+  type ConformanceAgentFactory,
+} from './conformance/session-storage/agent-history.js';
 import { deleteSessionTests } from './conformance/session-storage/delete-session.js';
 import { findSessionTests } from './conformance/session-storage/find-session.js';
 import { listSessionsTests } from './conformance/session-storage/list-sessions.js';
 import { saveEventTests } from './conformance/session-storage/save-event.js';
+import { turnHistoryTests } from './conformance/session-storage/turn-history.js';
 import type { ConformanceTest } from './conformance/support.js';
+
+export type {
+  ConformanceAgent,
+  ConformanceAgentFactory,
+  ConformanceSession,
+} from './conformance/session-storage/agent-history.js';
 
 /** The one function of a test framework the suites need (vitest's, node:test's or jest's `test`). */
 export interface ConformanceTestApi {
@@ -21,6 +32,11 @@ export type StorageFactory<S> = () => Promise<{ storage: S; cleanup?: () => Prom
 export interface SessionStorageConformanceOptions {
   api: ConformanceTestApi;
   create: StorageFactory<SessionStorage>;
+  /**
+   * Builds an Agent on a storage (`new AgentBuilder(...)...build()`): given, the suite also runs rewinds and
+   * forks end to end on the storage under test, read back by a second agent.
+   */
+  agent?: ConformanceAgentFactory;
 }
 
 /** What `defineMemoryStorageConformance` takes. */
@@ -46,7 +62,8 @@ function portTest<S>(port: string, api: ConformanceTestApi, create: StorageFacto
 
 /**
  * Registers the tests every SessionStorage must pass, one suite per method of the port (in
- * `conformance/session-storage/`); each test gets a fresh storage from `create`.
+ * `conformance/session-storage/`), and what rewinds and forks need of it; each test gets a fresh storage from
+ * `create`. With `agent`, rewinds and forks also run end to end through an Agent on the storage.
  */
 export function defineSessionStorageConformance(options: SessionStorageConformanceOptions): void {
   const test = portTest('SessionStorage', options.api, options.create);
@@ -55,6 +72,8 @@ export function defineSessionStorageConformance(options: SessionStorageConforman
   listSessionsTests(test);
   findSessionTests(test);
   acquireSessionTests(test);
+  turnHistoryTests(test);
+  if (options.agent !== undefined) agentHistoryTests(test, options.agent);
 }
 
 /**

@@ -164,9 +164,10 @@ export class SessionState {
    * longer waiting for the memory checkpoint either. False when the turn is not in the context.
    */
   rewindTo(turnId: string): boolean {
+    const before = this.context.messages;
     if (!this.context.rewindTo(turnId)) return false;
-    const kept = new Set(this.context.messages);
-    this.#sinceCheckpoint = this.#sinceCheckpoint.filter((message) => kept.has(message));
+    const dropped = new Set(before.slice(this.context.messages.length));
+    this.#sinceCheckpoint = this.#sinceCheckpoint.filter((message) => !dropped.has(message));
     return true;
   }
 
