@@ -145,7 +145,12 @@ describe('forks', () => {
     if (source === undefined) throw new Error('no session was saved');
 
     harness.server.reply(textReply('Pears.'));
-    const chat = await harness.startChat('resume', source.sessionId, '--fork');
+    const chat = await harness.startChat('resume', source.sessionId.slice(0, 8), '--fork');
+    const screen = await chat.waitFor(/Forked: this is session (\S+); (\S+) stays as it was\./);
+    const [, forkId, sourceId] = /Forked: this is session (\S+); (\S+) stays/.exec(screen) ?? [];
+    expect(sourceId).toBe(source.sessionId);
+    expect(forkId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(forkId).not.toBe(source.sessionId);
     await send(chat, 'what did I say?');
     await chat.waitFor(/Pears\.\n› *\n*$/);
     const sent = sentText(harness.server.turnRequests().at(-1));
@@ -155,7 +160,7 @@ describe('forks', () => {
     await chat.waitForExit();
 
     const after = await listed();
-    expect(after).toHaveLength(2);
+    expect(after.map((entry) => entry.sessionId).sort()).toEqual([source.sessionId, forkId].sort());
     expect(after.find((entry) => entry.sessionId === source.sessionId)?.messageCount).toBe(
       source.messageCount,
     );

@@ -11,6 +11,7 @@ import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
 import { newWorkspaceSession, openSession } from '../../sessions/open-session.js';
 import { storedMessageCount } from '../../sessions/session-table.js';
+import { resolveSessionId } from '../../sessions/workspace-sessions.js';
 import { neutralize } from '../../text/terminal-text.js';
 import { ApprovalAsker } from './approval-asker.js';
 import { bannerText, resumedText } from './banner.js';
@@ -61,10 +62,20 @@ class Chat {
     this.#terminal.output.write(text);
   }
 
-  /** Prints the banner and, for a resumed session (with its stored message count), where it stood. */
-  start(resumed: { session: Session; messageCount: number } | undefined): void {
+  /**
+   * Prints the banner and, for a resumed session (with its stored message count), where it stood; for a fork
+   * (`resume ID --fork`), which session it was forked from.
+   */
+  start(resumed: { session: Session; messageCount: number; forkedFrom?: string } | undefined): void {
     this.#write(bannerText({ runtime: this.#runtime, cwd: this.#settings.cwd, styles: this.#styles }));
     if (resumed !== undefined) this.#showResumed(resumed.session, resumed.messageCount);
+    if (resumed?.forkedFrom !== undefined) {
+      this.#write(
+        this.#styles.dim(
+          `Forked: this is session ${resumed.session.id}; ${neutralize(resumed.forkedFrom)} stays as it was.\n`,
+        ),
+      );
+    }
   }
 
   /** `messageCount` is the stored count that `sessions` shows too (the context may hold more or fewer). */
@@ -335,7 +346,7 @@ export async function runInteractive(options: {
   });
   try {
     chat = new Chat({ runtime, terminal, settings, color: options.color });
-    let resumed: { session: Session; messageCount: number } | undefined;
+    let resumed: { session: Session; messageCount: number; forkedFrom?: string } | undefined;
     if (options.resume !== undefined || options.latest) {
       const session = await openSession({
         runtime,
@@ -345,6 +356,9 @@ export async function runInteractive(options: {
         fork: options.fork === true,
       });
       resumed = { session, messageCount: await storedMessageCount(runtime.sessions, session.id) };
+      if (options.fork === true && options.resume !== undefined) {
+        resumed.forkedFrom = await resolveSessionId(runtime.sessions, options.resume);
+      }
     }
     chat.start(resumed);
     return await chat.loop();
