@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { contentText, messagesOf, textReply, toolCallReply } from '../../../test-support/cli-wire.js';
@@ -27,6 +28,23 @@ function workspaceFiles(): Record<string, string> {
   return files;
 }
 
+/** Every path under `folder` with a digest of its bytes (folders by name): equal means byte-identical. */
+function treeDigest(folder: string): string[] {
+  const entries: string[] = [];
+  const walk = (relative: string): void => {
+    for (const name of readdirSync(path.join(folder, relative)).sort()) {
+      const entry = path.join(relative, name);
+      const full = path.join(folder, entry);
+      if (statSync(full).isDirectory()) {
+        entries.push(`${entry}/`);
+        walk(entry);
+      } else entries.push(`${entry} ${createHash('sha256').update(readFileSync(full)).digest('hex')}`);
+    }
+  };
+  walk('');
+  return entries;
+}
+
 /** Every message text of a request to the model server, tool calls and results included, as one string. */
 function sentText(request: WireRequest | undefined): string {
   if (request === undefined) return '';
@@ -48,6 +66,8 @@ async function chatThatChangedFiles() {
   userGit('add', '-A');
   userGit('commit', '-q', '-m', 'start');
   const head = userGit('rev-parse', 'HEAD');
+  userGit('status', '--porcelain');
+  const gitDigest = treeDigest(path.join(workspace, '.git'));
   const original = workspaceFiles();
   harness.server.reply(
     textReply('One.'),
@@ -59,12 +79,12 @@ async function chatThatChangedFiles() {
   await chat.waitFor(/One\.\n› *\n*$/);
   await send(chat, 'change things');
   await chat.waitFor(/Changed\.\n› *\n*$/);
-  return { chat, head, original };
+  return { chat, head, gitDigest, original };
 }
 
 describe('/rewind', () => {
   test("both: the files come back (the user's edit kept) and the next request no longer carries the rewound turn", async () => {
-    const { chat, head, original } = await chatThatChangedFiles();
+    const { chat, head, gitDigest, original } = await chatThatChangedFiles();
     writeFileSync(path.join(harness.sandbox.workspace, 'notes.txt'), 'the user wrote this\n');
 
     await send(chat, '/rewind');
@@ -77,6 +97,7 @@ describe('/rewind', () => {
     await chat.waitFor(/Conversation rewound[^\n]*\n› *\n*$/);
 
     expect(workspaceFiles()).toEqual({ ...original, 'notes.txt': 'the user wrote this\n' });
+    expect(treeDigest(path.join(harness.sandbox.workspace, '.git'))).toEqual(gitDigest);
     expect(userGit('rev-parse', 'HEAD')).toBe(head);
     expect(userGit('status', '--porcelain')).toBe(' M notes.txt\n');
 
@@ -105,6 +126,37 @@ describe('/rewind', () => {
     await send(chat, 'after the rewind');
     await chat.waitFor(/After\.\n› *\n*$/);
     expect(sentText(harness.server.turnRequests().at(-1))).toContain('change things');
+  });
+
+  test('an edit the user made between two turns is listed and kept when rewinding past both', async () => {
+    const workspace = harness.sandbox.workspace;
+    writeFileSync(path.join(workspace, 'notes.txt'), 'notes\n');
+    harness.server.reply(
+      toolCallReply({ id: 'call_1', name: 'shell', arguments: { command: "sh -c 'echo x > gen.txt'" } }),
+      textReply('One.'),
+      toolCallReply({
+        id: 'call_2',
+        name: 'shell',
+        arguments: { command: 'rm gen.txt && echo two > two.txt' },
+      }),
+      textReply('Two.'),
+    );
+    const chat = await harness.startChat('--yes');
+    await send(chat, 'make gen');
+    await chat.waitFor(/One\.\n› *\n*$/);
+    writeFileSync(path.join(workspace, 'notes.txt'), 'the user, between the turns\n');
+    await send(chat, 'make two');
+    await chat.waitFor(/Two\.\n› *\n*$/);
+
+    await send(chat, '/rewind');
+    await chat.waitFor(/\[1-2\]/);
+    await send(chat, '1');
+    await chat.waitFor(/\(b\)oth\?/);
+    await send(chat, 'f');
+    await chat.waitFor(/1 file\(s\) were changed outside this session[\s\S]*notes\.txt[\s\S]*\[y\/N\]/);
+    await send(chat, 'n');
+    await chat.waitFor(/Kept 1 file\(s\) you changed\.\n› *\n*$/);
+    expect(workspaceFiles()).toEqual({ 'notes.txt': 'the user, between the turns\n' });
   });
 });
 
