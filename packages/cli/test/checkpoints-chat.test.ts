@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { textReply, toolCallReply } from '../../../test-support/cli-wire.js';
+import { jsonLines, runCli } from './support/cli.js';
 import { PROMPT_BACK, send, useTmuxHarness } from './support/harness.js';
 
 const harness = useTmuxHarness();
@@ -109,6 +110,30 @@ describe('checkpoints in the chat', () => {
     await send(chat, '/undo');
     await chat.waitFor(/Nothing to undo[^\n]*\n› *\n*$/);
     expect(workspaceFiles()).toEqual(original);
+  });
+
+  test('a -p run is checkpointed too: resumed in the chat, /undo takes its shell call back', async () => {
+    writeFileSync(path.join(harness.sandbox.workspace, 'doomed.txt'), 'doomed\n');
+    harness.server.reply(
+      toolCallReply({ id: 'call_sh', name: 'shell', arguments: { command: 'rm doomed.txt' } }),
+      textReply('Removed.'),
+    );
+    const run = await runCli({
+      args: ['-p', 'remove it', '--yes', '--base-url', harness.server.baseURL],
+      sandbox: harness.sandbox,
+    });
+    expect(run.code).toBe(0);
+    expect(existsSync(path.join(harness.sandbox.workspace, 'doomed.txt'))).toBe(false);
+    const listed = jsonLines(
+      (await runCli({ args: ['sessions', '--json'], sandbox: harness.sandbox })).stdout,
+    ) as { sessionId: string }[];
+    const id = listed[0]?.sessionId;
+    if (id === undefined) throw new Error('no session was saved');
+
+    const chat = await harness.startChat('resume', id);
+    await send(chat, '/undo');
+    await chat.waitFor(/Restored 1 file\(s\)[\s\S]*› *\n*$/);
+    expect(readFileSync(path.join(harness.sandbox.workspace, 'doomed.txt'), 'utf8')).toBe('doomed\n');
   });
 
   test('/diff shows what the session changed, with control characters of the content escaped', async () => {
