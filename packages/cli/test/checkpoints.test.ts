@@ -246,6 +246,31 @@ describe('CheckpointStore without git', () => {
   });
 });
 
+describe('CheckpointStore journal', () => {
+  it('skips a line whose states are not git object names, so nothing of it reaches git as an option', async () => {
+    const store = new CheckpointStore({ home, workspace });
+    await store.snapshot();
+    const marker = path.join(root, 'written-by-git');
+    const forged = {
+      kind: 'call',
+      sessionId: 'session-1',
+      turnId: 'turn-1',
+      callId: 'call-1',
+      tool: 'shell',
+      before: `--output=${marker}`,
+      after: `--output=${marker}`,
+    };
+    writeFileSync(
+      path.join(checkpointFolder(home, store.workspace), 'journal.jsonl'),
+      `${JSON.stringify(forged)}\n{cut`,
+    );
+    expect(store.undoableCount('session-1')).toBe(0);
+    expect(await store.planUndo('session-1')).toBeUndefined();
+    expect(await store.diff('session-1')).toBeUndefined();
+    expect(existsSync(marker)).toBe(false);
+  });
+});
+
 describe('CheckpointStore index', () => {
   it("hands its index back on close, and the next store's snapshot starts from it", async () => {
     writeFileSync(path.join(workspace, 'a.txt'), 'a');

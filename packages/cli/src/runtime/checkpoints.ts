@@ -4,20 +4,13 @@
  * which call of which session and turn each pair belongs to. `/undo`, `/rewind` and `/diff` read it back.
  */
 import { createHash } from 'node:crypto';
-import {
-  appendFileSync,
-  copyFileSync,
-  mkdirSync,
-  readFileSync,
-  realpathSync,
-  renameSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { rm, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolHandler } from '@youyou/agent';
 import type { CliSettings } from '../config/config.js';
 import { behindLink, lstatOrUndefined, type ShadowGit, shadowGit, zList } from './checkpoint-git.js';
+import { CheckpointJournal } from './checkpoint-journal.js';
 
 /** What a snapshot leaves out by size. */
 export interface CheckpointLimits {
@@ -38,23 +31,6 @@ export interface Snapshot {
   tree: string;
   skipped: string[];
 }
-
-/** A journal line: a mutating call with the trees before and after it, or a restore and what it took back. */
-type JournalEntry =
-  | {
-      kind: 'call';
-      sessionId: string;
-      turnId: string;
-      callId: string;
-      tool: string;
-      before: string;
-      after: string;
-    }
-  | { kind: 'restore'; sessionId: string; tree: string; undid: string[] }
-  /** Session `sessionId` was forked from `from`: the calls `from` made before count as its own. */
-  | { kind: 'fork'; sessionId: string; from: string };
-
-type CallEntry = Extract<JournalEntry, { kind: 'call' }>;
 
 /** A path a restore changes: written from the target state, or deleted since the target did not have it. */
 export interface PathChange {
@@ -104,10 +80,12 @@ export class CheckpointStore {
   /** The paths and failures already warned about. */
   readonly #warned = new Set<string>();
   readonly #indexFile: string;
+  readonly #journal: CheckpointJournal;
 
   constructor(options: { home: string; workspace: string; limits?: CheckpointLimits }) {
     this.workspace = realpathSync(options.workspace);
     this.#folder = checkpointFolder(options.home, this.workspace);
+    this.#journal = new CheckpointJournal(this.#folder);
     this.#limits = options.limits ?? DEFAULT_CHECKPOINT_LIMITS;
     const home = path.resolve(options.home);
     const inside = path.relative(this.workspace, home);
@@ -225,7 +203,7 @@ export class CheckpointStore {
         } finally {
           const after = await record();
           if (before !== undefined && after !== undefined) {
-            this.#append({
+            this.#journal.append({
               kind: 'call',
               sessionId: input.sessionId,
               turnId: input.turnId,
@@ -240,78 +218,19 @@ export class CheckpointStore {
     };
   }
 
-  #journalPath(): string {
-    return path.join(this.#folder, 'journal.jsonl');
-  }
-
-  #append(entry: JournalEntry): void {
-    mkdirSync(this.#folder, { recursive: true, mode: 0o700 });
-    appendFileSync(this.#journalPath(), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
-  }
-
   /** Notes that session `forkId` carries the history of `sourceId`, so its `/undo` and `/rewind` reach those calls. */
   recordFork(sourceId: string, forkId: string): void {
-    this.#append({ kind: 'fork', sessionId: forkId, from: sourceId });
-  }
-
-  /**
-   * The journal's entries of `sessionId`, oldest first, with those of the session it was forked from (up to
-   * the fork) before them; a damaged line is skipped.
-   */
-  #entries(sessionId: string): JournalEntry[] {
-    let text: string;
-    try {
-      text = readFileSync(this.#journalPath(), 'utf8');
-    } catch {
-      return [];
-    }
-    const all: JournalEntry[] = [];
-    for (const line of text.split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        all.push(JSON.parse(line) as JournalEntry);
-      } catch {
-        // A line cut by a crash: the entries around it still count.
-      }
-    }
-    return lineage(all, sessionId);
-  }
-
-  /** The session's calls that no restore has taken back, oldest first. */
-  #liveCalls(sessionId: string): CallEntry[] {
-    const entries = this.#entries(sessionId);
-    const undone = new Set(entries.flatMap((entry) => (entry.kind === 'restore' ? entry.undid : [])));
-    return entries.filter((entry): entry is CallEntry => entry.kind === 'call' && !undone.has(entry.callId));
-  }
-
-  /**
-   * The pairs of states between which something other than this session changed the files: from each state
-   * youyou left the workspace in (after a call, after a restore) to the state before the session's next call,
-   * and from the last one to `current` — all from the call `fromCallId` on.
-   */
-  #outsideGaps(sessionId: string, fromCallId: string, current: string): [string, string][] {
-    const entries = this.#entries(sessionId);
-    const start = entries.findIndex((entry) => entry.kind === 'call' && entry.callId === fromCallId);
-    const gaps: [string, string][] = [];
-    let left: string | undefined;
-    for (const entry of entries.slice(Math.max(0, start))) {
-      if (entry.kind === 'call') {
-        if (left !== undefined && left !== entry.before) gaps.push([left, entry.before]);
-        left = entry.after;
-      } else if (entry.kind === 'restore') left = entry.tree;
-    }
-    if (left !== undefined && left !== current) gaps.push([left, current]);
-    return gaps;
+    this.#journal.append({ kind: 'fork', sessionId: forkId, from: sourceId });
   }
 
   /** How many calls of the session `/undo` could still take back. */
   undoableCount(sessionId: string): number {
-    return this.#liveCalls(sessionId).length;
+    return this.#journal.liveCalls(sessionId).length;
   }
 
   /** The plan that takes back the session's last mutating call; undefined when there is none. */
   planUndo(sessionId: string): Promise<RestorePlan | undefined> {
-    const last = this.#liveCalls(sessionId).at(-1);
+    const last = this.#journal.liveCalls(sessionId).at(-1);
     if (last === undefined) return Promise.resolve(undefined);
     return this.#plan(sessionId, last.before, [last.callId]);
   }
@@ -322,7 +241,7 @@ export class CheckpointStore {
    */
   planRewind(sessionId: string, turnIds: readonly string[]): Promise<RestorePlan | undefined> {
     const wanted = new Set(turnIds);
-    const calls = this.#liveCalls(sessionId);
+    const calls = this.#journal.liveCalls(sessionId);
     const first = calls.findIndex((call) => wanted.has(call.turnId));
     const start = calls[first];
     if (start === undefined) return Promise.resolve(undefined);
@@ -338,7 +257,7 @@ export class CheckpointStore {
       const current = (await this.#snapshot()).tree;
       const changes = await this.#changes(current, target);
       const touched = new Set<string>();
-      for (const [from, to] of this.#outsideGaps(sessionId, undid[0] ?? '', current)) {
+      for (const [from, to] of this.#journal.outsideGaps(sessionId, undid[0] ?? '', current)) {
         for (const change of await this.#changes(from, to)) touched.add(change.path);
       }
       const userChanged = changes.filter((change) => touched.has(change.path)).map((change) => change.path);
@@ -373,7 +292,7 @@ export class CheckpointStore {
       for (const file of deletes) await this.#delete(file);
       if (writes.length > 0) await this.#checkout(plan.target, writes);
       const tree = (await this.#snapshot()).tree;
-      this.#append({ kind: 'restore', sessionId: plan.sessionId, tree, undid: plan.undid });
+      this.#journal.append({ kind: 'restore', sessionId: plan.sessionId, tree, undid: plan.undid });
       return { restored: chosen.map((change) => change.path), kept: [...keep] };
     });
   }
@@ -409,7 +328,7 @@ export class CheckpointStore {
    * undefined when it changed nothing. At most `maxBytes` of it.
    */
   diff(sessionId: string, maxBytes = 256 * 1024): Promise<{ text: string; cut: boolean } | undefined> {
-    const first = this.#entries(sessionId).find((entry) => entry.kind === 'call');
+    const first = this.#journal.entries(sessionId).find((entry) => entry.kind === 'call');
     if (first === undefined) return Promise.resolve(undefined);
     return this.#serial(async () => {
       const current = (await this.#snapshot()).tree;
@@ -427,20 +346,6 @@ export class CheckpointStore {
       return { text: output.subarray(0, maxBytes).toString('utf8'), cut: output.length > maxBytes };
     });
   }
-}
-
-/** The entries of `sessionId` and, before the line that forked it, those of its source (and theirs). */
-function lineage(all: readonly JournalEntry[], sessionId: string, seen = new Set<string>()): JournalEntry[] {
-  seen.add(sessionId);
-  const result: JournalEntry[] = [];
-  all.forEach((entry, index) => {
-    if (entry.sessionId !== sessionId) return;
-    if (entry.kind === 'fork' && !seen.has(entry.from)) {
-      result.push(...lineage(all.slice(0, index), entry.from, seen));
-    }
-    result.push(entry);
-  });
-  return result;
 }
 
 function nulJoined(paths: readonly string[]): string {
