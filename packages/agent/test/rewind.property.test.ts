@@ -1,7 +1,8 @@
 /**
- * Rewind as a property: for a random sequence of turns (with tool calls) and rewinds, ending with a rewind to a
- * random turn, a resume by a new agent rebuilds the same context, and it equals the context of a fresh session
- * given only the kept turns.
+ * Rewind and fork as properties: for a random sequence of turns (with tool calls) and rewinds, ending with a
+ * rewind to a random turn, a resume by a new agent rebuilds the same context, and it equals the context of a
+ * fresh session given only the kept turns; with compactions among them, a fork at any turn the log holds has the
+ * context that turn ended with.
  */
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
@@ -9,6 +10,8 @@ import {
   type Agent,
   AgentBuilder,
   type ChatRequest,
+  isAgentError,
+  type Message,
   type SessionStorage,
   type ToolHandler,
 } from '../src/index.js';
@@ -116,5 +119,72 @@ test('rewind to a random turn, then resume = a fresh session given the kept turn
       await again.shutdown();
     }),
     { numRuns: 60 },
+  );
+});
+
+type ForkStep = Step | { type: 'compact' };
+
+const forkStepArbitrary: fc.Arbitrary<ForkStep> = fc.oneof(
+  { weight: 3, arbitrary: stepArbitrary },
+  { weight: 1, arbitrary: fc.constant({ type: 'compact' as const }) },
+);
+
+test('a fork at any turn of a log with rewinds and compactions has the context that turn ended with', async () => {
+  await fc.assert(
+    fc.asyncProperty(fc.array(forkStepArbitrary, { minLength: 1, maxLength: 8 }), async (steps) => {
+      const storage = new InMemorySessionStorage();
+      const agent = await buildAgent(storage);
+      const session = await agent.newSession();
+      const inContext: string[] = [];
+      /** The context each turn ended with: updated by a compaction before the next turn or rewind. */
+      const endedWith = new Map<string, Message[]>();
+      let last: string | undefined;
+      let count = 0;
+      for (const step of [...steps, { type: 'turn' as const, calls: 1 }]) {
+        if (step.type === 'turn') {
+          count += 1;
+          const turn = await session.sendMessage(`turn ${count} calls ${step.calls}`);
+          expect((await collect(turn)).at(-1)?.payload.type).toBe('turn_complete');
+          last = turn.turnId;
+          inContext.push(turn.turnId);
+          endedWith.set(turn.turnId, session.messages());
+        } else if (step.type === 'rewind') {
+          const index = step.pick % Math.max(1, inContext.length);
+          const target = inContext[index];
+          if (target === undefined) continue;
+          await session.rewind({ toTurnId: target });
+          inContext.splice(index);
+          last = undefined;
+        } else {
+          const compacted = await session.compact().then(
+            () => true,
+            (error: unknown) => {
+              if (isAgentError(error) && error.code === 'COMPACT_ERROR') return false;
+              throw error;
+            },
+          );
+          if (!compacted) continue;
+          if (last !== undefined) endedWith.set(last, session.messages());
+          const listed = new Set(session.turns().map((turn) => turn.turnId));
+          inContext.splice(0, inContext.length, ...inContext.filter((id) => listed.has(id)));
+        }
+      }
+      expect(session.turns().map((turn) => turn.turnId)).toEqual(inContext);
+      const whole = session.messages();
+      await session.close();
+      const forkOfAll = await agent.forkSession(session.id);
+      expect(forkOfAll.messages()).toEqual(whole);
+      await forkOfAll.close();
+      for (const [turnId, context] of endedWith) {
+        const fork = await agent.forkSession(session.id, { atTurnId: turnId });
+        expect(fork.messages()).toEqual(context);
+        await fork.close();
+        const resumed = await agent.resumeSession(fork.id);
+        expect(resumed.messages()).toEqual(context);
+        await resumed.close();
+      }
+      await agent.shutdown();
+    }),
+    { numRuns: 30 },
   );
 });

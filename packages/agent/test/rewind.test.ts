@@ -4,8 +4,11 @@
  */
 import { describe, expect, test } from 'vitest';
 import { type Message, type Session, templates } from '../src/index.js';
+import { ScriptedModelProvider } from '../src/testing/index.js';
 import { approvalAgent } from './support/approval-fixtures.js';
 import { collect, expectCode, harness, readUntil, writeLog } from './support/resume-fixtures.js';
+import { harness as steeringHarness } from './support/session-fixtures.js';
+import { pauseAt, pausingProvider } from './support/steering-fixtures.js';
 
 /** Scripted answers `answer 1` … `answer N`. */
 const answers = (count: number) =>
@@ -234,6 +237,66 @@ describe('Session.rewind with a turn left unfinished', () => {
     await session.rewind({ toTurnId: held.turnId });
     expect(session.messages()).toEqual([user('one'), assistant('answer 1')]);
     await session.close();
+    await agent.shutdown();
+  });
+});
+
+describe('the rewind marker on replay', () => {
+  test('applies after a compaction that kept everything; a marker naming no turn of the context is ignored', async () => {
+    const { agent, storage } = await harness();
+    await writeLog(storage, 'hand-written', [
+      { type: 'metadata', key: 'session_config', value: { modelId: 'scripted-model' } },
+      { type: 'user_message', content: [{ type: 'text', text: 'one' }], turnId: 't1' },
+      { type: 'assistant_message', content: [{ type: 'text', text: 'answer 1' }], status: 'complete' },
+      { type: 'user_message', content: [{ type: 'text', text: 'two' }], turnId: 't2' },
+      { type: 'assistant_message', content: [{ type: 'text', text: 'answer 2' }], status: 'complete' },
+      // More kept messages than there are: all of them stay, after the summary.
+      { type: 'metadata', key: 'compaction', value: { summary: 'S', keptMessages: 99 } },
+      { type: 'metadata', key: 'rewind', value: { toTurnId: 'not-a-turn' } },
+      { type: 'metadata', key: 'rewind', value: { toTurnId: 42 } },
+      { type: 'metadata', key: 'rewind', value: { toTurnId: 't2' } },
+    ]);
+    const session = await agent.resumeSession('hand-written');
+    expect(session.messages()).toEqual([
+      { type: 'system', content: `${templates.COMPACT_SUMMARY_PREFIX}\n\nS` },
+      user('one'),
+      assistant('answer 1'),
+    ]);
+    expect(session.turns()).toEqual([{ turnId: 't1', input: [{ type: 'text', text: 'one' }] }]);
+    await session.close();
+    await agent.shutdown();
+  });
+});
+
+describe('steered messages and turns', () => {
+  test('a steered message belongs to the turn it joined: it is not a turn, and a rewind to that turn drops it', async () => {
+    const scripted = new ScriptedModelProvider({
+      responses: [
+        [{ type: 'text', text: 'answer 1' }],
+        [{ type: 'text', text: 'first answer' }],
+        [{ type: 'text', text: 'after steering' }],
+      ],
+    });
+    const pause = pauseAt(1);
+    const { agent } = await steeringHarness({ provider: pausingProvider(scripted, { 1: pause }) });
+    const session = await agent.newSession();
+    const [first] = await runTurns(session, ['one']);
+    const turn = await session.sendMessage('two');
+    await pause.reached.promise;
+    await session.steer('also this');
+    pause.release();
+    expect((await collect(turn)).at(-1)?.payload.type).toBe('turn_complete');
+    expect(session.messages()).toContainEqual(user('also this'));
+    expect(session.turns()).toEqual([
+      { turnId: first, input: [{ type: 'text', text: 'one' }] },
+      { turnId: turn.turnId, input: [{ type: 'text', text: 'two' }] },
+    ]);
+    await session.close();
+    const resumed = await agent.resumeSession(session.id);
+    expect(resumed.turns()).toEqual(session.turns());
+    await resumed.rewind({ toTurnId: turn.turnId });
+    expect(resumed.messages()).toEqual([user('one'), assistant('answer 1')]);
+    await resumed.close();
     await agent.shutdown();
   });
 });

@@ -196,7 +196,8 @@ export function compactedMessages(
   history: readonly Message[],
   options: { summary: string; keptCount: number; messageLimitChars?: number | undefined },
 ): Message[] {
-  const kept = options.keptCount > 0 ? history.slice(history.length - options.keptCount) : [];
+  // Never more than the history (a hand-edited marker): a negative start would keep the wrong end of it.
+  const kept = options.keptCount > 0 ? history.slice(Math.max(0, history.length - options.keptCount)) : [];
   const limit = options.messageLimitChars;
   const shrunk = limit === undefined ? kept : kept.map((message) => shrinkMessage(message, limit));
   return [summaryMessage(options.summary), ...shrunk];

@@ -16,7 +16,7 @@ import type { RoutedModel } from '../model/model-router.js';
 import type { SessionClaim, SessionEvent } from '../ports/storage.js';
 import { type AgentRuntime, SessionState } from '../turn/session-state.js';
 import { usageTotalsOfLog } from '../usage/usage.js';
-import { checkForkArguments, forkTurnNotFound, sourceLinkRecord, writeForkLog } from './fork.js';
+import { checkForkArguments, forkTurnNotFound, writeFork } from './fork.js';
 import { Session } from './session.js';
 import { releaseSessionClaim } from './session-close.js';
 import { SessionController, type SessionSlot } from './session-controller.js';
@@ -178,15 +178,18 @@ export class Agent {
     const forkId = randomUUID();
     this.reserveSlot(forkId);
     try {
-      await writeForkLog({ storage, forkId, sourceId: sessionId, atTurnId, log });
-      const link = sourceLinkRecord(forkId, atTurnId);
-      if (source === undefined) await storage.saveEvent(sessionId, { timestamp: new Date(), payload: link });
-      else await source.state.log.append(link);
+      await writeFork({
+        storage,
+        forkId,
+        sourceId: sessionId,
+        atTurnId,
+        log,
+        // An open source writes the link through its own log, after what it still has queued.
+        appendToSource: source === undefined ? undefined : (payload) => source.state.log.append(payload),
+      });
     } catch (error) {
       this.reserved.delete(forkId);
-      // A fork its source does not link to is taken back, as far as the storage lets it.
-      await storage.deleteSession(forkId).catch(() => {});
-      throw toAgentError(error, 'STORAGE_ERROR', `linking session '${sessionId}' to its fork failed`);
+      throw error;
     }
     const fork = await this.openReserved(forkId, undefined);
     await this.runSessionStart(forkId, fork.modelId);

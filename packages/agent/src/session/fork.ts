@@ -52,15 +52,18 @@ export function forkTurnNotFound(sessionId: string, atTurnId: string): AgentErro
 }
 
 /**
- * Writes the fork's log under `forkId`: its config (the source's), the link to the source, then the context's
- * messages. Rejects with STORAGE_ERROR (the caller deletes what was written by then).
+ * Writes the fork's log under `forkId` (its config, the source's; the link to the source; the context's
+ * messages), then the link in the source's log, through `appendToSource` when the source is open here. Rejects
+ * with STORAGE_ERROR, having deleted the fork again as far as the storage lets it: a fork its source does not
+ * link to is no fork.
  */
-export async function writeForkLog(options: {
+export async function writeFork(options: {
   storage: SessionStorage;
   forkId: string;
   sourceId: string;
   atTurnId: string | undefined;
   log: ForkLog;
+  appendToSource: ((payload: SessionEventPayload) => Promise<void>) | undefined;
 }): Promise<void> {
   const { storage, forkId, sourceId, atTurnId, log } = options;
   const config: SessionConfig = log.sessionConfig ?? {};
@@ -69,16 +72,15 @@ export async function writeForkLog(options: {
     forkLinkRecord(MetadataKey.forkedFrom, withTurn({ sessionId: sourceId }, atTurnId)),
     ...log.messages,
   ];
+  const sourceLink = forkLinkRecord(MetadataKey.fork, withTurn({ sessionId: forkId }, atTurnId));
   try {
     for (const payload of payloads) await storage.saveEvent(forkId, { timestamp: new Date(), payload });
+    if (options.appendToSource !== undefined) await options.appendToSource(sourceLink);
+    else await storage.saveEvent(sourceId, { timestamp: new Date(), payload: sourceLink });
   } catch (error) {
-    throw storageError(error, `writing the log of fork '${forkId}' of session '${sourceId}' failed`);
+    await storage.deleteSession(forkId).catch(() => {});
+    throw storageError(error, `writing fork '${forkId}' of session '${sourceId}' failed`);
   }
-}
-
-/** The record of the fork in its source's log. */
-export function sourceLinkRecord(forkId: string, atTurnId: string | undefined): SessionEventPayload {
-  return forkLinkRecord(MetadataKey.fork, withTurn({ sessionId: forkId }, atTurnId));
 }
 
 function withTurn(link: { sessionId: string }, atTurnId: string | undefined) {
