@@ -198,6 +198,26 @@ describe('CheckpointStore restores', () => {
     expect(readFileSync(path.join(workspace, 'mine.txt'), 'utf8')).toBe('the user, between the turns');
   });
 
+  it('keeps a file changed while the user was being asked, even when they said to overwrite', async () => {
+    writeFileSync(path.join(workspace, 'a.txt'), 'v1');
+    const store = new CheckpointStore({ home, workspace });
+    const tool = store.wrap(
+      changingTool(() => {
+        writeFileSync(path.join(workspace, 'a.txt'), 'v2');
+        writeFileSync(path.join(workspace, 'b.txt'), 'b');
+      }),
+      () => undefined,
+    );
+    await call(tool, 'turn-1', 'call-1');
+    const plan = await store.planUndo('session-1');
+    if (plan === undefined) throw new Error('no plan');
+    writeFileSync(path.join(workspace, 'a.txt'), 'typed during the question');
+    const result = await store.apply(plan, true);
+    expect(result.kept).toEqual(['a.txt']);
+    expect(readdirSync(workspace).sort()).toEqual(['a.txt']);
+    expect(readFileSync(path.join(workspace, 'a.txt'), 'utf8')).toBe('typed during the question');
+  });
+
   it('replaces a link the model put where a folder was, instead of writing through it', async () => {
     const outside = path.join(root, 'outside');
     mkdirSync(outside);

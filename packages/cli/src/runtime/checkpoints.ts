@@ -42,6 +42,8 @@ export interface PathChange {
 export interface RestorePlan {
   sessionId: string;
   target: string;
+  /** The workspace's state when the plan was made. */
+  current: string;
   changes: PathChange[];
   /**
    * Paths of `changes` that something other than the session changed (the user, between its calls or since
@@ -261,7 +263,7 @@ export class CheckpointStore {
         for (const change of await this.#changes(from, to)) touched.add(change.path);
       }
       const userChanged = changes.filter((change) => touched.has(change.path)).map((change) => change.path);
-      return { sessionId, target, changes, userChanged, undid };
+      return { sessionId, target, current, changes, userChanged, undid };
     });
   }
 
@@ -280,12 +282,17 @@ export class CheckpointStore {
   }
 
   /**
-   * Carries out `plan`: the files the user changed meanwhile are kept unless `overwriteUserChanges`. Resolves
-   * with the paths written or deleted and those kept.
+   * Carries out `plan`: the files the user changed meanwhile are kept unless `overwriteUserChanges`, and a
+   * file changed since the plan was made is kept in any case. Resolves with the paths written or deleted and
+   * those kept.
    */
   apply(plan: RestorePlan, overwriteUserChanges: boolean): Promise<{ restored: string[]; kept: string[] }> {
     return this.#serial(async () => {
       const keep = new Set(overwriteUserChanges ? [] : plan.userChanged);
+      // A file changed while the user was being asked was never shown to them: it is kept, whatever they said.
+      const now = (await this.#snapshot()).tree;
+      if (now !== plan.current)
+        for (const change of await this.#changes(plan.current, now)) keep.add(change.path);
       const chosen = plan.changes.filter((change) => !keep.has(change.path));
       const writes = chosen.filter((change) => change.action === 'write').map((change) => change.path);
       const deletes = chosen.filter((change) => change.action === 'delete').map((change) => change.path);
@@ -293,7 +300,8 @@ export class CheckpointStore {
       if (writes.length > 0) await this.#checkout(plan.target, writes);
       const tree = (await this.#snapshot()).tree;
       this.#journal.append({ kind: 'restore', sessionId: plan.sessionId, tree, undid: plan.undid });
-      return { restored: chosen.map((change) => change.path), kept: [...keep] };
+      const kept = plan.changes.filter((change) => keep.has(change.path)).map((change) => change.path);
+      return { restored: chosen.map((change) => change.path), kept };
     });
   }
 
