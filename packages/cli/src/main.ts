@@ -118,6 +118,7 @@ export async function run(options: RunOptions): Promise<number> {
         json: command.json,
         resume: command.resume,
         latest: command.latest,
+        fork: command.fork === true,
         io,
       });
     }
@@ -126,6 +127,7 @@ export async function run(options: RunOptions): Promise<number> {
       settings,
       resume: command.resume,
       latest: command.latest,
+      fork: command.fork === true,
       io,
       color: wantsColor(stdout, env),
     });

@@ -63,6 +63,16 @@ describe('parseCommandLine', () => {
     expect(parseCommandLine(['sessions']).command).toMatchObject({ limit: DEFAULT_SESSION_LIMIT });
   });
 
+  test('resume ID --fork asks for a fork of that session; --fork alone is refused', () => {
+    expect(parseCommandLine(['resume', 'abc', '--fork']).command).toMatchObject({
+      resume: 'abc',
+      fork: true,
+    });
+    expect(parseCommandLine(['resume', 'abc']).command).not.toHaveProperty('fork');
+    expect(usageError(['--fork'])).toBe("--fork belongs to 'youyou resume ID'");
+    expect(usageError(['-c', '--fork'])).toBe("--fork belongs to 'youyou resume ID'");
+  });
+
   test('--help and --version win over everything else', () => {
     expect(parseCommandLine(['-p', 'x', '--help']).command).toEqual({ type: 'help' });
     expect(parseCommandLine(['--version']).command).toEqual({ type: 'version' });

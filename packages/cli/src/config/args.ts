@@ -23,8 +23,18 @@ export type CliCommand =
   /** `youyou mcp login NAME` / `youyou mcp logout NAME`: the saved OAuth login of HTTP MCP server NAME. */
   | { type: 'mcp-login'; server: string }
   | { type: 'mcp-logout'; server: string }
-  /** A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue. */
-  | { type: 'chat'; prompt: string | undefined; json: boolean; resume: string | undefined; latest: boolean };
+  /**
+   * A chat: interactive unless `prompt` is set; `resume` is a session id (or prefix), or 'latest' for --continue;
+   * `fork` (`resume ID --fork`): a new session carrying the resumed one's history, which stays as it was.
+   */
+  | {
+      type: 'chat';
+      prompt: string | undefined;
+      json: boolean;
+      resume: string | undefined;
+      latest: boolean;
+      fork?: boolean;
+    };
 
 /** The settings flags can give; undefined = not on the command line. */
 export interface FlagSettings {
@@ -70,6 +80,7 @@ const OPTIONS = {
   host: { type: 'string' },
   'database-url': { type: 'string' },
   'no-web-chat': { type: 'boolean' },
+  fork: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -283,7 +294,19 @@ export function parseCommandLine(argv: readonly string[]): ParsedArgs {
   } else if (name !== undefined) {
     throw new UsageError(`unknown command '${name}'; to send a prompt, use youyou -p "${name}"`);
   }
-  return { command: { type: 'chat', prompt, json, resume, latest: values.continue === true }, flags };
+  const fork = values.fork === true;
+  if (fork && resume === undefined) throw new UsageError("--fork belongs to 'youyou resume ID'");
+  return {
+    command: {
+      type: 'chat',
+      prompt,
+      json,
+      resume,
+      latest: values.continue === true,
+      ...(fork ? { fork } : {}),
+    },
+    flags,
+  };
 }
 
 /** The options of the parsed command line, as parseArgs gives them. */
@@ -298,6 +321,7 @@ Usage:
   youyou -p "prompt" [--json]        one turn: the answer on stdout, tool activity on stderr
   youyou --continue [-p "prompt"]    continue the latest session
   youyou resume ID [-p "prompt"]     resume a session (an id or a unique prefix of one)
+  youyou resume ID --fork            continue in a new session with that session's history (it stays as it was)
   youyou sessions [--search TEXT] [--limit N] [--json]
                                      list sessions, newest first
   youyou serve [--port N] [--host ADDR] [--database-url URL] [--no-web-chat]

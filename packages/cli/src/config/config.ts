@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { type ApprovalRules, NO_RULES } from '../approval/rules.js';
 import { type FlagSettings, PROVIDER_NAMES, type ProviderName } from './args.js';
+import type { CheckpointFileConfig } from './checkpoints.js';
 import { resolveSandbox, type SandboxSettings } from './sandbox.js';
 import { checkUrl, type FileConfig, type McpServerSetting, validateFileConfig } from './schema.js';
 import type { ServerFileConfig } from './server.js';
@@ -49,6 +50,8 @@ export interface CliSettings {
   server?: ServerFileConfig;
   /** `--max-cost`, else the config file's `maxCostUsd`: the budget of each session; undefined = none. */
   maxCostUsd?: number;
+  /** The config file's "checkpoints": false turns them off; undefined: on, with the default limits. */
+  checkpoints?: CheckpointFileConfig;
 }
 
 /** Reads and validates the config file; a missing file is an empty config. */
@@ -178,5 +181,6 @@ export function resolveSettings(options: {
     ...((flags.maxCostUsd ?? file.maxCostUsd) === undefined
       ? {}
       : { maxCostUsd: flags.maxCostUsd ?? file.maxCostUsd }),
+    ...(file.checkpoints === undefined ? {} : { checkpoints: file.checkpoints }),
   };
 }

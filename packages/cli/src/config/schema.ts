@@ -1,6 +1,7 @@
 /** The config file's schema: what `config.json` may hold, checked key by key into a FileConfig. */
 import { type ApprovalRule, type ApprovalRules, parseRule } from '../approval/rules.js';
 import { PROVIDER_NAMES, type ProviderName } from './args.js';
+import { type CheckpointFileConfig, parseCheckpointConfig } from './checkpoints.js';
 import { parseSandboxConfig, type SandboxFileConfig } from './sandbox.js';
 import { parseServerConfig, type ServerFileConfig } from './server.js';
 import { ConfigError, isRecord, type Json, optionalString } from './values.js';
@@ -47,6 +48,8 @@ export interface FileConfig {
   server?: ServerFileConfig;
   /** What one session may spend on model calls, in US dollars. */
   maxCostUsd?: number;
+  /** Workspace checkpoints: off, or their size limits. */
+  checkpoints?: CheckpointFileConfig;
 }
 
 const FILE_KEYS = new Set([
@@ -64,6 +67,7 @@ const FILE_KEYS = new Set([
   'approval',
   'server',
   'maxCostUsd',
+  'checkpoints',
 ]);
 
 function isStringRecord(value: unknown): value is Record<string, string> {
@@ -235,6 +239,7 @@ export function validateFileConfig(options: {
     if (quietMs !== undefined) config.approvalQuietMs = quietMs;
   }
   if (data.server !== undefined) config.server = parseServerConfig(file, data.server);
+  if (data.checkpoints !== undefined) config.checkpoints = parseCheckpointConfig(file, data.checkpoints);
   return config;
 }
 

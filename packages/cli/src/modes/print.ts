@@ -4,6 +4,7 @@ import { loadMarkdownStream } from '../chat/markdown-load.js';
 import { TurnView } from '../chat/render.js';
 import type { CliSettings } from '../config/config.js';
 import { isUnreachableError, unreachableMessage } from '../config/model-server.js';
+import { checkpointStoreOf } from '../runtime/checkpoints.js';
 import type { CliIo } from '../runtime/cli-io.js';
 import { openHomeStorage, setUpRuntime } from '../runtime/setup.js';
 import { openSession } from '../sessions/open-session.js';
@@ -23,6 +24,8 @@ export async function runPrintMode(options: {
   json: boolean;
   resume: string | undefined;
   latest: boolean;
+  /** With `resume`: continue in a fork of that session. */
+  fork?: boolean;
   io: CliIo;
 }): Promise<number> {
   const { settings, io, json } = options;
@@ -36,6 +39,7 @@ export async function runPrintMode(options: {
     notice: (text) => io.stderr.write(`youyou: ${text}\n`),
     onBackgroundError,
     openStorage: () => openHomeStorage({ settings, onBackgroundError }),
+    checkpoints: checkpointStoreOf(settings),
   });
   let interrupted = 0;
   let cancel: (() => void) | undefined;
@@ -51,6 +55,7 @@ export async function runPrintMode(options: {
       resume: options.resume,
       latest: options.latest,
       workspace: settings.cwd,
+      fork: options.fork === true,
     });
     const turn = await session.sendMessage(options.prompt, runtime.turnOptions);
     cancel = () => turn.cancel();

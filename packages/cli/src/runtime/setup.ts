@@ -28,6 +28,7 @@ import { answerOnAbort } from '../tools/answer-on-abort.js';
 import { createWorkspaceTools } from '../tools/index.js';
 import { openWorkspace, type Workspace } from '../tools/workspace.js';
 import { BASE_INSTRUCTIONS, environmentContext } from './agent-build.js';
+import type { CheckpointStore } from './checkpoints.js';
 import { projectInstructions } from './instructions.js';
 import { SessionAuthProvider } from './mcp-auth.js';
 import { connectServers, mcpConfigs, mcpToolRefresher } from './mcp-servers.js';
@@ -89,6 +90,8 @@ export interface CliRuntime<Sessions extends SessionStorage = SqliteSessionStora
    * and allow rules notwithstanding. For turns that must only look, like /init's.
    */
   withReadOnlyTools<T>(reason: string, work: () => Promise<T>): Promise<T>;
+  /** The workspace's checkpoints, when the mode keeps them (the chat and `-p`). */
+  checkpoints: CheckpointStore | undefined;
   /** Shuts the agent down (closing its session), then MCP servers and the database. Never rejects. */
   close(): Promise<void>;
 }
@@ -128,6 +131,8 @@ export interface RuntimeOptions<Sessions extends SessionStorage = SqliteSessionS
   plugins?: readonly Plugin[];
   /** Answers MCP servers' questions (elicitation); default: every question is declined (no one to ask). */
   onElicitation?: ElicitationHandler;
+  /** Records the workspace before and after every mutating call (see checkpoints.ts). */
+  checkpoints?: CheckpointStore | undefined;
 }
 
 /** What the host gives every part before any storage opens: the sandbox, the tools' environment, the model. */
@@ -220,12 +225,14 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
           readOnly.reason = undefined;
         }
       },
+      checkpoints: options.checkpoints,
       close: async () => {
         await agent.shutdown();
         // After the agent: its shutdown ends the spans still open, then they are sent.
         await telemetry?.shutdown();
         await mcp?.close();
         await storage.close().catch(() => undefined);
+        options.checkpoints?.close();
       },
     };
   } catch (error) {
@@ -335,7 +342,8 @@ async function assembleTools(parts: {
     // Leave the runtime's window a margin, so the model is told nobody answered, in the gate's words.
     answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
   });
-  const gated = (tool: ToolHandler): ToolHandler => {
+  const { checkpoints } = options;
+  const approvalOf = (tool: ToolHandler): ToolHandler => {
     if (held)
       return options.mutatingNeedApproval === true && tool.isMutating
         ? { ...tool, needsApproval: true }
@@ -345,6 +353,11 @@ async function assembleTools(parts: {
       needsApproval: async (args: unknown) =>
         (readOnly.reason !== undefined && mutating.has(tool.name)) || gate.needsApproval(tool.name, args),
     };
+  };
+  // Each mutating call is checkpointed once approved: the store records the workspace before and after it.
+  const gated = (tool: ToolHandler): ToolHandler => {
+    const approved = approvalOf(tool);
+    return checkpoints === undefined ? approved : checkpoints.wrap(approved, warn);
   };
   const approve: Approver = (request, signal) =>
     readOnly.reason !== undefined && mutating.has(request.toolName)

@@ -15,10 +15,12 @@ import {
   Terminal,
 } from '../../chat/terminal.js';
 import type { CliSettings } from '../../config/config.js';
+import { checkpointStoreOf } from '../../runtime/checkpoints.js';
 import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
 import { newWorkspaceSession, openSession } from '../../sessions/open-session.js';
 import { storedMessageCount } from '../../sessions/session-table.js';
+import { resolveSessionId } from '../../sessions/workspace-sessions.js';
 import { neutralize } from '../../text/terminal-text.js';
 import { ApprovalAsker } from './approval-asker.js';
 import { bangContextBlock, bangScreenText, runBangCommand } from './bang-command.js';
@@ -92,10 +94,20 @@ class Chat {
     this.#terminal.output.write(text);
   }
 
-  /** Prints the banner and, for a resumed session (with its stored message count), where it stood. */
-  start(resumed: { session: Session; messageCount: number } | undefined): void {
+  /**
+   * Prints the banner and, for a resumed session (with its stored message count), where it stood; for a fork
+   * (`resume ID --fork`), which session it was forked from.
+   */
+  start(resumed: { session: Session; messageCount: number; forkedFrom?: string } | undefined): void {
     this.#write(bannerText({ runtime: this.#runtime, cwd: this.#settings.cwd, styles: this.#styles }));
     if (resumed !== undefined) this.#showResumed(resumed.session, resumed.messageCount);
+    if (resumed?.forkedFrom !== undefined) {
+      this.#write(
+        this.#styles.dim(
+          `Forked: this is session ${resumed.session.id}; ${neutralize(resumed.forkedFrom)} stays as it was.\n`,
+        ),
+      );
+    }
   }
 
   /** `messageCount` is the stored count that `sessions` shows too (the context may hold more or fewer). */
@@ -256,6 +268,7 @@ class Chat {
   #commandContext(): ChatCommandContext {
     return {
       runtime: this.#runtime,
+      workspace: this.#settings.cwd,
       color: this.#color,
       styles: this.#styles,
       columns: () => this.#terminal.columns,
@@ -282,6 +295,10 @@ class Chat {
         return this.#answer.completed ? this.#answer.text : undefined;
       },
       alwaysRules: () => this.#alwaysRules,
+      ask: async (prompt) => {
+        const answer = await this.#terminal.readLine(prompt, '');
+        return answer.type === 'line' ? answer.text : undefined;
+      },
     };
   }
 
@@ -437,6 +454,8 @@ export async function runInteractive(options: {
   settings: CliSettings;
   resume: string | undefined;
   latest: boolean;
+  /** With `resume`: continue in a fork of that session. */
+  fork?: boolean;
   io: CliIo;
   color: boolean;
 }): Promise<number> {
@@ -475,18 +494,23 @@ export async function runInteractive(options: {
     notice: (text) => io.stderr.write(`${text}\n`),
     onBackgroundError,
     openStorage: () => openHomeStorage({ settings, onBackgroundError }),
+    checkpoints: checkpointStoreOf(settings),
   });
   try {
     chat = new Chat({ runtime, terminal, settings, color: options.color });
-    let resumed: { session: Session; messageCount: number } | undefined;
+    let resumed: { session: Session; messageCount: number; forkedFrom?: string } | undefined;
     if (options.resume !== undefined || options.latest) {
       const session = await openSession({
         runtime,
         resume: options.resume,
         latest: options.latest,
         workspace: settings.cwd,
+        fork: options.fork === true,
       });
       resumed = { session, messageCount: await storedMessageCount(runtime.sessions, session.id) };
+      if (options.fork === true && options.resume !== undefined) {
+        resumed.forkedFrom = await resolveSessionId(runtime.sessions, options.resume);
+      }
     }
     chat.start(resumed);
     return await chat.loop();

@@ -9,6 +9,7 @@ import type { CliRuntime } from '../../runtime/setup.js';
 import { formatSessionTable, storedMessageCount } from '../../sessions/session-table.js';
 import { resolveSessionId, workspacesOf } from '../../sessions/workspace-sessions.js';
 import { neutralizeLine } from '../../text/terminal-text.js';
+import { showSessionDiff, undoLastCall } from './checkpoint-commands.js';
 import { formatSkills, interactiveHelp } from './help.js';
 import { listPromptCommands } from './mcp-prompts.js';
 import {
@@ -17,6 +18,7 @@ import {
   permissionsText,
   type WorkspaceCommandContext,
 } from './workspace-commands.js';
+import { fork, rewind } from './rewind-commands.js';
 
 /** A slash command line: `/name` and what follows it. */
 export const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;
@@ -24,6 +26,8 @@ export const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;
 /** What a slash command can see and do of the chat it runs in. */
 export interface ChatCommandContext extends WorkspaceCommandContext {
   readonly runtime: CliRuntime;
+  /** The workspace the chat works in. */
+  readonly workspace: string;
   readonly color: boolean;
   readonly styles: Styles;
   /** The terminal's width now. */
@@ -41,6 +45,8 @@ export interface ChatCommandContext extends WorkspaceCommandContext {
   toggleReasoning(): boolean;
   /** Ends the chat's loop once the command is done. */
   leave(): void;
+  /** Asks the user for one line; undefined when they pressed Ctrl-C or Ctrl-D instead. */
+  ask(prompt: string): Promise<string | undefined>;
 }
 
 /** The message of a thrown value, plain, on one line of its own. */
@@ -123,6 +129,18 @@ export async function runSlashCommand(
       return 'done';
     case 'prompts':
       context.write(await listPromptCommands({ servers: runtime.mcpServers, styles }));
+      return 'done';
+    case 'undo':
+      await undoLastCall(context);
+      return 'done';
+    case 'diff':
+      await showSessionDiff(context);
+      return 'done';
+    case 'rewind':
+      await rewind(context);
+      return 'done';
+    case 'fork':
+      await fork(context);
       return 'done';
     case 'exit':
     case 'quit':

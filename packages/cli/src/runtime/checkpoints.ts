@@ -1,0 +1,361 @@
+/**
+ * Workspace checkpoints: the state of the workspace's files before and after every mutating tool call (the
+ * shell's included), kept as git trees in a shadow store under YOUYOU_HOME/checkpoints/, with a journal of
+ * which call of which session and turn each pair belongs to. `/undo`, `/rewind` and `/diff` read it back.
+ */
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
+import { rm, rmdir, unlink } from 'node:fs/promises';
+import path from 'node:path';
+import type { ToolHandler } from '@youyou/agent';
+import type { CliSettings } from '../config/config.js';
+import { behindLink, lstatOrUndefined, type ShadowGit, shadowGit, zList } from './checkpoint-git.js';
+import { CheckpointJournal } from './checkpoint-journal.js';
+
+/** What a snapshot leaves out by size. */
+export interface CheckpointLimits {
+  /** A file larger than this is not recorded (nor restored). */
+  maxFileBytes: number;
+  /** Files are recorded in path order until their sizes add up to this; the rest are left out. */
+  maxTotalBytes: number;
+}
+
+/** 10 MiB per file, 256 MiB per snapshot. */
+export const DEFAULT_CHECKPOINT_LIMITS: CheckpointLimits = {
+  maxFileBytes: 10 * 1024 * 1024,
+  maxTotalBytes: 256 * 1024 * 1024,
+};
+
+/** One recorded state: a git tree, and the paths left out of it by the limits. */
+export interface Snapshot {
+  tree: string;
+  skipped: string[];
+}
+
+/** A path a restore changes: written from the target state, or deleted since the target did not have it. */
+export interface PathChange {
+  path: string;
+  action: 'write' | 'delete';
+}
+
+/** What a restore would do, computed before it does anything. */
+export interface RestorePlan {
+  sessionId: string;
+  target: string;
+  /** The workspace's state when the plan was made. */
+  current: string;
+  changes: PathChange[];
+  /**
+   * Paths of `changes` that something other than the session changed (the user, between its calls or since
+   * the last one): kept unless confirmed.
+   */
+  userChanged: string[];
+  /** The calls the restore takes back. */
+  undid: string[];
+}
+
+/** The store of the settings' workspace under their home folder, with their limits; undefined when turned off. */
+export function checkpointStoreOf(settings: CliSettings): CheckpointStore | undefined {
+  const config = settings.checkpoints;
+  if (config === false) return undefined;
+  return new CheckpointStore({
+    home: settings.home,
+    workspace: settings.cwd,
+    limits: { ...DEFAULT_CHECKPOINT_LIMITS, ...config },
+  });
+}
+
+/** The folder under `home` that holds the checkpoints of `workspace`. */
+export function checkpointFolder(home: string, workspace: string): string {
+  const digest = createHash('sha256').update(workspace).digest('hex').slice(0, 16);
+  return path.join(home, 'checkpoints', digest);
+}
+
+/** The checkpoints of one workspace; every operation runs after the one before it has ended. */
+export class CheckpointStore {
+  readonly workspace: string;
+  readonly #folder: string;
+  readonly #git: ShadowGit;
+  readonly #limits: CheckpointLimits;
+  #queue: Promise<unknown> = Promise.resolve();
+  #labelled = false;
+  /** The paths and failures already warned about. */
+  readonly #warned = new Set<string>();
+  readonly #indexFile: string;
+  readonly #journal: CheckpointJournal;
+
+  constructor(options: { home: string; workspace: string; limits?: CheckpointLimits }) {
+    this.workspace = realpathSync(options.workspace);
+    this.#folder = checkpointFolder(options.home, this.workspace);
+    this.#journal = new CheckpointJournal(this.#folder);
+    this.#limits = options.limits ?? DEFAULT_CHECKPOINT_LIMITS;
+    const home = path.resolve(options.home);
+    const inside = path.relative(this.workspace, home);
+    const excluded = inside !== '' && !inside.startsWith('..') && !path.isAbsolute(inside) ? [inside] : [];
+    // Each process indexes on its own copy, so that two youyous in one workspace never meet on git's index lock;
+    // `close` hands it back for the next one (it saves rehashing every file on the first snapshot).
+    this.#indexFile = path.join(this.#folder, `index-${process.pid}`);
+    this.#git = shadowGit({
+      gitDir: path.join(this.#folder, 'git'),
+      workspace: this.workspace,
+      excluded,
+      indexFile: this.#indexFile,
+    });
+  }
+
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(work, work);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Records the workspace's state now. */
+  snapshot(): Promise<Snapshot> {
+    return this.#serial(() => this.#snapshot());
+  }
+
+  async #snapshot(): Promise<Snapshot> {
+    const git = this.#git;
+    if (!this.#labelled) {
+      mkdirSync(this.#folder, { recursive: true, mode: 0o700 });
+      // Names the workspace, so that a person clearing out checkpoints/ knows whose folder this is.
+      writeFileSync(path.join(this.#folder, 'workspace'), `${this.workspace}\n`);
+      try {
+        copyFileSync(path.join(this.#folder, 'index'), this.#indexFile);
+      } catch {
+        // No index handed back yet: the first snapshot hashes every file.
+      }
+      this.#labelled = true;
+    }
+    const listed = zList(await git.run(['ls-files', '-z', '--cached', '--others', '--exclude-standard']));
+    const ignoredTracked = zList(
+      await git.run(['ls-files', '-z', '--cached', '--ignored', '--exclude-standard']),
+    );
+    const update: string[] = [];
+    const skipped: string[] = [];
+    let total = 0;
+    const folders = new Map<string, boolean>();
+    for (const relative of [...new Set(listed)].sort()) {
+      // A folder holding a repository of its own is listed as `dir/`: its files are that repository's.
+      if (relative.endsWith('/')) continue;
+      if (behindLink(this.workspace, relative, folders)) {
+        skipped.push(relative);
+        continue;
+      }
+      const stats = lstatOrUndefined(path.join(this.workspace, relative));
+      const size = stats?.isFile() === true ? stats.size : 0;
+      if (size > this.#limits.maxFileBytes || total + size > this.#limits.maxTotalBytes) {
+        skipped.push(relative);
+        continue;
+      }
+      total += size;
+      update.push(relative);
+    }
+    // Removals first: a link that replaced a folder cannot be added while the folder's files are indexed.
+    const dropped = [...skipped, ...ignoredTracked];
+    if (dropped.length > 0) {
+      await git.run(['update-index', '-z', '--force-remove', '--stdin'], { input: nulJoined(dropped) });
+    }
+    if (update.length > 0) {
+      await git.run(['update-index', '-z', '--add', '--remove', '--replace', '--stdin'], {
+        input: nulJoined(update),
+      });
+    }
+    const tree = (await git.run(['write-tree'])).toString('utf8').trim();
+    return { tree, skipped };
+  }
+
+  /** Hands this process's index back for the next run (the last one to close wins; any of them will do). */
+  close(): void {
+    if (!this.#labelled) return;
+    try {
+      renameSync(this.#indexFile, path.join(this.#folder, 'index'));
+    } catch {
+      // Nothing was indexed, or the folder was deleted meanwhile.
+    }
+  }
+
+  /** `tool` recording the workspace before and after each call (a read-only tool is returned as it is). */
+  wrap(tool: ToolHandler, warn: (text: string) => void): ToolHandler {
+    if (!tool.isMutating) return tool;
+    const warned = this.#warned;
+    const record = async (): Promise<string | undefined> => {
+      try {
+        const { tree, skipped } = await this.snapshot();
+        const fresh = skipped.filter((entry) => !warned.has(entry));
+        for (const entry of fresh) warned.add(entry);
+        if (fresh.length > 0) {
+          warn(`checkpoints leave out ${fresh.length} file(s) over the size limits (or behind a link)`);
+        }
+        return tree;
+      } catch (error) {
+        // Said once: a missing git would otherwise repeat it twice a call.
+        const text = `no checkpoint: ${error instanceof Error ? error.message : String(error)}`;
+        if (!warned.has(text)) warn(text);
+        warned.add(text);
+        return undefined;
+      }
+    };
+    return {
+      ...tool,
+      execute: async (input) => {
+        const before = await record();
+        try {
+          return await tool.execute(input);
+        } finally {
+          const after = await record();
+          if (before !== undefined && after !== undefined) {
+            this.#journal.append({
+              kind: 'call',
+              sessionId: input.sessionId,
+              turnId: input.turnId,
+              callId: input.callId,
+              tool: tool.name,
+              before,
+              after,
+            });
+          }
+        }
+      },
+    };
+  }
+
+  /** Notes that session `forkId` carries the history of `sourceId`, so its `/undo` and `/rewind` reach those calls. */
+  recordFork(sourceId: string, forkId: string): void {
+    this.#journal.append({ kind: 'fork', sessionId: forkId, from: sourceId });
+  }
+
+  /** How many calls of the session `/undo` could still take back. */
+  undoableCount(sessionId: string): number {
+    return this.#journal.liveCalls(sessionId).length;
+  }
+
+  /** The plan that takes back the session's last mutating call; undefined when there is none. */
+  planUndo(sessionId: string): Promise<RestorePlan | undefined> {
+    const last = this.#journal.liveCalls(sessionId).at(-1);
+    if (last === undefined) return Promise.resolve(undefined);
+    return this.#plan(sessionId, last.before, [last.callId]);
+  }
+
+  /**
+   * The plan that returns the files to their state before the first mutating call of the turns `turnIds` (a
+   * turn and all after it); undefined when none of them changed anything.
+   */
+  planRewind(sessionId: string, turnIds: readonly string[]): Promise<RestorePlan | undefined> {
+    const wanted = new Set(turnIds);
+    const calls = this.#journal.liveCalls(sessionId);
+    const first = calls.findIndex((call) => wanted.has(call.turnId));
+    const start = calls[first];
+    if (start === undefined) return Promise.resolve(undefined);
+    return this.#plan(
+      sessionId,
+      start.before,
+      calls.slice(first).map((call) => call.callId),
+    );
+  }
+
+  #plan(sessionId: string, target: string, undid: string[]): Promise<RestorePlan> {
+    return this.#serial(async () => {
+      const current = (await this.#snapshot()).tree;
+      const changes = await this.#changes(current, target);
+      const touched = new Set<string>();
+      for (const [from, to] of this.#journal.outsideGaps(sessionId, undid[0] ?? '', current)) {
+        for (const change of await this.#changes(from, to)) touched.add(change.path);
+      }
+      const userChanged = changes.filter((change) => touched.has(change.path)).map((change) => change.path);
+      return { sessionId, target, current, changes, userChanged, undid };
+    });
+  }
+
+  /** The paths that differ between two trees, as what turning `from` into `to` takes. */
+  async #changes(from: string, to: string): Promise<PathChange[]> {
+    const output = zList(
+      await this.#git.run(['diff-tree', '-r', '-z', '--no-renames', '--name-status', from, to]),
+    );
+    const changes: PathChange[] = [];
+    for (let index = 0; index + 1 < output.length; index += 2) {
+      const status = output[index] ?? '';
+      const file = output[index + 1] ?? '';
+      changes.push({ path: file, action: status.startsWith('D') ? 'delete' : 'write' });
+    }
+    return changes;
+  }
+
+  /**
+   * Carries out `plan`: the files the user changed meanwhile are kept unless `overwriteUserChanges`, and a
+   * file changed since the plan was made is kept in any case. Resolves with the paths written or deleted and
+   * those kept.
+   */
+  apply(plan: RestorePlan, overwriteUserChanges: boolean): Promise<{ restored: string[]; kept: string[] }> {
+    return this.#serial(async () => {
+      const keep = new Set(overwriteUserChanges ? [] : plan.userChanged);
+      // A file changed while the user was being asked was never shown to them: it is kept, whatever they said.
+      const now = (await this.#snapshot()).tree;
+      if (now !== plan.current)
+        for (const change of await this.#changes(plan.current, now)) keep.add(change.path);
+      const chosen = plan.changes.filter((change) => !keep.has(change.path));
+      const writes = chosen.filter((change) => change.action === 'write').map((change) => change.path);
+      const deletes = chosen.filter((change) => change.action === 'delete').map((change) => change.path);
+      for (const file of deletes) await this.#delete(file);
+      if (writes.length > 0) await this.#checkout(plan.target, writes);
+      const tree = (await this.#snapshot()).tree;
+      this.#journal.append({ kind: 'restore', sessionId: plan.sessionId, tree, undid: plan.undid });
+      const kept = plan.changes.filter((change) => keep.has(change.path)).map((change) => change.path);
+      return { restored: chosen.map((change) => change.path), kept };
+    });
+  }
+
+  async #delete(relative: string): Promise<void> {
+    // A file behind a link is not at this path of the workspace: removing it would reach outside.
+    if (behindLink(this.workspace, relative)) return;
+    await unlink(path.join(this.workspace, relative)).catch(() => undefined);
+    let folder = path.dirname(relative);
+    while (folder !== '.' && folder !== '') {
+      const removed = await rmdir(path.join(this.workspace, folder)).then(
+        () => true,
+        () => false,
+      );
+      if (!removed) break;
+      folder = path.dirname(folder);
+    }
+  }
+
+  /** Writes `paths` as `tree` holds them, through an index of its own (git replaces links on the way). */
+  async #checkout(tree: string, paths: string[]): Promise<void> {
+    const indexFile = path.join(this.#folder, `restore-${process.pid}.index`);
+    try {
+      await this.#git.run(['read-tree', tree], { indexFile });
+      await this.#git.run(['checkout-index', '-z', '-f', '--stdin'], { indexFile, input: nulJoined(paths) });
+    } finally {
+      await rm(indexFile, { force: true });
+    }
+  }
+
+  /**
+   * What the session changed: a unified diff from the state before its first mutating call to the files now;
+   * undefined when it changed nothing. At most `maxBytes` of it.
+   */
+  diff(sessionId: string, maxBytes = 256 * 1024): Promise<{ text: string; cut: boolean } | undefined> {
+    const first = this.#journal.entries(sessionId).find((entry) => entry.kind === 'call');
+    if (first === undefined) return Promise.resolve(undefined);
+    return this.#serial(async () => {
+      const current = (await this.#snapshot()).tree;
+      const output = await this.#git.run([
+        'diff-tree',
+        '-p',
+        '-r',
+        '--no-renames',
+        '--no-ext-diff',
+        '--no-textconv',
+        '--no-color',
+        first.before,
+        current,
+      ]);
+      return { text: output.subarray(0, maxBytes).toString('utf8'), cut: output.length > maxBytes };
+    });
+  }
+}
+
+function nulJoined(paths: readonly string[]): string {
+  return `${paths.join('\0')}\0`;
+}
