@@ -15,6 +15,8 @@ export type JournalEntry =
       tool: string;
       before: string;
       after: string;
+      /** Paths `before` left out (over the limits, unreadable, behind a link, ignored; a folder ends in `/`). */
+      leftOut?: string[];
     }
   | { kind: 'restore'; sessionId: string; tree: string; undid: string[] }
   /** Session `sessionId` was forked from `from`: the calls `from` made before count as its own. */
@@ -42,6 +44,8 @@ function entryOf(value: unknown): JournalEntry | undefined {
       !OBJECT_NAME.test(String(entry.before)) ||
       !OBJECT_NAME.test(String(entry.after))
     )
+      return undefined;
+    if (entry.leftOut !== undefined && !(Array.isArray(entry.leftOut) && entry.leftOut.every(isString)))
       return undefined;
     return entry as CallEntry;
   }
