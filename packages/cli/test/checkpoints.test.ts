@@ -486,6 +486,28 @@ describe('CheckpointStore restores around what a snapshot left out', () => {
     expect(readFileSync(file('f.txt'), 'utf8')).toBe('the user');
   });
 
+  it('keeps a file the user edited while a state in between left it out, when rewinding past it', async () => {
+    writeFileSync(file('.gitignore'), '*.log\n');
+    const store = new CheckpointStore({ home, workspace, limits: small });
+    const first = store.wrap(
+      changingTool(() => writeFileSync(file('app.log'), 'generated\n')),
+      () => undefined,
+    );
+    const second = store.wrap(
+      changingTool(() => writeFileSync(file('.gitignore'), '')),
+      () => undefined,
+    );
+    await call(first, 'turn-1', 'call-1');
+    writeFileSync(file('app.log'), 'generated\nthe user, while it was ignored\n');
+    await call(second, 'turn-2', 'call-2');
+    const plan = await store.planRewind('session-1', ['turn-1', 'turn-2']);
+    if (plan === undefined) throw new Error('no plan');
+    expect(plan.userChanged).toEqual(['app.log']);
+    await store.apply(plan, false);
+    expect(readFileSync(file('.gitignore'), 'utf8')).toBe('*.log\n');
+    expect(readFileSync(file('app.log'), 'utf8')).toBe('generated\nthe user, while it was ignored\n');
+  });
+
   it('keeps a file the session created and the user then edited, unless told', async () => {
     const store = new CheckpointStore({ home, workspace, limits: small });
     const tool = store.wrap(

@@ -39,6 +39,8 @@ export interface Snapshot {
   tree: string;
   /** Left out by the limits, being unreadable or lying behind a link. */
   skipped: string[];
+  /** Those of `skipped` that lie behind a link: no file of the workspace is at that path. */
+  linked: string[];
   /** Left out by the `.gitignore` files (a folder ends in `/`). */
   ignored: string[];
 }
@@ -150,6 +152,7 @@ export class CheckpointStore {
     );
     const update: string[] = [];
     const skipped: string[] = [];
+    const linked: string[] = [];
     let total = 0;
     const folders = new Map<string, boolean>();
     for (const relative of [...new Set(listed)].sort()) {
@@ -157,6 +160,7 @@ export class CheckpointStore {
       if (relative.endsWith('/')) continue;
       if (behindLink(this.workspace, relative, folders)) {
         skipped.push(relative);
+        linked.push(relative);
         continue;
       }
       const stats = lstatOrUndefined(path.join(this.workspace, relative));
@@ -180,7 +184,7 @@ export class CheckpointStore {
       });
     }
     const tree = (await git.run(['write-tree'])).toString('utf8').trim();
-    return { tree, skipped, ignored: [...new Set([...ignored, ...ignoredTracked])] };
+    return { tree, skipped, linked, ignored: [...new Set([...ignored, ...ignoredTracked])] };
   }
 
   /** Hands this process's index back for the next run (the last one to close wins; any of them will do). */
@@ -234,7 +238,8 @@ export class CheckpointStore {
               tool: tool.name,
               before: before.tree,
               after: after.tree,
-              leftOut: [...before.skipped, ...before.ignored],
+              leftOut: leftOutOf(before),
+              afterLeftOut: leftOutOf(after),
             });
           }
         }
@@ -256,7 +261,7 @@ export class CheckpointStore {
   planUndo(sessionId: string): Promise<RestorePlan | undefined> {
     const last = this.#journal.liveCalls(sessionId).at(-1);
     if (last === undefined) return Promise.resolve(undefined);
-    return this.#plan(sessionId, last, [last.callId]);
+    return this.#plan(sessionId, [last]);
   }
 
   /**
@@ -269,25 +274,29 @@ export class CheckpointStore {
     const first = calls.findIndex((call) => wanted.has(call.turnId));
     const start = calls[first];
     if (start === undefined) return Promise.resolve(undefined);
-    return this.#plan(
-      sessionId,
-      start,
-      calls.slice(first).map((call) => call.callId),
-    );
+    return this.#plan(sessionId, calls.slice(first));
   }
 
-  /** The plan that returns the files to the state before `start`, taking back the calls `undid`. */
-  #plan(sessionId: string, start: CallEntry, undid: string[]): Promise<RestorePlan> {
+  /** The plan that returns the files to the state before `taken[0]`, taking back the calls `taken`. */
+  #plan(sessionId: string, taken: readonly CallEntry[]): Promise<RestorePlan> {
+    const start = taken[0];
+    if (start === undefined) throw new Error('nothing to take back');
+    const undid = taken.map((call) => call.callId);
     return this.#serial(async () => {
       const target = start.before;
       const current = (await this.#snapshot()).tree;
       const all = await this.#changes(current, target);
       // A path the target left out was not absent then: deleting it would bring nothing back.
-      const targetLeftOut = start.leftOut ?? [];
-      const isLeftOut = (file: string) =>
-        targetLeftOut.some((entry) => file === entry || (entry.endsWith('/') && file.startsWith(entry)));
+      const isLeftOut = leftOutTest(start.leftOut ?? []);
       const changes = all.filter((change) => !isLeftOut(change.path));
       const leftOut = all.filter((change) => isLeftOut(change.path)).map((change) => change.path);
+      // What happened to a path while a state in between left it out was seen by no one: it may be the user's.
+      const unseen = leftOutTest(
+        taken.flatMap((call, index) => [
+          ...(index > 0 ? (call.leftOut ?? []) : []),
+          ...(call.afterLeftOut ?? []),
+        ]),
+      );
       const touched = new Set<string>();
       for (const [from, to] of this.#journal.outsideGaps(sessionId, undid[0] ?? '', current)) {
         for (const change of await this.#changes(from, to)) touched.add(change.path);
@@ -295,7 +304,9 @@ export class CheckpointStore {
       const deleted = new Set(
         changes.filter((change) => change.action === 'delete').map((change) => change.path),
       );
-      for (const change of changes) if (!this.#recordedNow(change, deleted)) touched.add(change.path);
+      for (const change of changes) {
+        if (unseen(change.path) || !this.#recordedNow(change, deleted)) touched.add(change.path);
+      }
       const userChanged = changes.filter((change) => touched.has(change.path)).map((change) => change.path);
       return { sessionId, target, current, changes, userChanged, leftOut, undid };
     });
@@ -423,6 +434,19 @@ export class CheckpointStore {
       return { text: output.subarray(0, maxBytes).toString('utf8'), cut: output.length > maxBytes };
     });
   }
+}
+
+/** The paths of the workspace a snapshot did not record (what lies behind a link is elsewhere). */
+function leftOutOf(snapshot: Snapshot): string[] {
+  const linked = new Set(snapshot.linked);
+  return [...snapshot.skipped.filter((entry) => !linked.has(entry)), ...snapshot.ignored];
+}
+
+/** A test for paths in `entries` or under one of its folders (those end in `/`). */
+function leftOutTest(entries: readonly string[]): (file: string) => boolean {
+  const exact = new Set(entries);
+  const folders = entries.filter((entry) => entry.endsWith('/'));
+  return (file) => exact.has(file) || folders.some((folder) => file.startsWith(folder));
 }
 
 /** False for a file this process may not read (git could not record it). */
