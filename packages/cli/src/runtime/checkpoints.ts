@@ -4,20 +4,20 @@
  * which call of which session and turn each pair belongs to. `/undo`, `/rewind` and `/diff` read it back.
  */
 import { createHash } from 'node:crypto';
-import {
-  accessSync,
-  constants,
-  copyFileSync,
-  mkdirSync,
-  realpathSync,
-  renameSync,
-  writeFileSync,
-} from 'node:fs';
+import { copyFileSync, mkdirSync, realpathSync, renameSync, writeFileSync } from 'node:fs';
 import { rm, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolHandler } from '@youyou/agent';
 import type { CliSettings } from '../config/config.js';
-import { behindLink, lstatOrUndefined, type ShadowGit, shadowGit, zList } from './checkpoint-git.js';
+import {
+  behindLink,
+  leftOutTest,
+  lstatOrUndefined,
+  readable,
+  type ShadowGit,
+  shadowGit,
+  zList,
+} from './checkpoint-git.js';
 import { type CallEntry, CheckpointJournal } from './checkpoint-journal.js';
 
 /** What a snapshot leaves out by size. */
@@ -440,23 +440,6 @@ export class CheckpointStore {
 function leftOutOf(snapshot: Snapshot): string[] {
   const linked = new Set(snapshot.linked);
   return [...snapshot.skipped.filter((entry) => !linked.has(entry)), ...snapshot.ignored];
-}
-
-/** A test for paths in `entries` or under one of its folders (those end in `/`). */
-function leftOutTest(entries: readonly string[]): (file: string) => boolean {
-  const exact = new Set(entries);
-  const folders = entries.filter((entry) => entry.endsWith('/'));
-  return (file) => exact.has(file) || folders.some((folder) => file.startsWith(folder));
-}
-
-/** False for a file this process may not read (git could not record it). */
-function readable(file: string): boolean {
-  try {
-    accessSync(file, constants.R_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function nulJoined(paths: readonly string[]): string {
