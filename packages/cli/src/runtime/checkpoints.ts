@@ -278,6 +278,7 @@ export class CheckpointStore {
   }
 
   /** The plan that returns the files to the state before `taken[0]`, taking back the calls `taken`. */
+  /** The plan that returns the files to the state before `taken[0]`, taking back the calls `taken`. */
   #plan(sessionId: string, taken: readonly CallEntry[]): Promise<RestorePlan> {
     const start = taken[0];
     if (start === undefined) throw new Error('nothing to take back');
