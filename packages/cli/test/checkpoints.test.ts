@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -345,5 +346,177 @@ describe('the "checkpoints" config', () => {
     );
     expect(() => parseCheckpointConfig('config.json', { maxFiles: 1 })).toThrow('known: maxFileBytes');
     expect(() => parseCheckpointConfig('config.json', true)).toThrow('must be false or an object');
+  });
+});
+
+describe('CheckpointStore restores around what a snapshot left out', () => {
+  const small = { maxFileBytes: 1000, maxTotalBytes: 100_000 };
+  const file = (name: string) => path.join(workspace, name);
+
+  async function undo(store: CheckpointStore, overwrite: boolean) {
+    const plan = await store.planUndo('session-1');
+    if (plan === undefined) throw new Error('no plan');
+    return { plan, result: await store.apply(plan, overwrite) };
+  }
+
+  it('keeps a file the session grew past the cap and the user then edited, unless told', async () => {
+    writeFileSync(file('big.txt'), 'a'.repeat(500));
+    const store = new CheckpointStore({ home, workspace, limits: small });
+    const tool = store.wrap(
+      changingTool(() => writeFileSync(file('big.txt'), 'b'.repeat(2000))),
+      () => undefined,
+    );
+    await call(tool, 'turn-1', 'call-1');
+    writeFileSync(file('big.txt'), 'u'.repeat(3000));
+    const { plan, result } = await undo(store, false);
+    expect(plan.userChanged).toEqual(['big.txt']);
+    expect(result.kept).toEqual(['big.txt']);
+    expect(readFileSync(file('big.txt'), 'utf8')).toBe('u'.repeat(3000));
+  });
+
+  it('neither deletes nor writes a file that was over the cap then and is small now, even when told', async () => {
+    writeFileSync(file('big.txt'), 'a'.repeat(2000));
+    const store = new CheckpointStore({ home, workspace, limits: small });
+    const tool = store.wrap(
+      changingTool(() => writeFileSync(file('big.txt'), 'short')),
+      () => undefined,
+    );
+    await call(tool, 'turn-1', 'call-1');
+    const { plan } = await undo(store, true);
+    expect(plan.leftOut).toEqual(['big.txt']);
+    expect(readFileSync(file('big.txt'), 'utf8')).toBe('short');
+  });
+
+  it('leaves a file that was ignored then in place when the session un-ignored it', async () => {
+    writeFileSync(file('.gitignore'), 'secret.env\n');
+    writeFileSync(file('secret.env'), 'KEY=1');
+    const store = new CheckpointStore({ home, workspace, limits: small });
+    const tool = store.wrap(
+      changingTool(() => writeFileSync(file('.gitignore'), '')),
+      () => undefined,
+    );
+    await call(tool, 'turn-1', 'call-1');
+    await undo(store, true);
+    expect(readFileSync(file('.gitignore'), 'utf8')).toBe('secret.env\n');
+    expect(readFileSync(file('secret.env'), 'utf8')).toBe('KEY=1');
+  });
+
+  it('keeps a file that became ignored by the session and was edited after, unless told', async () => {
+    writeFileSync(file('notes.txt'), 'v1');
+    const store = new CheckpointStore({ home, workspace, limits: small });
+    const tool = store.wrap(
+      changingTool(() => {
+        writeFileSync(file('.gitignore'), 'notes.txt\n');
+        writeFileSync(file('notes.txt'), 'v2');
+      }),
+      () => undefined,
+    );
+    await call(tool, 'turn-1', 'call-1');
+    writeFileSync(file('notes.txt'), 'the user');
+    const { plan } = await undo(store, false);
+    expect(plan.userChanged).toEqual(['notes.txt']);
+    expect(existsSync(file('.gitignore'))).toBe(false);
+    expect(readFileSync(file('notes.txt'), 'utf8')).toBe('the user');
+  });
+
+  it('keeps a link the user put where a file was, and what it points to', async () => {
+    const outside = path.join(root, 'outside.txt');
+    writeFileSync(outside, 'outside');
+    writeFileSync(file('f.txt'), 'v1');
+    const store = new CheckpointStore({ home, workspace, limits: small });
+    const tool = store.wrap(
+      changingTool(() => writeFileSync(file('f.txt'), 'v2')),
+      () => undefined,
+    );
+    await call(tool, 'turn-1', 'call-1');
+    unlinkSync(file('f.txt'));
+    symlinkSync(outside, file('f.txt'));
+    const { plan } = await undo(store, false);
+    expect(plan.userChanged).toEqual(['f.txt']);
+    expect(readlinkSync(file('f.txt'))).toBe(outside);
+    expect(readFileSync(outside, 'utf8')).toBe('outside');
+  });
+
+  it('never empties a folder the user put where a file was, even when told to overwrite', async () => {
+    writeFileSync(file('.gitignore'), '*.log\n');
+    writeFileSync(file('f'), 'v1');
+    const store = new CheckpointStore({ home, workspace, limits: small });
+    const tool = store.wrap(
+      changingTool(() => unlinkSync(file('f'))),
+      () => undefined,
+    );
+    await call(tool, 'turn-1', 'call-1');
+    mkdirSync(file('f'));
+    writeFileSync(file('f/run.log'), 'ignored, never recorded');
+    const { plan, result } = await undo(store, true);
+    expect(plan.userChanged).toEqual(['f']);
+    expect(result.kept).toEqual(['f']);
+    expect(readFileSync(file('f/run.log'), 'utf8')).toBe('ignored, never recorded');
+  });
+
+  it('keeps a file under a file the user put where a folder was', async () => {
+    mkdirSync(file('d'));
+    writeFileSync(file('d/a.txt'), 'a');
+    const store = new CheckpointStore({ home, workspace, limits: small });
+    const tool = store.wrap(
+      changingTool(() => rmSync(file('d'), { recursive: true })),
+      () => undefined,
+    );
+    await call(tool, 'turn-1', 'call-1');
+    writeFileSync(file('d'), 'x'.repeat(5000));
+    const { result } = await undo(store, true);
+    expect(result.kept).toEqual(['d/a.txt']);
+    expect(readFileSync(file('d'), 'utf8')).toBe('x'.repeat(5000));
+  });
+
+  it('keeps a file the user changed and made unreadable (mode 000; as root it is read and recorded), unless told', async () => {
+    writeFileSync(file('f.txt'), 'v1');
+    const store = new CheckpointStore({ home, workspace, limits: small });
+    const tool = store.wrap(
+      changingTool(() => writeFileSync(file('f.txt'), 'v2')),
+      () => undefined,
+    );
+    await call(tool, 'turn-1', 'call-1');
+    writeFileSync(file('f.txt'), 'the user');
+    chmodSync(file('f.txt'), 0o000);
+    const { plan } = await undo(store, false);
+    expect(plan.userChanged).toEqual(['f.txt']);
+    chmodSync(file('f.txt'), 0o600);
+    expect(readFileSync(file('f.txt'), 'utf8')).toBe('the user');
+  });
+
+  it('keeps a file the user edited while a state in between left it out, when rewinding past it', async () => {
+    writeFileSync(file('.gitignore'), '*.log\n');
+    const store = new CheckpointStore({ home, workspace, limits: small });
+    const first = store.wrap(
+      changingTool(() => writeFileSync(file('app.log'), 'generated\n')),
+      () => undefined,
+    );
+    const second = store.wrap(
+      changingTool(() => writeFileSync(file('.gitignore'), '')),
+      () => undefined,
+    );
+    await call(first, 'turn-1', 'call-1');
+    writeFileSync(file('app.log'), 'generated\nthe user, while it was ignored\n');
+    await call(second, 'turn-2', 'call-2');
+    const plan = await store.planRewind('session-1', ['turn-1', 'turn-2']);
+    if (plan === undefined) throw new Error('no plan');
+    expect(plan.userChanged).toEqual(['app.log']);
+    await store.apply(plan, false);
+    expect(readFileSync(file('.gitignore'), 'utf8')).toBe('*.log\n');
+    expect(readFileSync(file('app.log'), 'utf8')).toBe('generated\nthe user, while it was ignored\n');
+  });
+
+  it('keeps a file the session created and the user then edited, unless told', async () => {
+    const store = new CheckpointStore({ home, workspace, limits: small });
+    const tool = store.wrap(
+      changingTool(() => writeFileSync(file('new.txt'), 'generated')),
+      () => undefined,
+    );
+    await call(tool, 'turn-1', 'call-1');
+    writeFileSync(file('new.txt'), 'generated, then edited');
+    const { plan } = await undo(store, false);
+    expect(plan.userChanged).toEqual(['new.txt']);
+    expect(readFileSync(file('new.txt'), 'utf8')).toBe('generated, then edited');
   });
 });

@@ -6,7 +6,7 @@
  * `.git` is never named (git skips `.git` in a work tree by itself), and links are stored as links, never followed.
  */
 import { spawn } from 'node:child_process';
-import { lstatSync, mkdirSync, type Stats, writeFileSync } from 'node:fs';
+import { accessSync, constants, lstatSync, mkdirSync, type Stats, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** `info/attributes` outranks every `.gitattributes` of the work tree: no filter, eol, ident or encoding runs. */
@@ -152,5 +152,22 @@ export function lstatOrUndefined(file: string): Stats | undefined {
     return lstatSync(file);
   } catch {
     return undefined;
+  }
+}
+
+/** A test for paths in `entries` or under one of its folders (those end in `/`). */
+export function leftOutTest(entries: readonly string[]): (file: string) => boolean {
+  const exact = new Set(entries);
+  const folders = entries.filter((entry) => entry.endsWith('/'));
+  return (file) => exact.has(file) || folders.some((folder) => file.startsWith(folder));
+}
+
+/** False for a file this process may not read (git could not record it). */
+export function readable(file: string): boolean {
+  try {
+    accessSync(file, constants.R_OK);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -15,6 +15,10 @@ export type JournalEntry =
       tool: string;
       before: string;
       after: string;
+      /** Paths `before` left out (over the limits, unreadable, behind a link, ignored; a folder ends in `/`). */
+      leftOut?: string[];
+      /** Paths `after` left out, the same way. */
+      afterLeftOut?: string[];
     }
   | { kind: 'restore'; sessionId: string; tree: string; undid: string[] }
   /** Session `sessionId` was forked from `from`: the calls `from` made before count as its own. */
@@ -30,6 +34,10 @@ function isString(value: unknown): value is string {
   return typeof value === 'string';
 }
 
+function isStringList(value: unknown): value is string[] {
+  return Array.isArray(value) && value.every(isString);
+}
+
 /** The line as an entry, or undefined when it is not one (cut by a crash, or not written by youyou). */
 function entryOf(value: unknown): JournalEntry | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
@@ -42,6 +50,8 @@ function entryOf(value: unknown): JournalEntry | undefined {
       !OBJECT_NAME.test(String(entry.before)) ||
       !OBJECT_NAME.test(String(entry.after))
     )
+      return undefined;
+    if (![entry.leftOut, entry.afterLeftOut].every((list) => list === undefined || isStringList(list)))
       return undefined;
     return entry as CallEntry;
   }

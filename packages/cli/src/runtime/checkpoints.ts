@@ -9,8 +9,16 @@ import { rm, rmdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolHandler } from '@youyou/agent';
 import type { CliSettings } from '../config/config.js';
-import { behindLink, lstatOrUndefined, type ShadowGit, shadowGit, zList } from './checkpoint-git.js';
-import { CheckpointJournal } from './checkpoint-journal.js';
+import {
+  behindLink,
+  leftOutTest,
+  lstatOrUndefined,
+  readable,
+  type ShadowGit,
+  shadowGit,
+  zList,
+} from './checkpoint-git.js';
+import { type CallEntry, CheckpointJournal } from './checkpoint-journal.js';
 
 /** What a snapshot leaves out by size. */
 export interface CheckpointLimits {
@@ -26,10 +34,15 @@ export const DEFAULT_CHECKPOINT_LIMITS: CheckpointLimits = {
   maxTotalBytes: 256 * 1024 * 1024,
 };
 
-/** One recorded state: a git tree, and the paths left out of it by the limits. */
+/** One recorded state: a git tree, and the paths left out of it. */
 export interface Snapshot {
   tree: string;
+  /** Left out by the limits, being unreadable or lying behind a link. */
   skipped: string[];
+  /** Those of `skipped` that lie behind a link: no file of the workspace is at that path. */
+  linked: string[];
+  /** Left out by the `.gitignore` files (a folder ends in `/`). */
+  ignored: string[];
 }
 
 /** A path a restore changes: written from the target state, or deleted since the target did not have it. */
@@ -47,9 +60,12 @@ export interface RestorePlan {
   changes: PathChange[];
   /**
    * Paths of `changes` that something other than the session changed (the user, between its calls or since
-   * the last one): kept unless confirmed.
+   * the last one), or whose present state was not recorded (too large, ignored, unreadable, a folder, behind
+   * a link), so that nothing tells the session's change from the user's: kept unless confirmed.
    */
   userChanged: string[];
+  /** Paths the target state left out: it cannot bring them back, so they stay as they are. */
+  leftOut: string[];
   /** The calls the restore takes back. */
   undid: string[];
 }
@@ -131,8 +147,12 @@ export class CheckpointStore {
     const ignoredTracked = zList(
       await git.run(['ls-files', '-z', '--cached', '--ignored', '--exclude-standard']),
     );
+    const ignored = zList(
+      await git.run(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']),
+    );
     const update: string[] = [];
     const skipped: string[] = [];
+    const linked: string[] = [];
     let total = 0;
     const folders = new Map<string, boolean>();
     for (const relative of [...new Set(listed)].sort()) {
@@ -140,11 +160,13 @@ export class CheckpointStore {
       if (relative.endsWith('/')) continue;
       if (behindLink(this.workspace, relative, folders)) {
         skipped.push(relative);
+        linked.push(relative);
         continue;
       }
       const stats = lstatOrUndefined(path.join(this.workspace, relative));
       const size = stats?.isFile() === true ? stats.size : 0;
-      if (size > this.#limits.maxFileBytes || total + size > this.#limits.maxTotalBytes) {
+      const tooLarge = size > this.#limits.maxFileBytes || total + size > this.#limits.maxTotalBytes;
+      if (tooLarge || (stats?.isFile() === true && !readable(path.join(this.workspace, relative)))) {
         skipped.push(relative);
         continue;
       }
@@ -162,7 +184,7 @@ export class CheckpointStore {
       });
     }
     const tree = (await git.run(['write-tree'])).toString('utf8').trim();
-    return { tree, skipped };
+    return { tree, skipped, linked, ignored: [...new Set([...ignored, ...ignoredTracked])] };
   }
 
   /** Hands this process's index back for the next run (the last one to close wins; any of them will do). */
@@ -179,15 +201,18 @@ export class CheckpointStore {
   wrap(tool: ToolHandler, warn: (text: string) => void): ToolHandler {
     if (!tool.isMutating) return tool;
     const warned = this.#warned;
-    const record = async (): Promise<string | undefined> => {
+    const record = async (): Promise<Snapshot | undefined> => {
       try {
-        const { tree, skipped } = await this.snapshot();
+        const snapshot = await this.snapshot();
+        const { skipped } = snapshot;
         const fresh = skipped.filter((entry) => !warned.has(entry));
         for (const entry of fresh) warned.add(entry);
         if (fresh.length > 0) {
-          warn(`checkpoints leave out ${fresh.length} file(s) over the size limits (or behind a link)`);
+          warn(
+            `checkpoints leave out ${fresh.length} file(s) over the size limits (or unreadable, or behind a link)`,
+          );
         }
-        return tree;
+        return snapshot;
       } catch (error) {
         // Said once: a missing git would otherwise repeat it twice a call.
         const text = `no checkpoint: ${error instanceof Error ? error.message : String(error)}`;
@@ -211,8 +236,10 @@ export class CheckpointStore {
               turnId: input.turnId,
               callId: input.callId,
               tool: tool.name,
-              before,
-              after,
+              before: before.tree,
+              after: after.tree,
+              leftOut: leftOutOf(before),
+              afterLeftOut: leftOutOf(after),
             });
           }
         }
@@ -234,7 +261,7 @@ export class CheckpointStore {
   planUndo(sessionId: string): Promise<RestorePlan | undefined> {
     const last = this.#journal.liveCalls(sessionId).at(-1);
     if (last === undefined) return Promise.resolve(undefined);
-    return this.#plan(sessionId, last.before, [last.callId]);
+    return this.#plan(sessionId, [last]);
   }
 
   /**
@@ -247,36 +274,78 @@ export class CheckpointStore {
     const first = calls.findIndex((call) => wanted.has(call.turnId));
     const start = calls[first];
     if (start === undefined) return Promise.resolve(undefined);
-    return this.#plan(
-      sessionId,
-      start.before,
-      calls.slice(first).map((call) => call.callId),
-    );
+    return this.#plan(sessionId, calls.slice(first));
   }
 
-  #plan(sessionId: string, target: string, undid: string[]): Promise<RestorePlan> {
+  /** The plan that returns the files to the state before `taken[0]`, taking back the calls `taken`. */
+  /** The plan that returns the files to the state before `taken[0]`, taking back the calls `taken`. */
+  #plan(sessionId: string, taken: readonly CallEntry[]): Promise<RestorePlan> {
+    const start = taken[0];
+    if (start === undefined) throw new Error('nothing to take back');
+    const undid = taken.map((call) => call.callId);
     return this.#serial(async () => {
+      const target = start.before;
       const current = (await this.#snapshot()).tree;
-      const changes = await this.#changes(current, target);
+      const all = await this.#changes(current, target);
+      // A path the target left out was not absent then: deleting it would bring nothing back.
+      const isLeftOut = leftOutTest(start.leftOut ?? []);
+      const changes = all.filter((change) => !isLeftOut(change.path));
+      const leftOut = all.filter((change) => isLeftOut(change.path)).map((change) => change.path);
+      // What happened to a path while a state in between left it out was seen by no one: it may be the user's.
+      const unseen = leftOutTest(
+        taken.flatMap((call, index) => [
+          ...(index > 0 ? (call.leftOut ?? []) : []),
+          ...(call.afterLeftOut ?? []),
+        ]),
+      );
       const touched = new Set<string>();
       for (const [from, to] of this.#journal.outsideGaps(sessionId, undid[0] ?? '', current)) {
         for (const change of await this.#changes(from, to)) touched.add(change.path);
       }
+      const deleted = new Set(
+        changes.filter((change) => change.action === 'delete').map((change) => change.path),
+      );
+      for (const change of changes) {
+        if (unseen(change.path) || !this.#recordedNow(change, deleted)) touched.add(change.path);
+      }
       const userChanged = changes.filter((change) => touched.has(change.path)).map((change) => change.path);
-      return { sessionId, target, current, changes, userChanged, undid };
+      return { sessionId, target, current, changes, userChanged, leftOut, undid };
     });
   }
 
+  /**
+   * False when what is at the change's path now is not in the `current` tree although something is there (a
+   * file the snapshot left out, a folder, a path behind a link): a restore there would destroy what nothing
+   * recorded. A recorded file or link on the way that the restore deletes first is no obstacle.
+   */
+  #recordedNow(change: PathChange & { absentNow?: boolean }, deleted: ReadonlySet<string>): boolean {
+    if (change.absentNow !== true) return true;
+    const parts = change.path.split('/');
+    for (let end = 1; end <= parts.length; end++) {
+      const prefix = parts.slice(0, end).join('/');
+      const stats = lstatOrUndefined(path.join(this.workspace, prefix));
+      if (stats === undefined) return true;
+      if (end < parts.length && stats.isDirectory()) continue;
+      return deleted.has(prefix);
+    }
+    return true;
+  }
+
   /** The paths that differ between two trees, as what turning `from` into `to` takes. */
-  async #changes(from: string, to: string): Promise<PathChange[]> {
+  async #changes(from: string, to: string): Promise<(PathChange & { absentNow: boolean })[]> {
     const output = zList(
       await this.#git.run(['diff-tree', '-r', '-z', '--no-renames', '--name-status', from, to]),
     );
-    const changes: PathChange[] = [];
+    const changes: (PathChange & { absentNow: boolean })[] = [];
     for (let index = 0; index + 1 < output.length; index += 2) {
       const status = output[index] ?? '';
       const file = output[index + 1] ?? '';
-      changes.push({ path: file, action: status.startsWith('D') ? 'delete' : 'write' });
+      // `A`: `from` has no such path, so whatever is there now (if anything) was left out of it.
+      changes.push({
+        path: file,
+        action: status.startsWith('D') ? 'delete' : 'write',
+        absentNow: status.startsWith('A'),
+      });
     }
     return changes;
   }
@@ -297,12 +366,24 @@ export class CheckpointStore {
       const writes = chosen.filter((change) => change.action === 'write').map((change) => change.path);
       const deletes = chosen.filter((change) => change.action === 'delete').map((change) => change.path);
       for (const file of deletes) await this.#delete(file);
-      if (writes.length > 0) await this.#checkout(plan.target, writes);
+      // Git would empty a folder standing where a file goes, or a file where a folder goes, to make room:
+      // whatever is still there after the deletes is something no one chose to lose, so it stays.
+      const blocked = writes.filter((file) => this.#occupied(file));
+      for (const file of blocked) keep.add(file);
+      const open = writes.filter((file) => !keep.has(file));
+      if (open.length > 0) await this.#checkout(plan.target, open);
       const tree = (await this.#snapshot()).tree;
       this.#journal.append({ kind: 'restore', sessionId: plan.sessionId, tree, undid: plan.undid });
       const kept = plan.changes.filter((change) => keep.has(change.path)).map((change) => change.path);
-      return { restored: chosen.map((change) => change.path), kept };
+      const restored = chosen.filter((change) => !keep.has(change.path)).map((change) => change.path);
+      return { restored, kept };
     });
+  }
+
+  /** True when writing `relative` would first remove a folder at it, or a file or link on the way to it. */
+  #occupied(relative: string): boolean {
+    if (behindLink(this.workspace, relative)) return true;
+    return lstatOrUndefined(path.join(this.workspace, relative))?.isDirectory() === true;
   }
 
   async #delete(relative: string): Promise<void> {
@@ -354,6 +435,12 @@ export class CheckpointStore {
       return { text: output.subarray(0, maxBytes).toString('utf8'), cut: output.length > maxBytes };
     });
   }
+}
+
+/** The paths of the workspace a snapshot did not record (what lies behind a link is elsewhere). */
+function leftOutOf(snapshot: Snapshot): string[] {
+  const linked = new Set(snapshot.linked);
+  return [...snapshot.skipped.filter((entry) => !linked.has(entry)), ...snapshot.ignored];
 }
 
 function nulJoined(paths: readonly string[]): string {

@@ -43,7 +43,7 @@ export async function carryOut(context: CheckpointCommandContext, plan: RestoreP
   if (plan.userChanged.length > 0) {
     context.write(
       styles.yellow(
-        `${plan.userChanged.length} file(s) were changed outside this session since its last change:\n`,
+        `${plan.userChanged.length} file(s) were changed outside this session since its last change (or are not recorded: too large, ignored, unreadable, a folder):\n`,
       ),
     );
     context.write(pathList(plan.userChanged));
@@ -58,6 +58,11 @@ export async function carryOut(context: CheckpointCommandContext, plan: RestoreP
   context.write(styles.dim(`Restored ${restored.length} file(s):\n`));
   context.write(pathList(restored));
   if (kept.length > 0) context.write(styles.yellow(`Kept ${kept.length} file(s) you changed.\n`));
+  if (plan.leftOut.length > 0) {
+    context.write(
+      styles.dim(`Left ${plan.leftOut.length} file(s) as they are: the checkpoint did not record them.\n`),
+    );
+  }
 }
 
 /** `/undo`: takes back the files of the session's last mutating call (the conversation stays). */
