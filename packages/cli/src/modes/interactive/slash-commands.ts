@@ -12,13 +12,13 @@ import { neutralizeLine } from '../../text/terminal-text.js';
 import { showSessionDiff, undoLastCall } from './checkpoint-commands.js';
 import { formatSkills, interactiveHelp } from './help.js';
 import { listPromptCommands } from './mcp-prompts.js';
+import { fork, rewind } from './rewind-commands.js';
 import {
   initAgentsFile,
   memoryCommand,
   permissionsText,
   type WorkspaceCommandContext,
 } from './workspace-commands.js';
-import { fork, rewind } from './rewind-commands.js';
 
 /** A slash command line: `/name` and what follows it. */
 export const COMMAND = /^\/([a-zA-Z0-9_-]+)(?:\s+(.*))?$/s;
