@@ -2,7 +2,6 @@ import {
   type Agent,
   AgentBuilder,
   type AgentError,
-  type Approver,
   type HasProvider,
   type MemoryStorage,
   type Plugin,
@@ -14,12 +13,7 @@ import {
 // Types only: MCP and SQLite are imported where they are used, so that `--help` does not load them.
 import type { ElicitationHandler, McpServerConnection, McpServerSet } from '@youyou/mcp';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
-import {
-  type ApprovalPolicy,
-  createApprovalGate,
-  createDenyRulesPlugin,
-  mutatingToolNames,
-} from '../approval/policy.js';
+import { type ApprovalPolicy, createDenyRulesPlugin } from '../approval/policy.js';
 import type { CliSettings } from '../config/config.js';
 import { findShell, type SandboxMode, type ShellSandbox } from '../sandbox/sandbox.js';
 import { refusedNames, toolEnvironment } from '../sandbox/tool-env.js';
@@ -39,6 +33,7 @@ import { loadSkills } from './skills.js';
 import { SwitchableProvider } from './switchable-provider.js';
 import { startTelemetry, type Telemetry } from './telemetry.js';
 import { type WorkspaceRouting, workspaceToolsOf } from './tenant-workspaces.js';
+import { gateTools, type ReadOnlyTurn } from './tool-gating.js';
 import { touchedPathOf, uniqueTools } from './tool-set.js';
 
 /** The runtime's default bound on tool calls and hooks, when the config file does not set toolTimeoutMs. */
@@ -141,11 +136,6 @@ interface Host {
   toolEnv: Record<string, string>;
   shell: string;
   models: SwitchableProvider;
-}
-
-/** Set while a turn may only look (`withReadOnlyTools`): why its mutating calls are refused. */
-interface ReadOnlyTurn {
-  reason: string | undefined;
 }
 
 /** What the set-up has started and must stop if a later step fails. */
@@ -266,8 +256,8 @@ async function prepareHost(options: RuntimeOptions<SessionStorage>): Promise<Hos
 }
 
 /**
- * The workspace and MCP tools, each asking the approval gate whether a call needs approval (or, in `serve`,
- * marked for the client's approval), and the options every turn runs with.
+ * The workspace and MCP tools, gated by tool-gating.ts (approval, checkpoints), and the options every turn
+ * runs with.
  */
 async function assembleTools(parts: {
   options: RuntimeOptions<SessionStorage>;
@@ -329,49 +319,23 @@ async function assembleTools(parts: {
       });
     }
   }
-  const toolTimeoutMs = toolTimeoutOf(settings);
   const unique = uniqueTools({ tools: [...adapted, ...(started.mcp?.tools ?? [])], warn }).map(answerOnAbort);
-  const held = options.mutatingNeedApproval !== undefined;
-  // The gate reads this set on every call, so tools a server adds later are asked about too.
-  const mutating = mutatingToolNames(unique);
-  const gate = createApprovalGate({
-    mutating,
+  const gated = gateTools({
+    tools: unique,
     policy: options.approval,
     rules: settings.approvalRules,
     touchedPath: touchedPathOf(settings.cwd, options.workspaces),
-    // Leave the runtime's window a margin, so the model is told nobody answered, in the gate's words.
-    answerWithinMs: Math.max(500, toolTimeoutMs - Math.min(5000, toolTimeoutMs / 10)),
+    mutatingNeedApproval: options.mutatingNeedApproval,
+    readOnly,
+    checkpoints: options.checkpoints,
+    toolTimeoutMs: toolTimeoutOf(settings),
+    warn,
   });
-  const { checkpoints } = options;
-  const approvalOf = (tool: ToolHandler): ToolHandler => {
-    if (held)
-      return options.mutatingNeedApproval === true && tool.isMutating
-        ? { ...tool, needsApproval: true }
-        : tool;
-    return {
-      ...tool,
-      needsApproval: async (args: unknown) =>
-        (readOnly.reason !== undefined && mutating.has(tool.name)) || gate.needsApproval(tool.name, args),
-    };
-  };
-  // Each mutating call is checkpointed once approved: the store records the workspace before and after it.
-  const gated = (tool: ToolHandler): ToolHandler => {
-    const approved = approvalOf(tool);
-    return checkpoints === undefined ? approved : checkpoints.wrap(approved, warn);
-  };
-  const approve: Approver = (request, signal) =>
-    readOnly.reason !== undefined && mutating.has(request.toolName)
-      ? { type: 'deny', reason: readOnly.reason }
-      : gate.approve(request, signal);
-  const withMcpTools = (mcpTools: readonly ToolHandler[]): ToolHandler[] => {
-    const next = uniqueTools({ tools: [...adapted, ...mcpTools], warn }).map(answerOnAbort);
-    for (const name of mutatingToolNames(next)) mutating.add(name);
-    return next.map(gated);
-  };
   return {
-    tools: unique.map(gated),
-    turnOptions: held ? {} : { approve, approvalTimeoutMs: toolTimeoutMs },
-    withMcpTools,
+    tools: gated.tools,
+    turnOptions: gated.turnOptions,
+    withMcpTools: (mcpTools) =>
+      gated.regate(uniqueTools({ tools: [...adapted, ...mcpTools], warn }).map(answerOnAbort)),
   };
 }
 

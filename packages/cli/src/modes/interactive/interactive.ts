@@ -1,35 +1,20 @@
-import type { AgentError, AgentEventPayload, RunningTurn, Session, ToolOutput } from '@youyou/agent';
-import type { ElicitationAnswer, ElicitationRequest } from '@youyou/mcp';
-import type { ApprovalAnswer, ApprovalRequest } from '../../approval/policy.js';
-import type { ApprovalRule } from '../../approval/rules.js';
+import type { AgentError, Session } from '@youyou/agent';
 import { createStyles, plainMessage, type Styles } from '../../chat/format.js';
-import type { MarkdownStream } from '../../chat/markdown.js';
-import { loadMarkdownStream } from '../../chat/markdown-load.js';
-import { TurnView } from '../../chat/render.js';
-import {
-  isInterrupt,
-  type Key,
-  loadHistory,
-  type PromptResult,
-  saveHistory,
-  Terminal,
-} from '../../chat/terminal.js';
+import { loadHistory, type PromptResult, saveHistory, Terminal } from '../../chat/terminal.js';
 import type { CliSettings } from '../../config/config.js';
 import { checkpointStoreOf } from '../../runtime/checkpoints.js';
 import type { CliIo } from '../../runtime/cli-io.js';
 import { type CliRuntime, openHomeStorage, setUpRuntime } from '../../runtime/setup.js';
-import { newWorkspaceSession, openSession } from '../../sessions/open-session.js';
+import { openSession } from '../../sessions/open-session.js';
 import { storedMessageCount } from '../../sessions/session-table.js';
 import { resolveSessionId } from '../../sessions/workspace-sessions.js';
 import { neutralize } from '../../text/terminal-text.js';
-import { ApprovalAsker } from './approval-asker.js';
-import { bangContextBlock, bangScreenText, runBangCommand } from './bang-command.js';
 import { bannerText, resumedText } from './banner.js';
-import { ElicitationAsker } from './elicitation-asker.js';
-import { MCP_PROMPT_COMMAND, promptMessage } from './mcp-prompts.js';
-import { attachMentions, completeMention, type MentionScope, mentionNotesText } from './mentions.js';
+import { chatCommandContext } from './chat-command-context.js';
+import { MCP_PROMPT_COMMAND } from './mcp-prompts.js';
+import { PromptLineInput } from './prompt-line-input.js';
 import { type ChatCommandContext, COMMAND, runSlashCommand } from './slash-commands.js';
-import { TypeAhead } from './type-ahead.js';
+import { TurnRunner } from './turn-runner.js';
 
 /**
  * The interactive chat: a prompt with history, slash commands, streamed turns drawn by TurnView, approval
@@ -42,24 +27,10 @@ class Chat {
   readonly #settings: CliSettings;
   readonly #styles: Styles;
   readonly #color: boolean;
-  #session: Session | undefined;
-  #showReasoning = false;
-  /** The last thing the user did was Ctrl-C: one more exits. */
-  #interruptedOnce = false;
-  readonly #asker: ApprovalAsker;
-  readonly #elicitations: ElicitationAsker;
-  /** The key handler of the turn being shown; an MCP server's question hands the keys back to it. */
-  #turnKeys: ((key: Key) => void) | undefined;
-  readonly #typeAhead: TypeAhead;
-  #view: TurnView | undefined;
+  readonly #runner: TurnRunner;
+  readonly #input: PromptLineInput;
   /** Set when the resumed session's last turn was cut by a crash: the next prompt offers to continue it. */
   #offerContinue = false;
-  /** The last turn's final answer, for /init. */
-  #answer = { text: '', completed: false };
-  /** The rules the user chose with "always" in this run. */
-  readonly #alwaysRules: ApprovalRule[] = [];
-  /** `!command` blocks waiting for the next message. */
-  readonly #commandOutputs: string[] = [];
   /** Set by /exit: the loop ends after the command. */
   #leaving = false;
 
@@ -69,25 +40,19 @@ class Chat {
     this.#settings = options.settings;
     this.#color = options.color;
     this.#styles = createStyles(options.color);
-    this.#typeAhead = new TypeAhead(this.#styles);
-    this.#asker = new ApprovalAsker({
-      terminal: options.terminal,
-      workspace: options.settings.cwd,
-      color: options.color,
-      quietMs: options.settings.approvalQuietMs,
-      write: (text) => this.#write(text),
-      beforeAsking: () => this.#view?.pause(),
-    });
-    this.#elicitations = new ElicitationAsker({
-      terminal: options.terminal,
+    this.#runner = new TurnRunner({ ...options, styles: this.#styles });
+    this.#input = new PromptLineInput({
+      runtime: options.runtime,
+      settings: options.settings,
       styles: this.#styles,
+      runner: this.#runner,
       write: (text) => this.#write(text),
-      inTurn: (ask) => this.#asker.inTurn(ask),
-      beforeAsking: () => this.#view?.holdForQuestion(),
-      afterAsking: () => {
-        if (this.#turnKeys !== undefined) this.#terminal.startKeys(this.#turnKeys);
-      },
     });
+  }
+
+  /** The turn runner, whose approval and MCP questions the runtime's callbacks reach. */
+  get runner(): TurnRunner {
+    return this.#runner;
   }
 
   #write(text: string): void {
@@ -112,7 +77,7 @@ class Chat {
 
   /** `messageCount` is the stored count that `sessions` shows too (the context may hold more or fewer). */
   #showResumed(session: Session, messageCount: number): void {
-    this.#session = session;
+    this.#runner.session = session;
     this.#write(resumedText({ session, messageCount, styles: this.#styles }));
     const cut = session.interruptedTurn();
     this.#offerContinue = cut !== undefined;
@@ -125,7 +90,6 @@ class Chat {
       );
     }
   }
-
   /** Runs until the user leaves; resolves with the exit code. */
   async loop(): Promise<number> {
     if (this.#offerContinue) {
@@ -135,40 +99,40 @@ class Chat {
       if (answer.type === 'line' && /^\s*y(es)?\s*$/i.test(answer.text)) {
         // The CLI's approver decides the calls that may have run, as any mutating call: deny rules refuse,
         // allow rules and --yes let them run again, anything else is asked.
-        const outcome = await this.#turn('', (session) => session.continue(this.#runtime.turnOptions));
+        const outcome = await this.#runner.run('', (session) => session.continue(this.#runtime.turnOptions));
         if (outcome === 'exit') return this.#leave();
       }
     }
     for (;;) {
       const prompt = this.#color ? '\x1b[36m›\x1b[39m ' : '› ';
-      const queued = this.#typeAhead.queued.shift();
+      const queued = this.#runner.typeAhead.queued.shift();
       if (queued !== undefined) this.#write(`${prompt}${neutralize(queued)}\n`);
       let result: PromptResult;
       if (queued !== undefined) result = { type: 'line', text: queued };
       else {
         // Text typed during the last turn without Enter is already on the new prompt line.
-        result = await this.#terminal.readLine(prompt, this.#typeAhead.takeTyped(), {
-          completer: (word) => completeMention(this.#mentionScope(), word),
+        result = await this.#terminal.readLine(prompt, this.#runner.typeAhead.takeTyped(), {
+          completer: (word) => this.#input.complete(word),
         });
       }
       if (result.type === 'eof') return this.#leave();
       if (result.type === 'interrupt') {
         if (result.hadText) continue;
-        if (this.#interruptedOnce) return this.#leave();
-        this.#interruptedOnce = true;
+        if (this.#runner.interruptedOnce) return this.#leave();
+        this.#runner.interruptedOnce = true;
         this.#write(this.#styles.dim('(Ctrl-C again or Ctrl-D to exit)\n'));
         continue;
       }
-      this.#interruptedOnce = false;
+      this.#runner.interruptedOnce = false;
       const text = result.text.trim();
       if (text === '') continue;
       if (text.startsWith('!') && text.length > 1) {
-        await this.#bang(text.slice(1).trim());
+        await this.#input.bang(text.slice(1).trim());
         continue;
       }
       const promptCommand = MCP_PROMPT_COMMAND.exec(text);
       if (promptCommand !== null) {
-        if ((await this.#promptTurn(promptCommand)) === 'exit') return this.#leave();
+        if ((await this.#input.promptTurn(promptCommand)) === 'exit') return this.#leave();
         continue;
       }
       const command = COMMAND.exec(text);
@@ -182,270 +146,31 @@ class Chat {
         if (this.#leaving) return this.#leave();
         continue;
       }
-      const outcome = await this.#turn(await this.#messageOf(result.text));
+      const outcome = await this.#runner.run(await this.#input.messageOf(result.text));
       if (outcome === 'exit') return this.#leave();
-    }
-  }
-
-  /** What the model gets for a typed message: the `!command` outputs kept for it, then the text, then @files. */
-  async #messageOf(text: string): Promise<string> {
-    const attached = await attachMentions(this.#mentionScope(), text);
-    this.#write(mentionNotesText(attached.notes, this.#styles));
-    const commands = this.#commandOutputs.splice(0);
-    return commands.length === 0 ? attached.text : `${commands.join('\n\n')}\n\n${attached.text}`;
-  }
-
-  #mentionScope(): MentionScope {
-    return {
-      root: this.#settings.cwd,
-      hiddenPaths: this.#settings.sandbox.hiddenPaths,
-      rules: this.#settings.approvalRules,
-      tools: this.#runtime.tools,
-    };
-  }
-
-  /** `!command`: runs it in the shell's sandbox, shows its output and keeps it for the next message. */
-  async #bang(command: string): Promise<void> {
-    const controller = new AbortController();
-    let output: ToolOutput = { content: '', isError: false };
-    await this.#withStatus(
-      `running ${command}`,
-      async () => {
-        output = await runBangCommand({
-          tools: this.#runtime.tools,
-          command,
-          sessionId: this.#session?.id,
-          signal: controller.signal,
-        });
-      },
-      () => controller.abort(),
-    );
-    this.#write(bangScreenText(output, this.#styles));
-    this.#commandOutputs.push(bangContextBlock(command, output));
-  }
-
-  /** `/server:prompt …`: a turn whose user message is the prompt as its server fills it in. */
-  async #promptTurn(command: RegExpExecArray): Promise<'done' | 'exit'> {
-    const message = await promptMessage({
-      servers: this.#runtime.mcpServers,
-      server: command[1] ?? '',
-      prompt: command[2] ?? '',
-      argumentLine: command[3] ?? '',
-    });
-    if ('problem' in message) {
-      this.#write(this.#styles.red(`${message.problem}\n`));
-      return 'done';
-    }
-    return this.#turn('', (session) => session.sendMessage(message, this.#runtime.turnOptions));
-  }
-
-  /** Closes the current session (SessionEnd, memory extraction) with a status line while it runs. */
-  async #closeSession(): Promise<void> {
-    const session = this.#session;
-    if (session === undefined) return;
-    this.#session = undefined;
-    await this.#withStatus('saving the session', () => session.close());
-  }
-
-  /** Runs `work` under a status line; Ctrl-C meanwhile calls `onInterrupt`, or leaves the program at once. */
-  async #withStatus(status: string, work: () => Promise<void>, onInterrupt?: () => void): Promise<void> {
-    const view = this.#newView();
-    view.status(status);
-    this.#terminal.startKeys((key) => {
-      if (!isInterrupt(key)) return;
-      if (onInterrupt === undefined) this.#hardExit();
-      onInterrupt();
-    });
-    try {
-      await work();
-    } finally {
-      this.#terminal.stopKeys();
-      view.close();
     }
   }
 
   /** What the slash commands see of this chat. */
   #commandContext(): ChatCommandContext {
-    return {
+    return chatCommandContext({
       runtime: this.#runtime,
-      workspace: this.#settings.cwd,
-      color: this.#color,
+      settings: this.#settings,
+      terminal: this.#terminal,
       styles: this.#styles,
-      columns: () => this.#terminal.columns,
-      write: (text) => this.#write(text),
-      session: () => this.#session,
-      closeSession: () => this.#closeSession(),
+      color: this.#color,
+      runner: this.#runner,
       showResumed: (session, messageCount) => this.#showResumed(session, messageCount),
-      withStatus: (status, work) => this.#withStatus(status, work),
-      toggleReasoning: () => {
-        this.#showReasoning = !this.#showReasoning;
-        return this.#showReasoning;
-      },
       leave: () => {
         this.#leaving = true;
       },
-      settings: this.#settings,
-      confirm: async (question) => {
-        const answer = await this.#terminal.readLine(question);
-        return answer.type === 'line' && /^\s*y(es)?\s*$/i.test(answer.text);
-      },
-      runTurn: async (text) => {
-        this.#answer = { text: '', completed: false };
-        if ((await this.#turn(text)) === 'exit') this.#leaving = true;
-        return this.#answer.completed ? this.#answer.text : undefined;
-      },
-      alwaysRules: () => this.#alwaysRules,
-      ask: async (prompt) => {
-        const answer = await this.#terminal.readLine(prompt, '');
-        return answer.type === 'line' ? answer.text : undefined;
-      },
-    };
-  }
-
-  #newView(markdown?: MarkdownStream): TurnView {
-    return new TurnView({
-      sinks: { answer: (text) => this.#write(text), activity: (text) => this.#write(text) },
-      live: true,
-      color: this.#color,
-      columns: () => this.#terminal.columns,
-      showReasoning: () => this.#showReasoning,
-      baseURL: this.#runtime.provider.baseURL,
-      markdown,
     });
-  }
-
-  /** A Markdown renderer for the next answer, when the terminal shows colour. */
-  async #markdownStream(): Promise<MarkdownStream | undefined> {
-    return this.#color ? await loadMarkdownStream(this.#terminal.output) : undefined;
-  }
-
-  /**
-   * Runs one turn (a message's, or what `start` begins instead); 'exit' when the user pressed Ctrl-C a second
-   * time while it was being cancelled.
-   */
-  async #turn(text: string, start?: (session: Session) => Promise<RunningTurn>): Promise<'done' | 'exit'> {
-    let turn: RunningTurn;
-    // A server that changed its tools during the last turn: the new list is what this turn offers.
-    await this.#runtime.mcpToolsSettled();
-    // Loaded before the turn starts: once it has, nothing may come between it and reading keys raw, or a
-    // Ctrl-C typed early would reach the process group as SIGINT (the MCP servers among it) instead.
-    let markdown = await this.#markdownStream();
-    try {
-      this.#session ??= await newWorkspaceSession(this.#runtime, this.#settings.cwd);
-      turn = await (start === undefined
-        ? this.#session.sendMessage(text, this.#runtime.turnOptions)
-        : start(this.#session));
-    } catch (error) {
-      this.#write(
-        this.#styles.red(`${plainMessage(error instanceof Error ? error.message : String(error))}\n`),
-      );
-      return 'done';
-    }
-    // Text steered in during a turn that the turn did not take starts the next turn by itself: show it too.
-    for (;;) {
-      if ((await this.#show(turn, markdown)) === 'exit') return 'exit';
-      const next = this.#session.currentTurn;
-      if (next === undefined || next.turnId === turn.turnId) return 'done';
-      turn = next;
-      markdown = await this.#markdownStream();
-    }
-  }
-
-  /** Shows one turn's events and handles the keys while it runs. */
-  async #show(turn: RunningTurn, markdown: MarkdownStream | undefined): Promise<'done' | 'exit'> {
-    const view = this.#newView(markdown);
-    this.#view = view;
-    let cancelled = false;
-    let exit = false;
-    let stop: (() => void) | undefined;
-    const stopped = new Promise<void>((resolve) => {
-      stop = resolve;
-    });
-    this.#turnKeys = (key) => {
-      const question = this.#asker.current;
-      // A paste is text for the next message: it never answers a question nor cancels the turn.
-      if (key.pasted === true) {
-        if (question === undefined) this.#typeAhead.key(key, view, this.#session);
-        return;
-      }
-      if (question !== undefined) {
-        question.key(key, () => {
-          cancelled = true;
-          this.#interruptedOnce = true;
-          turn.cancel();
-        });
-        return;
-      }
-      if (!isInterrupt(key)) {
-        this.#typeAhead.key(key, view, this.#session);
-        return;
-      }
-      if (cancelled) {
-        exit = true;
-        stop?.();
-        return;
-      }
-      cancelled = true;
-      this.#interruptedOnce = true;
-      view.status('cancelling');
-      turn.cancel();
-    };
-    this.#terminal.startKeys(this.#turnKeys);
-    view.status('thinking');
-    try {
-      const iterator = turn[Symbol.asyncIterator]();
-      for (;;) {
-        const next = await Promise.race([iterator.next(), stopped.then(() => undefined)]);
-        if (next === undefined || next.done === true) break;
-        // An MCP server's question is on screen: the event is drawn once it is answered.
-        const question = this.#elicitations.onScreen;
-        if (question !== undefined) await question;
-        view.handle(next.value);
-        this.#noteAnswer(next.value.payload);
-      }
-    } finally {
-      view.close();
-      this.#view = undefined;
-      this.#turnKeys = undefined;
-      this.#terminal.stopKeys();
-    }
-    if (!cancelled) this.#interruptedOnce = false;
-    return exit ? 'exit' : 'done';
-  }
-
-  /** Keeps the text of the turn's final answer (what follows its last tool call) and whether it completed. */
-  #noteAnswer(payload: AgentEventPayload): void {
-    if (payload.type === 'text_delta') this.#answer.text += payload.text;
-    else if (payload.type === 'tool_call_start' || payload.type === 'output_repair') this.#answer.text = '';
-    else if (payload.type === 'turn_complete') this.#answer.completed = true;
-  }
-
-  /** The approval question for a mutating tool; called from the turn's approver. */
-  async ask(request: ApprovalRequest, signal: AbortSignal): Promise<ApprovalAnswer> {
-    const answer = await this.#asker.ask(request, signal);
-    // The gate adds the rule for the rest of the run; /permissions shows it.
-    if (answer.type === 'always') this.#alwaysRules.push(answer.rule);
-    return answer;
-  }
-
-  /**
-   * An MCP server's question (elicitation). It is asked only while a turn runs (a tool of the server asks
-   * it); at the prompt, where the line being typed has the keys, it is declined.
-   */
-  elicit(request: ElicitationRequest): Promise<ElicitationAnswer> {
-    if (this.#turnKeys === undefined) return Promise.resolve({ action: 'decline' });
-    return this.#elicitations.ask(request);
   }
 
   /** Leaves: the session is closed (memories extracted), then everything else. */
   async #leave(): Promise<number> {
-    await this.#closeSession();
+    await this.#runner.closeSession();
     return 0;
-  }
-
-  #hardExit(): never {
-    this.#terminal.restore();
-    process.exit(130);
   }
 }
 
@@ -486,10 +211,10 @@ export async function runInteractive(options: {
       : {
           type: 'ask',
           ask: (request, signal) =>
-            chat === undefined ? Promise.resolve({ type: 'deny' }) : chat.ask(request, signal),
+            chat === undefined ? Promise.resolve({ type: 'deny' }) : chat.runner.ask(request, signal),
         },
     onElicitation: (request) =>
-      chat === undefined ? Promise.resolve({ action: 'decline' }) : chat.elicit(request),
+      chat === undefined ? Promise.resolve({ action: 'decline' }) : chat.runner.elicit(request),
     warn: io.warn,
     notice: (text) => io.stderr.write(`${text}\n`),
     onBackgroundError,
