@@ -7,6 +7,8 @@ const SUMMARY_COLUMNS = 'a.session_id, s.title, s.created_at_ms, a.updated_at_ms
 /** The statements of PostgresSessionStorage, by what they do. */
 export type SessionStatements = Record<
   | 'upsert'
+  | 'saveBatch'
+  | 'lastWrite'
   | 'load'
   | 'firstPage'
   | 'nextPage'
@@ -75,6 +77,48 @@ export function sessionStatements(tables: Tables, schema: string): SessionStatem
              )
              SELECT ($12::uuid IS NULL OR EXISTS (SELECT 1 FROM lease)) AS leased,
                     (SELECT count(*) FROM inserted)::integer AS inserted`,
+    },
+    // `upsert` for several events in one statement (so one implicit transaction: all or none). $1 id, $2 sort
+    // key, $3 id search form, $4/$5 the title of the batch's first user message and its search form, $6 the
+    // first event's time, $7 the last one's, $8 how many are messages, $9 the events' write ids, $10 types,
+    // $11 payloads, $12 search texts, $13 times, $14 lease token, $15 the number of events. The activity row
+    // keeps the last write id; when it is any of the batch's (a retry of a batch or a save that did commit),
+    // nothing is written and the caller works out what is left (see `saveEvents`).
+    saveBatch: {
+      name: name('save_events'),
+      text: `WITH lease AS (
+               SELECT 1 FROM ${leases} WHERE session_id = $1 AND token = $14::uuid FOR SHARE
+             ), activity AS (
+               INSERT INTO ${activity} AS a (session_id, sort_key, updated_at_ms, message_count, event_count,
+                 last_write_id, lease_token)
+               SELECT $1::text, $2::bytea, $7::bigint, $8::integer, $15::integer, ($9::uuid[])[$15], $14::uuid
+                WHERE $14::uuid IS NULL OR EXISTS (SELECT 1 FROM lease)
+               ON CONFLICT (session_id) DO UPDATE SET
+                 updated_at_ms = EXCLUDED.updated_at_ms,
+                 message_count = a.message_count + EXCLUDED.message_count,
+                 event_count = a.event_count + EXCLUDED.event_count,
+                 last_write_id = EXCLUDED.last_write_id,
+                 lease_token = COALESCE(EXCLUDED.lease_token, a.lease_token)
+               WHERE a.last_write_id IS NULL OR a.last_write_id <> ALL ($9::uuid[])
+               RETURNING a.event_count
+             ), session AS (
+               INSERT INTO ${sessions} AS s (session_id, id_search, title, title_search, created_at_ms)
+               SELECT $1::text, $3::text, $4::text, $5::text, $6::bigint FROM activity
+                WHERE event_count = $15::integer OR $4::text IS NOT NULL
+               ON CONFLICT (session_id) DO UPDATE SET title = EXCLUDED.title, title_search = EXCLUDED.title_search
+               WHERE s.title IS NULL AND EXCLUDED.title IS NOT NULL
+             ), inserted AS (
+               INSERT INTO ${events} (session_id, seq, timestamp_ms, payload_type, payload, search_text)
+               SELECT $1::text, a.event_count - $15::integer + e.position, e.at, e.kind, e.body, e.search
+                 FROM activity a CROSS JOIN unnest($13::bigint[], $10::text[], $11::text[], $12::text[])
+                      WITH ORDINALITY AS e(at, kind, body, search, position)
+               RETURNING seq
+             )
+             SELECT ($14::uuid IS NULL OR EXISTS (SELECT 1 FROM lease)) AS leased,
+                    (SELECT count(*) FROM inserted)::integer AS inserted`,
+    },
+    lastWrite: {
+      text: `SELECT last_write_id FROM ${activity} WHERE session_id = $1`,
     },
     load: {
       name: name('load_session'),

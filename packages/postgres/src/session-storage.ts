@@ -13,7 +13,7 @@ import {
 } from '@youyou/agent/storage';
 import { decodeText, encodeText, escapeLike, REPLACEMENT, searchForm, sortKey } from './codec.js';
 import type { Database } from './database.js';
-import { invalidInput } from './errors.js';
+import { invalidInput, storageError } from './errors.js';
 import type { EventFeed, PositionedSessionEvent } from './event-feed.js';
 import type { AcquireLeaseOptions, LeaseHolder, LeaseManager, SessionLease } from './lease.js';
 import type { SearchIndexer } from './search-index.js';
@@ -135,6 +135,102 @@ export class PostgresSessionStorage implements SessionStorage {
     // The event is committed: the wake-up goes out a moment later, shared with other saves; a lost one only
     // delays readers, which poll too (see EventFeed).
     this.#feed.announce(sessionId);
+  }
+
+  /**
+   * Appends several events of one session in one statement, so in one transaction: all of them or none,
+   * numbered in order after the session's last event, with the summary, title, search texts and the
+   * tails' wake-up as one `saveEvent` each would leave them. A retry of a batch (or of a `saveEvent`) that
+   * did commit, with the same event objects and possibly more after them, writes only what is missing.
+   */
+  async saveEvents(sessionId: string, events: readonly SessionEvent[]): Promise<void> {
+    checkSessionId(sessionId);
+    if (!Array.isArray(events)) throw invalidInput('events must be an array of session events');
+    for (const event of events) checkSessionEvent(event);
+    // Every event is encoded (and may be refused) before anything is written.
+    const rows = events.map((event) => this.#rowOf(sessionId, event));
+    const writeIds = events.map((event) => {
+      const known = this.#pendingWrites.get(event);
+      if (known !== undefined) return known;
+      const writeId = randomUUID();
+      this.#pendingWrites.set(event, writeId);
+      return writeId;
+    });
+    const forget = () => {
+      for (const event of events) this.#pendingWrites.delete(event);
+    };
+    let first = 0;
+    // A second pass only when the first wrote nothing because part of the batch had committed already.
+    for (let pass = 0; pass < 2 && first < rows.length; pass += 1) {
+      const written = await this.#saveBatch(sessionId, rows.slice(first), writeIds.slice(first));
+      if (written === 'lost') {
+        forget();
+        throw this.#leases.markLost(sessionId);
+      }
+      if (written === 'all') {
+        first = rows.length;
+        break;
+      }
+      // The activity row's last write id says how much of the batch an earlier attempt saved.
+      const last = await this.#lastWriteId(sessionId);
+      const done = last === null ? -1 : writeIds.indexOf(last, first);
+      if (done >= 0) first = done + 1;
+    }
+    forget();
+    if (first < rows.length) {
+      throw storageError(
+        new Error('the log changed while the batch was retried'),
+        `saving events of session '${sessionId}' failed`,
+      );
+    }
+    this.#remember(sessionId);
+    if (rows.some((row) => row.searchText !== null)) this.#indexer.schedule();
+    if (rows.length > 0) this.#feed.announce(sessionId);
+  }
+
+  /** Writes the rows with `saveBatch`: 'all', 'none' (an earlier attempt's write id found) or 'lost' (lease). */
+  async #saveBatch(
+    sessionId: string,
+    rows: EventRow[],
+    writeIds: string[],
+  ): Promise<'all' | 'none' | 'lost'> {
+    if (rows.length === 0) return 'all';
+    const firstRow = rows[0] as EventRow;
+    const lastRow = rows.at(-1) as EventRow;
+    const titled = rows.find((row) => row.title !== null);
+    const result = await this.#database.query<{ leased: boolean; inserted: number }>({
+      statement: this.#sql.saveBatch,
+      values: [
+        firstRow.id,
+        sortKey(sessionId),
+        searchForm(sessionId),
+        titled?.title ?? null,
+        titled?.titleSearch ?? null,
+        firstRow.timestampMs,
+        lastRow.timestampMs,
+        rows.reduce((count, row) => count + row.messages, 0),
+        writeIds,
+        rows.map((row) => row.type),
+        rows.map((row) => row.json),
+        rows.map((row) => row.searchText),
+        rows.map((row) => row.timestampMs),
+        firstRow.leaseToken ?? null,
+        rows.length,
+      ],
+      context: `saving events of session '${sessionId}' failed`,
+    });
+    const outcome = result.rows[0];
+    if (outcome?.leased === false) return 'lost';
+    return outcome?.inserted === rows.length ? 'all' : 'none';
+  }
+
+  async #lastWriteId(sessionId: string): Promise<string | null> {
+    const result = await this.#database.query<{ last_write_id: string | null }>({
+      statement: this.#sql.lastWrite,
+      values: [encodeText(sessionId)],
+      context: `saving events of session '${sessionId}' failed`,
+    });
+    return result.rows[0]?.last_write_id ?? null;
   }
 
   #rowOf(sessionId: string, event: SessionEvent): EventRow {
