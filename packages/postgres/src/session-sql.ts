@@ -8,6 +8,7 @@ const SUMMARY_COLUMNS = 'a.session_id, s.title, s.created_at_ms, a.updated_at_ms
 export type SessionStatements = Record<
   | 'upsert'
   | 'saveBatch'
+  | 'appendBatch'
   | 'lastWrite'
   | 'load'
   | 'firstPage'
@@ -116,6 +117,28 @@ export function sessionStatements(tables: Tables, schema: string): SessionStatem
              )
              SELECT ($14::uuid IS NULL OR EXISTS (SELECT 1 FROM lease)) AS leased,
                     (SELECT count(*) FROM inserted)::integer AS inserted`,
+    },
+    // `append` for several events (see `appendStatement`): moves an existing activity row on by the batch and
+    // inserts its events, or does nothing, so that `saveBatch` runs. $1 id, $2 the last event's time, $3 how
+    // many are messages, $4 write ids, $5 types, $6 payloads, $7 search texts, $8 times, $9 the number of
+    // events, $10 the lease token or null, $11/$12 the title of the batch's first user message and its
+    // search form, or nulls.
+    appendBatch: {
+      name: name('append_events'),
+      text: `WITH moved AS (
+               UPDATE ${activity} a SET updated_at_ms = $2::bigint, message_count = a.message_count + $3::integer,
+                      event_count = a.event_count + $9::integer, last_write_id = ($4::uuid[])[$9]
+                WHERE a.session_id = $1::text AND (a.last_write_id IS NULL OR a.last_write_id <> ALL ($4::uuid[]))
+                  AND ($10::uuid IS NULL OR a.lease_token = $10::uuid)
+               RETURNING a.event_count
+             ), titled AS (
+               UPDATE ${sessions} s SET title = $11::text, title_search = $12::text
+                 FROM moved WHERE $11::text IS NOT NULL AND s.session_id = $1::text AND s.title IS NULL
+             )
+             INSERT INTO ${events} (session_id, seq, timestamp_ms, payload_type, payload, search_text)
+             SELECT $1::text, m.event_count - $9::integer + e.position, e.at, e.kind, e.body, e.search
+               FROM moved m CROSS JOIN unnest($8::bigint[], $5::text[], $6::text[], $7::text[])
+                    WITH ORDINALITY AS e(at, kind, body, search, position)`,
     },
     lastWrite: {
       text: `SELECT last_write_id FROM ${activity} WHERE session_id = $1`,

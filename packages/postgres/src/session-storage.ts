@@ -188,7 +188,10 @@ export class PostgresSessionStorage implements SessionStorage {
     if (rows.length > 0) this.#feed.announce(sessionId);
   }
 
-  /** Writes the rows with `saveBatch`: 'all', 'none' (an earlier attempt's write id found) or 'lost' (lease). */
+  /**
+   * Writes the rows with `appendBatch` for a session this storage has written, else or when that changed
+   * nothing with `saveBatch`: 'all', 'none' (an earlier attempt's write id found) or 'lost' (lease taken).
+   */
   async #saveBatch(
     sessionId: string,
     rows: EventRow[],
@@ -198,6 +201,28 @@ export class PostgresSessionStorage implements SessionStorage {
     const firstRow = rows[0] as EventRow;
     const lastRow = rows.at(-1) as EventRow;
     const titled = rows.find((row) => row.title !== null);
+    const context = `saving events of session '${sessionId}' failed`;
+    if (this.#written.has(sessionId)) {
+      const appended = await this.#database.query({
+        statement: this.#sql.appendBatch,
+        values: [
+          firstRow.id,
+          lastRow.timestampMs,
+          rows.reduce((count, row) => count + row.messages, 0),
+          writeIds,
+          rows.map((row) => row.type),
+          rows.map((row) => row.json),
+          rows.map((row) => row.searchText),
+          rows.map((row) => row.timestampMs),
+          rows.length,
+          firstRow.leaseToken ?? null,
+          titled?.title ?? null,
+          titled?.titleSearch ?? null,
+        ],
+        context,
+      });
+      if (appended.rowCount === rows.length) return 'all';
+    }
     const result = await this.#database.query<{ leased: boolean; inserted: number }>({
       statement: this.#sql.saveBatch,
       values: [
@@ -217,7 +242,7 @@ export class PostgresSessionStorage implements SessionStorage {
         firstRow.leaseToken ?? null,
         rows.length,
       ],
-      context: `saving events of session '${sessionId}' failed`,
+      context,
     });
     const outcome = result.rows[0];
     if (outcome?.leased === false) return 'lost';
