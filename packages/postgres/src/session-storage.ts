@@ -16,6 +16,7 @@ import type { Database } from './database.js';
 import { invalidInput, storageError } from './errors.js';
 import type { EventFeed, PositionedSessionEvent } from './event-feed.js';
 import type { AcquireLeaseOptions, LeaseHolder, LeaseManager, SessionLease } from './lease.js';
+import { type BatchTarget, type EventRow, lastWriteId, writeBatch } from './save-batch.js';
 import type { SearchIndexer } from './search-index.js';
 import { type SessionStatements, sessionStatements } from './session-sql.js';
 
@@ -31,24 +32,6 @@ interface SummaryRow {
 export interface RankedSessionSummary extends SessionSummary {
   /** The best `ts_rank` of the session's messages; larger is better. */
   rank: number;
-}
-
-/** An event as the save statements take it. */
-interface EventRow {
-  /** The session id, encoded. */
-  id: string;
-  timestampMs: number;
-  /** 1 for a message, 0 for metadata (the summary's message count). */
-  messages: 0 | 1;
-  type: SessionEvent['payload']['type'];
-  json: string;
-  /** The message text in search form; null for other events. */
-  searchText: string | null;
-  /** The title a user message gives a session without one, and its search form. */
-  title: string | null;
-  titleSearch: string | null;
-  /** This storage's lease token for the session, if it holds the lease. */
-  leaseToken: string | undefined;
 }
 
 /** How many session ids `#written` holds before it starts over. */
@@ -162,7 +145,11 @@ export class PostgresSessionStorage implements SessionStorage {
     let first = 0;
     // A second pass only when the first wrote nothing because part of the batch had committed already.
     for (let pass = 0; pass < 2 && first < rows.length; pass += 1) {
-      const written = await this.#saveBatch(sessionId, rows.slice(first), writeIds.slice(first));
+      const written = await writeBatch(
+        this.#batchTarget(sessionId),
+        rows.slice(first),
+        writeIds.slice(first),
+      );
       if (written === 'lost') {
         forget();
         throw this.#leases.markLost(sessionId);
@@ -172,7 +159,7 @@ export class PostgresSessionStorage implements SessionStorage {
         break;
       }
       // The activity row's last write id says how much of the batch an earlier attempt saved.
-      const last = await this.#lastWriteId(sessionId);
+      const last = await lastWriteId(this.#database, this.#sql, sessionId);
       const done = last === null ? -1 : writeIds.indexOf(last, first);
       if (done >= 0) first = done + 1;
     }
@@ -188,74 +175,8 @@ export class PostgresSessionStorage implements SessionStorage {
     if (rows.length > 0) this.#feed.announce(sessionId);
   }
 
-  /**
-   * Writes the rows with `appendBatch` for a session this storage has written, else or when that changed
-   * nothing with `saveBatch`: 'all', 'none' (an earlier attempt's write id found) or 'lost' (lease taken).
-   */
-  async #saveBatch(
-    sessionId: string,
-    rows: EventRow[],
-    writeIds: string[],
-  ): Promise<'all' | 'none' | 'lost'> {
-    if (rows.length === 0) return 'all';
-    const firstRow = rows[0] as EventRow;
-    const lastRow = rows.at(-1) as EventRow;
-    const titled = rows.find((row) => row.title !== null);
-    const context = `saving events of session '${sessionId}' failed`;
-    if (this.#written.has(sessionId)) {
-      const appended = await this.#database.query({
-        statement: this.#sql.appendBatch,
-        values: [
-          firstRow.id,
-          lastRow.timestampMs,
-          rows.reduce((count, row) => count + row.messages, 0),
-          writeIds,
-          rows.map((row) => row.type),
-          rows.map((row) => row.json),
-          rows.map((row) => row.searchText),
-          rows.map((row) => row.timestampMs),
-          rows.length,
-          firstRow.leaseToken ?? null,
-          titled?.title ?? null,
-          titled?.titleSearch ?? null,
-        ],
-        context,
-      });
-      if (appended.rowCount === rows.length) return 'all';
-    }
-    const result = await this.#database.query<{ leased: boolean; inserted: number }>({
-      statement: this.#sql.saveBatch,
-      values: [
-        firstRow.id,
-        sortKey(sessionId),
-        searchForm(sessionId),
-        titled?.title ?? null,
-        titled?.titleSearch ?? null,
-        firstRow.timestampMs,
-        lastRow.timestampMs,
-        rows.reduce((count, row) => count + row.messages, 0),
-        writeIds,
-        rows.map((row) => row.type),
-        rows.map((row) => row.json),
-        rows.map((row) => row.searchText),
-        rows.map((row) => row.timestampMs),
-        firstRow.leaseToken ?? null,
-        rows.length,
-      ],
-      context,
-    });
-    const outcome = result.rows[0];
-    if (outcome?.leased === false) return 'lost';
-    return outcome?.inserted === rows.length ? 'all' : 'none';
-  }
-
-  async #lastWriteId(sessionId: string): Promise<string | null> {
-    const result = await this.#database.query<{ last_write_id: string | null }>({
-      statement: this.#sql.lastWrite,
-      values: [encodeText(sessionId)],
-      context: `saving events of session '${sessionId}' failed`,
-    });
-    return result.rows[0]?.last_write_id ?? null;
+  #batchTarget(sessionId: string): BatchTarget {
+    return { database: this.#database, sql: this.#sql, sessionId, written: this.#written.has(sessionId) };
   }
 
   #rowOf(sessionId: string, event: SessionEvent): EventRow {
