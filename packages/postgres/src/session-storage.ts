@@ -130,6 +130,7 @@ export class PostgresSessionStorage implements SessionStorage {
     checkSessionId(sessionId);
     if (!Array.isArray(events)) throw invalidInput('events must be an array of session events');
     for (const event of events) checkSessionEvent(event);
+    if (events.length === 0) return;
     // Every event is encoded (and may be refused) before anything is written.
     const rows = events.map((event) => this.#rowOf(sessionId, event));
     const writeIds = events.map((event) => {
@@ -172,7 +173,7 @@ export class PostgresSessionStorage implements SessionStorage {
     }
     this.#remember(sessionId);
     if (rows.some((row) => row.searchText !== null)) this.#indexer.schedule();
-    if (rows.length > 0) this.#feed.announce(sessionId);
+    this.#feed.announce(sessionId);
   }
 
   #batchTarget(sessionId: string): BatchTarget {
