@@ -4,7 +4,8 @@
 // - writes: saveEvent, one event per call and awaited, as the runtime writes them (unleased, and in a
 //   leased session as an Agent with the lease hook writes), against a bare prepared INSERT per event
 //   (JSON.stringify included) into a bare table, in alternating chunks so that a busy machine slows both
-//   alike; `--runs` rounds, each on fresh sessions; the ratio is the median of the rounds'. Then, apart,
+//   alike; `--runs` rounds, each on fresh sessions; the ratio is the median of the rounds'. Also saveEvents
+//   with two events per call (leased), against leased saveEvent one by one in the same chunks. Then, apart,
 //   the search indexing that saveEvent leaves for a background pass (flushSearchIndex);
 // - loads: loadSession and Agent.resumeSession, each paired with a bare SELECT + JSON.parse taken just
 //   before it; the ratio is the median of the pairs'.
@@ -144,21 +145,38 @@ async function writeRound(round, count) {
   const unleased = `save-${round}`;
   const leasedId = `save-leased-${round}`;
   const lease = await storage.sessions.acquireLease(leasedId);
+  const pairsId = `save-pairs-${round}`;
+  const pairsLease = await storage.sessions.acquireLease(pairsId);
+  const oneByOne = (write) => async (offset, end) => {
+    for (let index = offset; index < end; index += 1) await write(index, conversationEvent(index));
+  };
   const sides = [
-    { key: 'unleased', write: (_index, event) => storage.sessions.saveEvent(unleased, event) },
-    { key: 'leased', write: (_index, event) => storage.sessions.saveEvent(leasedId, event) },
-    { key: 'bare', write: (index, event) => bareInsert(`bare-${round}`, index, event) },
+    { key: 'unleased', write: oneByOne((_index, event) => storage.sessions.saveEvent(unleased, event)) },
+    { key: 'leased', write: oneByOne((_index, event) => storage.sessions.saveEvent(leasedId, event)) },
+    {
+      // Two events per call, as the runtime hands a model call's usage record with the answer after it.
+      key: 'pairs',
+      write: async (offset, end) => {
+        for (let index = offset; index < end; index += 2) {
+          const events = [conversationEvent(index)];
+          if (index + 1 < end) events.push(conversationEvent(index + 1));
+          await storage.sessions.saveEvents(pairsId, events);
+        }
+      },
+    },
+    { key: 'bare', write: oneByOne((index, event) => bareInsert(`bare-${round}`, index, event)) },
   ];
-  const ms = { unleased: 0, leased: 0, bare: 0 };
+  const ms = { unleased: 0, leased: 0, pairs: 0, bare: 0 };
   for (let offset = 0, chunk = 0; offset < count; offset += WRITE_CHUNK, chunk += 1) {
     const end = Math.min(offset + WRITE_CHUNK, count);
     for (let turn = 0; turn < sides.length; turn += 1) {
       const side = sides[(chunk + turn) % sides.length];
       const start = performance.now();
-      for (let index = offset; index < end; index += 1) await side.write(index, conversationEvent(index));
+      await side.write(offset, end);
       ms[side.key] += performance.now() - start;
     }
   }
+  await pairsLease.release();
   await lease.release();
   const start = performance.now();
   const indexed = await storage.sessions.flushSearchIndex();
@@ -177,9 +195,9 @@ try {
   const rounds = [];
   for (let round = 0; round < RUNS; round += 1) rounds.push(await writeRound(round, SAVE_EVENTS));
   const ratios = (key) => rounds.map((round) => round[key] / round.bare);
-  // The flush indexes the messages of both saveEvent sides that background passes had not reached yet.
+  // The flush indexes the messages of the three storage sides that background passes had not reached yet.
   const withIndexing = rounds.map(
-    (round) => (round.unleased + round.leased + round.indexMs) / (2 * round.bare),
+    (round) => (round.unleased + round.leased + round.pairs + round.indexMs) / (3 * round.bare),
   );
 
   // A 10,000-event session in both shapes.
@@ -256,8 +274,12 @@ try {
   console.log(
     `| saveEvent, the same in a leased session (as an Agent writes) | ${rate(events, total('leased'))} (${perEvent(total('leased'))}) | ${bareCell} | bare INSERT per event | ${spread(ratios('leased'))} |`,
   );
+  const pairRatios = rounds.map((round) => round.pairs / round.leased);
   console.log(
-    `| both saveEvent rows + the search indexing they left for later (${total('indexed').toLocaleString('en-US')} of ${events.toLocaleString('en-US')} messages, ${ms(total('indexMs'))}) | ${rate(2 * events, total('unleased') + total('leased') + total('indexMs'))} | ${bareCell} | bare INSERT per event | ${spread(withIndexing)} |`,
+    `| saveEvents, 2 events per call, in a leased session | ${rate(events, total('pairs'))} (${perEvent(total('pairs'))}) | ${rate(events, total('leased'))} (${perEvent(total('leased'))}) | saveEvent per event, leased | ${spread(pairRatios)} |`,
+  );
+  console.log(
+    `| the three rows above + the search indexing they left for later (${total('indexed').toLocaleString('en-US')} of ${(3 * events).toLocaleString('en-US')} messages, ${ms(total('indexMs'))}) | ${rate(3 * events, total('unleased') + total('leased') + total('pairs') + total('indexMs'))} | ${bareCell} | bare INSERT per event | ${spread(withIndexing)} |`,
   );
   console.log(
     `| loadSession, ${SESSION_EVENTS.toLocaleString('en-US')} events | ${ms(median(loads.load))} | ${ms(median(loads.baseline))} | bare SELECT + JSON.parse | ${median(loads.loadRatio).toFixed(2)}× |`,

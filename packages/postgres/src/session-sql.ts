@@ -7,6 +7,9 @@ const SUMMARY_COLUMNS = 'a.session_id, s.title, s.created_at_ms, a.updated_at_ms
 /** The statements of PostgresSessionStorage, by what they do. */
 export type SessionStatements = Record<
   | 'upsert'
+  | 'saveBatch'
+  | 'appendBatch'
+  | 'lastWrite'
   | 'load'
   | 'firstPage'
   | 'nextPage'
@@ -75,6 +78,70 @@ export function sessionStatements(tables: Tables, schema: string): SessionStatem
              )
              SELECT ($12::uuid IS NULL OR EXISTS (SELECT 1 FROM lease)) AS leased,
                     (SELECT count(*) FROM inserted)::integer AS inserted`,
+    },
+    // `upsert` for several events in one statement (so one implicit transaction: all or none). $1 id, $2 sort
+    // key, $3 id search form, $4/$5 the title of the batch's first user message and its search form, $6 the
+    // first event's time, $7 the last one's, $8 how many are messages, $9 the events' write ids, $10 types,
+    // $11 payloads, $12 search texts, $13 times, $14 lease token, $15 the number of events. The activity row
+    // keeps the last write id; when it is any of the batch's (a retry of a batch or a save that did commit),
+    // nothing is written and the caller works out what is left (see `saveEvents`).
+    saveBatch: {
+      name: name('save_events'),
+      text: `WITH lease AS (
+               SELECT 1 FROM ${leases} WHERE session_id = $1 AND token = $14::uuid FOR SHARE
+             ), activity AS (
+               INSERT INTO ${activity} AS a (session_id, sort_key, updated_at_ms, message_count, event_count,
+                 last_write_id, lease_token)
+               SELECT $1::text, $2::bytea, $7::bigint, $8::integer, $15::integer, ($9::uuid[])[$15], $14::uuid
+                WHERE $14::uuid IS NULL OR EXISTS (SELECT 1 FROM lease)
+               ON CONFLICT (session_id) DO UPDATE SET
+                 updated_at_ms = EXCLUDED.updated_at_ms,
+                 message_count = a.message_count + EXCLUDED.message_count,
+                 event_count = a.event_count + EXCLUDED.event_count,
+                 last_write_id = EXCLUDED.last_write_id,
+                 lease_token = COALESCE(EXCLUDED.lease_token, a.lease_token)
+               WHERE a.last_write_id IS NULL OR a.last_write_id <> ALL ($9::uuid[])
+               RETURNING a.event_count
+             ), session AS (
+               INSERT INTO ${sessions} AS s (session_id, id_search, title, title_search, created_at_ms)
+               SELECT $1::text, $3::text, $4::text, $5::text, $6::bigint FROM activity
+                WHERE event_count = $15::integer OR $4::text IS NOT NULL
+               ON CONFLICT (session_id) DO UPDATE SET title = EXCLUDED.title, title_search = EXCLUDED.title_search
+               WHERE s.title IS NULL AND EXCLUDED.title IS NOT NULL
+             ), inserted AS (
+               INSERT INTO ${events} (session_id, seq, timestamp_ms, payload_type, payload, search_text)
+               SELECT $1::text, a.event_count - $15::integer + e.position, e.at, e.kind, e.body, e.search
+                 FROM activity a CROSS JOIN unnest($13::bigint[], $10::text[], $11::text[], $12::text[])
+                      WITH ORDINALITY AS e(at, kind, body, search, position)
+               RETURNING seq
+             )
+             SELECT ($14::uuid IS NULL OR EXISTS (SELECT 1 FROM lease)) AS leased,
+                    (SELECT count(*) FROM inserted)::integer AS inserted`,
+    },
+    // `append` for several events (see `appendStatement`): moves an existing activity row on by the batch and
+    // inserts its events, or does nothing, so that `saveBatch` runs. $1 id, $2 the last event's time, $3 how
+    // many are messages, $4 write ids, $5 types, $6 payloads, $7 search texts, $8 times, $9 the number of
+    // events, $10 the lease token or null, $11/$12 the title of the batch's first user message and its
+    // search form, or nulls.
+    appendBatch: {
+      name: name('append_events'),
+      text: `WITH moved AS (
+               UPDATE ${activity} a SET updated_at_ms = $2::bigint, message_count = a.message_count + $3::integer,
+                      event_count = a.event_count + $9::integer, last_write_id = ($4::uuid[])[$9]
+                WHERE a.session_id = $1::text AND (a.last_write_id IS NULL OR a.last_write_id <> ALL ($4::uuid[]))
+                  AND ($10::uuid IS NULL OR a.lease_token = $10::uuid)
+               RETURNING a.event_count
+             ), titled AS (
+               UPDATE ${sessions} s SET title = $11::text, title_search = $12::text
+                 FROM moved WHERE $11::text IS NOT NULL AND s.session_id = $1::text AND s.title IS NULL
+             )
+             INSERT INTO ${events} (session_id, seq, timestamp_ms, payload_type, payload, search_text)
+             SELECT $1::text, m.event_count - $9::integer + e.position, e.at, e.kind, e.body, e.search
+               FROM moved m CROSS JOIN unnest($8::bigint[], $5::text[], $6::text[], $7::text[])
+                    WITH ORDINALITY AS e(at, kind, body, search, position)`,
+    },
+    lastWrite: {
+      text: `SELECT last_write_id FROM ${activity} WHERE session_id = $1`,
     },
     load: {
       name: name('load_session'),

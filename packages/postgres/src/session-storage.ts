@@ -13,9 +13,10 @@ import {
 } from '@youyou/agent/storage';
 import { decodeText, encodeText, escapeLike, REPLACEMENT, searchForm, sortKey } from './codec.js';
 import type { Database } from './database.js';
-import { invalidInput } from './errors.js';
+import { invalidInput, storageError } from './errors.js';
 import type { EventFeed, PositionedSessionEvent } from './event-feed.js';
 import type { AcquireLeaseOptions, LeaseHolder, LeaseManager, SessionLease } from './lease.js';
+import { type BatchTarget, type EventRow, lastWriteId, writeBatch } from './save-batch.js';
 import type { SearchIndexer } from './search-index.js';
 import { type SessionStatements, sessionStatements } from './session-sql.js';
 
@@ -31,24 +32,6 @@ interface SummaryRow {
 export interface RankedSessionSummary extends SessionSummary {
   /** The best `ts_rank` of the session's messages; larger is better. */
   rank: number;
-}
-
-/** An event as the save statements take it. */
-interface EventRow {
-  /** The session id, encoded. */
-  id: string;
-  timestampMs: number;
-  /** 1 for a message, 0 for metadata (the summary's message count). */
-  messages: 0 | 1;
-  type: SessionEvent['payload']['type'];
-  json: string;
-  /** The message text in search form; null for other events. */
-  searchText: string | null;
-  /** The title a user message gives a session without one, and its search form. */
-  title: string | null;
-  titleSearch: string | null;
-  /** This storage's lease token for the session, if it holds the lease. */
-  leaseToken: string | undefined;
 }
 
 /** How many session ids `#written` holds before it starts over. */
@@ -135,6 +118,66 @@ export class PostgresSessionStorage implements SessionStorage {
     // The event is committed: the wake-up goes out a moment later, shared with other saves; a lost one only
     // delays readers, which poll too (see EventFeed).
     this.#feed.announce(sessionId);
+  }
+
+  /**
+   * Appends several events of one session in one statement, so in one transaction: all of them or none,
+   * numbered in order after the session's last event, with the summary, title, search texts and the
+   * tails' wake-up as one `saveEvent` each would leave them. A retry of a batch (or of a `saveEvent`) that
+   * did commit, with the same event objects and possibly more after them, writes only what is missing.
+   */
+  async saveEvents(sessionId: string, events: readonly SessionEvent[]): Promise<void> {
+    checkSessionId(sessionId);
+    if (!Array.isArray(events)) throw invalidInput('events must be an array of session events');
+    for (const event of events) checkSessionEvent(event);
+    if (events.length === 0) return;
+    // Every event is encoded (and may be refused) before anything is written.
+    const rows = events.map((event) => this.#rowOf(sessionId, event));
+    const writeIds = events.map((event) => {
+      const known = this.#pendingWrites.get(event);
+      if (known !== undefined) return known;
+      const writeId = randomUUID();
+      this.#pendingWrites.set(event, writeId);
+      return writeId;
+    });
+    const forget = () => {
+      for (const event of events) this.#pendingWrites.delete(event);
+    };
+    let first = 0;
+    // A second pass only when the first wrote nothing because part of the batch had committed already.
+    for (let pass = 0; pass < 2 && first < rows.length; pass += 1) {
+      const written = await writeBatch(
+        this.#batchTarget(sessionId),
+        rows.slice(first),
+        writeIds.slice(first),
+      );
+      if (written === 'lost') {
+        forget();
+        throw this.#leases.markLost(sessionId);
+      }
+      if (written === 'all') {
+        first = rows.length;
+        break;
+      }
+      // The activity row's last write id says how much of the batch an earlier attempt saved.
+      const last = await lastWriteId(this.#database, this.#sql, sessionId);
+      const done = last === null ? -1 : writeIds.indexOf(last, first);
+      if (done >= 0) first = done + 1;
+    }
+    forget();
+    if (first < rows.length) {
+      throw storageError(
+        new Error('the log changed while the batch was retried'),
+        `saving events of session '${sessionId}' failed`,
+      );
+    }
+    this.#remember(sessionId);
+    if (rows.some((row) => row.searchText !== null)) this.#indexer.schedule();
+    this.#feed.announce(sessionId);
+  }
+
+  #batchTarget(sessionId: string): BatchTarget {
+    return { database: this.#database, sql: this.#sql, sessionId, written: this.#written.has(sessionId) };
   }
 
   #rowOf(sessionId: string, event: SessionEvent): EventRow {

@@ -11,6 +11,7 @@ import { deleteSessionTests } from './conformance/session-storage/delete-session
 import { findSessionTests } from './conformance/session-storage/find-session.js';
 import { listSessionsTests } from './conformance/session-storage/list-sessions.js';
 import { saveEventTests } from './conformance/session-storage/save-event.js';
+import { saveEventsTests } from './conformance/session-storage/save-events.js';
 import { turnHistoryTests } from './conformance/session-storage/turn-history.js';
 import type { ConformanceTest } from './conformance/support.js';
 
@@ -68,6 +69,7 @@ function portTest<S>(port: string, api: ConformanceTestApi, create: StorageFacto
 export function defineSessionStorageConformance(options: SessionStorageConformanceOptions): void {
   const test = portTest('SessionStorage', options.api, options.create);
   saveEventTests(test);
+  saveEventsTests(test);
   deleteSessionTests(test);
   listSessionsTests(test);
   findSessionTests(test);
