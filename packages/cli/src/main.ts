@@ -130,6 +130,11 @@ export async function run(options: RunOptions): Promise<number> {
       fork: command.fork === true,
       io,
       color: wantsColor(stdout, env),
+      // The chat's offer to log in runs the flow of `youyou mcp login` (a mode imports no other mode).
+      logInToMcpServer: async (name, signal) => {
+        const { runMcpLogin } = await import('./modes/mcp-auth/login.js');
+        await runMcpLogin({ settings, name, io, signal });
+      },
     });
   } catch (error) {
     // The runtime is loaded here rather than up front, so that `--help` does not load it.

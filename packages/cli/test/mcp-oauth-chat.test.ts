@@ -1,9 +1,11 @@
 import { once } from 'node:events';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { textReply, toolCallReply } from '../../../test-support/cli-wire.js';
 import { type OAuthFixture, startOAuthFixture } from '../../../test-support/oauth-mcp.js';
+import { BIN } from './support/build.js';
 import { startCli } from './support/cli.js';
 import { PROMPT_BACK, send, useTmuxHarness } from './support/harness.js';
 
@@ -34,12 +36,48 @@ async function logIn(): Promise<void> {
 }
 
 describe('an OAuth MCP server in the interactive chat', () => {
-  test('not logged in: the chat says once, before the prompt, what to run', async () => {
-    const chat = await harness.startChat();
+  test('not logged in, the offer declined: the chat says what to run, leaves the server out, writes nothing', async () => {
+    const chat = await harness.startInTmux([process.execPath, BIN, '--base-url', harness.server.baseURL]);
+    await chat.waitFor(/MCP server notes needs a login\. Log in now\? \[y\/N\] *\n*$/);
     // The line is longer than the terminal: compared with the wrapping taken out.
     const screen = (await chat.screen()).replace(/\s+/g, '');
     const said = `MCPserver"notes"(url${fixture.mcpUrl})needsauthorization:notloggedin;run\`youyoumcploginnotes\``;
     expect(screen.split(said)).toHaveLength(2);
+    await chat.keys('Enter');
+    await chat.waitFor(PROMPT_BACK);
+    harness.server.reply(
+      toolCallReply({ id: 'call_1', name: 'notes__secret_note', arguments: {} }),
+      textReply('No such tool.'),
+    );
+    await send(chat, 'read the note');
+    await chat.waitFor(/No such tool\.[\s\S]*\n› *\n*$/);
+    expect((await fixture.state()).toolCalls).toBe(0);
+    expect(existsSync(path.join(harness.sandbox.home, 'mcp-auth'))).toBe(false);
+  });
+
+  test('not logged in, the offer taken: the login runs in the chat and the tool serves from the next turn', async () => {
+    const chat = await harness.startInTmux([process.execPath, BIN, '--base-url', harness.server.baseURL]);
+    await chat.waitFor(/Log in now\? \[y\/N\] *\n*$/);
+    await send(chat, 'y');
+    // The test is the browser: the URL is read off the screen, its wrapping taken out.
+    const shown = await chat.waitFor(/Waiting for the browser/);
+    const url = /in a browser[^:]*:\s+(http[\s\S]+?)\s*\n\s*\nWaiting/.exec(shown)?.[1]?.replace(/\s+/g, '');
+    expect(url).toBeDefined();
+    const approval = await fetch(url!, { redirect: 'manual' });
+    await fetch(approval.headers.get('location')!);
+    await chat.waitFor(PROMPT_BACK);
+    const file = path.join(harness.sandbox.home, 'mcp-auth', 'notes.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    harness.server.reply(
+      toolCallReply({ id: 'call_1', name: 'notes__secret_note', arguments: {} }),
+      textReply('Read it.'),
+    );
+    await send(chat, 'read the note');
+    await chat.waitFor(/Read it\.[\s\S]*\n› *\n*$/);
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { tokens: { access_token: string } };
+    const state = await fixture.state();
+    expect(state.toolCalls).toBe(1);
+    expect(state.bearerTokens.at(-1)).toBe(saved.tokens.access_token);
   });
 
   test('a login revoked mid-session: the tool line shows what to run, and the chat goes on', async () => {

@@ -11,7 +11,13 @@ import {
   type TurnRunOptions,
 } from '@youyou/agent';
 // Types only: MCP and SQLite are imported where they are used, so that `--help` does not load them.
-import type { ElicitationHandler, McpServerConnection, McpServerSet } from '@youyou/mcp';
+import type {
+  ElicitationHandler,
+  McpListKind,
+  McpServerConfig,
+  McpServerConnection,
+  McpServerSet,
+} from '@youyou/mcp';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
 import { type ApprovalPolicy, createDenyRulesPlugin } from '../approval/policy.js';
 import type { CliSettings } from '../config/config.js';
@@ -74,6 +80,10 @@ export interface CliRuntime<Sessions extends SessionStorage = SqliteSessionStora
    * start after that); the chat waits for it before each turn.
    */
   mcpToolsSettled(): Promise<void>;
+  /** The HTTP MCP servers left out at the start because they need a login (`youyou mcp login NAME`). */
+  mcpLoginsNeeded: readonly string[];
+  /** Connects server `name` (after its login) and gives its tools to the next turn; false when it failed (warned). */
+  connectMcpServer(name: string): Promise<boolean>;
   /** How the shell really runs: the mode in force (danger-full-access after a chosen fallback too). */
   sandbox: { mode: SandboxMode; network: boolean };
   /** The options of every turn: the approver that decides the calls needing approval (none in `serve`). */
@@ -204,6 +214,17 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       },
       mcpServers: mcp?.connections ?? [],
       mcpToolsSettled: () => refresher.settled(),
+      mcpLoginsNeeded: (mcp?.failures ?? [])
+        .filter((failure) => failure.error.code === 'AUTHORIZATION_REQUIRED')
+        .map((failure) => failure.name),
+      connectMcpServer: async (name) => {
+        const connection = await assembled.connectMcpServer(name);
+        if (connection === undefined || mcp === undefined) return false;
+        mcp.connections.push(connection);
+        refresher.changed(name);
+        await refresher.settled();
+        return true;
+      },
       sandbox: { mode: host.shellSandbox.mode, network: host.shellSandbox.network },
       turnOptions,
       memories: storage.memories,
@@ -271,6 +292,8 @@ async function assembleTools(parts: {
   turnOptions: TurnRunOptions;
   /** The whole tool set again with these MCP tools, prepared as the first one was. */
   withMcpTools: (mcpTools: readonly ToolHandler[]) => ToolHandler[];
+  /** Connects server `name` of the config again (after a login); undefined when it still fails (warned). */
+  connectMcpServer: (name: string) => Promise<McpServerConnection | undefined>;
 }> {
   const { options, host, started, readOnly } = parts;
   const { settings, warn } = options;
@@ -297,9 +320,18 @@ async function assembleTools(parts: {
             readOnly: settings.sandbox.mode === 'read-only',
           }),
         );
+  let configs: McpServerConfig[] = [];
+  const connectOptions = {
+    notice: options.notice ?? warn,
+    warn,
+    onElicitation: options.onElicitation ?? (async () => ({ action: 'decline' as const })),
+    onListChanged: ({ server, list }: { server: string; list: McpListKind }) => {
+      if (list === 'tools') parts.onToolsChanged(server);
+    },
+  };
   if (Object.keys(settings.mcpServers).length > 0) {
     const { validateServerConfig } = await import('@youyou/mcp');
-    const configs = mcpConfigs({
+    configs = mcpConfigs({
       servers: settings.mcpServers,
       toolEnv: host.toolEnv,
       warn,
@@ -308,15 +340,7 @@ async function assembleTools(parts: {
         new SessionAuthProvider({ home: settings.home, name, serverUrl: url }),
     });
     if (configs.length > 0) {
-      started.mcp = await connectServers({
-        configs,
-        notice: options.notice ?? warn,
-        warn,
-        onElicitation: options.onElicitation ?? (async () => ({ action: 'decline' })),
-        onListChanged: ({ server, list }) => {
-          if (list === 'tools') parts.onToolsChanged(server);
-        },
-      });
+      started.mcp = await connectServers({ configs, ...connectOptions });
     }
   }
   const unique = uniqueTools({ tools: [...adapted, ...(started.mcp?.tools ?? [])], warn }).map(answerOnAbort);
@@ -336,6 +360,12 @@ async function assembleTools(parts: {
     turnOptions: gated.turnOptions,
     withMcpTools: (mcpTools) =>
       gated.regate(uniqueTools({ tools: [...adapted, ...mcpTools], warn }).map(answerOnAbort)),
+    connectMcpServer: async (name) => {
+      const config = configs.find((candidate) => candidate.name === name);
+      if (config === undefined) return undefined;
+      const set = await connectServers({ configs: [config], ...connectOptions });
+      return set.connections[0];
+    },
   };
 }
 

@@ -11,6 +11,7 @@ import { resolveSessionId } from '../../sessions/workspace-sessions.js';
 import { neutralize } from '../../text/terminal-text.js';
 import { bannerText, resumedText } from './banner.js';
 import { chatCommandContext } from './chat-command-context.js';
+import { type McpLogIn, offerMcpLogins } from './mcp-login-offer.js';
 import { MCP_PROMPT_COMMAND } from './mcp-prompts.js';
 import { PromptLineInput } from './prompt-line-input.js';
 import { type ChatCommandContext, COMMAND, runSlashCommand } from './slash-commands.js';
@@ -183,6 +184,8 @@ export async function runInteractive(options: {
   fork?: boolean;
   io: CliIo;
   color: boolean;
+  /** Runs the login of `youyou mcp login NAME`; `signal` abandons it. */
+  logInToMcpServer: McpLogIn;
 }): Promise<number> {
   const { settings, io } = options;
   const terminal = new Terminal({
@@ -238,6 +241,7 @@ export async function runInteractive(options: {
       }
     }
     chat.start(resumed);
+    await offerMcpLogins({ runtime, terminal, io, logIn: options.logInToMcpServer });
     return await chat.loop();
   } finally {
     saveHistory(settings.historyPath, terminal.history);

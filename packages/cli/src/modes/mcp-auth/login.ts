@@ -125,6 +125,8 @@ export async function runMcpLogin(options: {
   settings: CliSettings;
   name: string;
   io: CliIo;
+  /** Abandons the wait for the browser (the chat's Ctrl-C): rejects with a CommandError, nothing saved. */
+  signal?: AbortSignal;
 }): Promise<number> {
   const { settings, name, io } = options;
   const serverUrl = serverUrlOf(settings, name);
@@ -143,6 +145,8 @@ export async function runMcpLogin(options: {
     preferredPort: portOf(sameServer?.redirectUrl),
   });
   const shown = neutralizeLine(name);
+  const stop = (): void => listener.close();
+  options.signal?.addEventListener('abort', stop, { once: true });
   const provider = new LoginProvider({
     redirectUrl: listener.redirectUrl,
     state,
@@ -172,6 +176,7 @@ export async function runMcpLogin(options: {
       return 0;
     }
   } finally {
+    options.signal?.removeEventListener('abort', stop);
     listener.close();
   }
   if (provider.saved === undefined || provider.client === undefined) {
