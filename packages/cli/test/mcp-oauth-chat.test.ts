@@ -80,6 +80,19 @@ describe('an OAuth MCP server in the interactive chat', () => {
     expect(state.bearerTokens.at(-1)).toBe(saved.tokens.access_token);
   });
 
+  test('the offer taken, then Ctrl-C: the login is abandoned, its port closed, nothing written', async () => {
+    const chat = await harness.startInTmux([process.execPath, BIN, '--base-url', harness.server.baseURL]);
+    await chat.waitFor(/Log in now\? \[y\/N\] *\n*$/);
+    await send(chat, 'y');
+    const shown = await chat.waitFor(/Waiting for the browser to come back to (http\S+) /);
+    const redirect = /come back to (http\S+) /.exec(shown.replace(/\n/g, ''))?.[1];
+    expect(redirect).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
+    await chat.keys('C-c');
+    await chat.waitFor(PROMPT_BACK);
+    expect(existsSync(path.join(harness.sandbox.home, 'mcp-auth', 'notes.json'))).toBe(false);
+    await expect(fetch(redirect!)).rejects.toThrow();
+  });
+
   test('a login revoked mid-session: the tool line shows what to run, and the chat goes on', async () => {
     await logIn();
     const chat = await harness.startChat();
