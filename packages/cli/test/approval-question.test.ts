@@ -17,6 +17,7 @@ import type { WireReply } from '../../../test-support/wire-server.js';
 import { BIN } from './support/build.js';
 import { PROMPT_BACK, send, useTmuxHarness } from './support/harness.js';
 import type { TmuxSession } from './support/tmux.js';
+import { until } from './support/until.js';
 
 const harness = useTmuxHarness();
 
@@ -73,15 +74,6 @@ function youyouPid(panePid: number): number {
 function isStopped(pid: number): boolean {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return stat.slice(stat.lastIndexOf(')') + 2).startsWith('T');
-}
-
-/** Polls `check` until it holds, at most 10 s. */
-async function until(what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within 10 s`);
-    await delay(20);
-  }
 }
 
 /** The screen's rows with the question's gutter taken off, joined: what the user can read of the call. */
@@ -254,12 +246,12 @@ describe('the approval question in a terminal', () => {
 
     await send(chat, 'make files');
     // youyou sent its request and waits for the model; it is held, as on a loaded machine, and keys arrive.
-    await until('the model request', () => harness.server.turnRequests().length === 1);
+    await until(() => harness.server.turnRequests().length === 1, 'the model request');
     process.kill(pid, 'SIGSTOP');
-    await until('youyou stopped', () => isStopped(pid));
+    await until(() => isStopped(pid), 'youyou stopped');
     const typed = 'and also yes please';
     await chat.type(typed);
-    await until('the keys in the terminal', () => unreadInput(pid) >= typed.length);
+    await until(() => unreadInput(pid) >= typed.length, 'the keys in the terminal');
     // The model's tool call reaches youyou while it is stopped too; then it goes on.
     held[0]?.();
     await new Promise((resolve) => setImmediate(resolve));
@@ -269,7 +261,7 @@ describe('the approval question in a terminal', () => {
     expect(exists('first')).toBe(false);
     expect(await chat.screen()).not.toContain('always allow');
     await chat.type('y');
-    await until('the second model request', () => harness.server.turnRequests().length === 2);
+    await until(() => harness.server.turnRequests().length === 2, 'the second model request');
     expect(exists('first')).toBe(true);
 
     // Typing that goes on while the next question opens, and after it (youyou held again as it opens): its
@@ -279,9 +271,9 @@ describe('the approval question in a terminal', () => {
       await chat.type(typed[index % typed.length] ?? ' ');
     }
     process.kill(pid, 'SIGSTOP');
-    await until('youyou stopped', () => isStopped(pid));
+    await until(() => isStopped(pid), 'youyou stopped');
     await chat.type('yes please');
-    await until('the keys in the terminal', () => unreadInput(pid) >= 'yes please'.length);
+    await until(() => unreadInput(pid) >= 'yes please'.length, 'the keys in the terminal');
     process.kill(pid, 'SIGCONT');
     await chat.waitFor(/typed before the question ignored\)\n.*y = yes/);
     expect(exists('second')).toBe(false);

@@ -15,17 +15,9 @@ import {
 import { BIN } from './support/build.js';
 import { startCli } from './support/cli.js';
 import { send, useTmuxHarness } from './support/harness.js';
+import { until } from './support/until.js';
 
 const harness = useTmuxHarness();
-
-/** Waits for a state (a line on stdout, a file), checking every 20 ms, at most `timeoutMs`. */
-async function until(check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 test('--continue after a crash mid-stream offers the cut turn; yes asks the model again, once', async () => {
   harness.server.reply(hangingReply('Once upon'), textReply('Once upon a time, the end.'));

@@ -3,6 +3,7 @@ import { contentText, hangingReply, messagesOf, textReply } from '../../../test-
 import { BIN } from './support/build.js';
 import { jsonLines, runCli, startCli } from './support/cli.js';
 import { send, useTmuxHarness } from './support/harness.js';
+import { until } from './support/until.js';
 
 const harness = useTmuxHarness();
 const { startChat } = harness;
@@ -14,15 +15,6 @@ function modelOf(index: number): unknown {
 async function sessionsJson(): Promise<{ sessionId: string; messageCount: number }[]> {
   const result = await runCli({ args: ['sessions', '--json'], sandbox: harness.sandbox });
   return jsonLines(result.stdout) as { sessionId: string; messageCount: number }[];
-}
-
-/** Polls until `check` is true, at most `timeoutMs`. */
-async function until(check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('slash commands of the session', () => {

@@ -1,11 +1,11 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
 import { textReply, toolCallReply, toolResult } from '../../../test-support/cli-wire.js';
 import { REPOSITORY } from './support/build.js';
 import { startCli } from './support/cli.js';
 import { PROMPT_BACK, send, useTmuxHarness } from './support/harness.js';
+import { until } from './support/until.js';
 
 const harness = useTmuxHarness();
 
@@ -19,15 +19,6 @@ const GATE = 'gate';
 const COMMAND =
   "printf '\\033]0;owned\\007\\033[2J%s-%s\\n' hostile line; printf '%s-%s\\n' first line; " +
   `while [ ! -e ${GATE} ]; do sleep 0.05; done; printf '%s-%s\\n' gate opened`;
-
-/** Polls `check` until it holds, at most 20 s: waits for a state, never for a duration. */
-async function until(what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within 20 s`);
-    await delay(20);
-  }
-}
 
 function scriptShellTurn(): void {
   harness.server.reply(
@@ -73,7 +64,7 @@ describe('a running command’s output', () => {
     cli.child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
     });
-    await until('the first line on stderr', () => stderr.includes('first-line'));
+    await until(() => stderr.includes('first-line'), 'the first line on stderr');
     expect(stderr).not.toContain('gate-opened');
     expect(stderr).toContain('\\e]0;owned\\a\\e[2Jhostile-line\n');
     // biome-ignore lint/suspicious/noControlCharactersInRegex: no raw ESC or BEL may reach the terminal.
@@ -106,7 +97,7 @@ describe('a running command’s output', () => {
     cli.child.stderr?.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
     });
-    await until('the first progress on stderr', () => stderr.includes('step 1 of 3\n'));
+    await until(() => stderr.includes('step 1 of 3\n'), 'the first progress on stderr');
     expect(stderr).not.toContain('2/3');
 
     await writeFile(gate, '');

@@ -16,6 +16,7 @@ import { readSse, type SseMessage } from '../../server/test/support/harness.js';
 import { ensureBuilt } from './support/build.js';
 import { createSandbox, type RunningCli, runCli, type Sandbox, startCli } from './support/cli.js';
 import { SERVE_AUTH, SERVE_TOKEN, stopServe, waitForServeUrl } from './support/serve.js';
+import { until } from './support/until.js';
 
 // `youyou serve --database-url` as real child processes of the built CLI on a real PostgreSQL (DATABASE_URL,
 // as for @youyou/postgres: `eval "$(scripts/start-postgres.sh)"`), each test file on a schema of its own
@@ -92,14 +93,6 @@ function sendMessage(url: string, sessionId: string, content: string): Promise<R
     headers: SERVE_AUTH,
     body: JSON.stringify({ content }),
   });
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: () => string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /** Reads `/sessions/:id/log` in the background into `received`, from the start of the log. */

@@ -10,6 +10,7 @@ import { contentText, hangingReply, messagesOf, textReply } from '../../../test-
 import { REPOSITORY } from './support/build.js';
 import { childEnv, jsonLines, runCli, startCli } from './support/cli.js';
 import { useCliHarness } from './support/harness.js';
+import { until } from './support/until.js';
 
 const harness = useCliHarness();
 
@@ -31,15 +32,6 @@ async function turn(prompt: string, answer: string, ...args: string[]): Promise<
   const result = await cli(...args, '-p', prompt, '--json', '--base-url', harness.server.baseURL);
   expect(result.code).toBe(0);
   return (jsonLines(result.stdout)[0] as { sessionId: string }).sessionId;
-}
-
-/** Polls until `check` is true, at most `timeoutMs`. */
-async function until(check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 describe('two processes on one session', () => {

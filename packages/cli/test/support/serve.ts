@@ -33,15 +33,4 @@ export async function stopServe(cli: RunningCli): Promise<number | null> {
   }
 }
 
-/** Waits until `check` holds (a state, polled), or fails naming what did not happen. */
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  what: () => string,
-  timeoutMs = 30_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+export { until } from './until.js';
