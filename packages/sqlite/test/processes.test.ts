@@ -189,7 +189,7 @@ test('SIGKILL during a stream of writes: every save that resolved is there, in o
   } finally {
     await storage.close();
   }
-});
+}, 60_000);
 
 test('SIGKILL while a sub-agent runs: the child session is saved, linked both ways, and resumable', async () => {
   const path = folder.file('agent.db');
