@@ -1,29 +1,33 @@
+import { deadlines, MAX_TIMER_MS } from './deadlines.js';
+
 /** How a bounded wait ended. */
 type Settled<T> =
   | { status: 'fulfilled'; value: T }
   | { status: 'rejected'; error: unknown }
   | { status: 'timeout' };
 
-/** The largest delay setTimeout accepts; a larger bound means "no bound". */
-const MAX_TIMER_MS = 2_147_483_647;
+/** Every time-out is the same answer; nobody changes it. */
+const TIMED_OUT: { status: 'timeout' } = Object.freeze({ status: 'timeout' });
+
+/** True for a bound a timer can keep: a larger one, or one that is not a number, means "no bound". */
+function isTimerBound(timeoutMs: number): boolean {
+  return Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS;
+}
 
 /**
- * Waits for `promise` at most `timeoutMs`, never rejecting; the timer is cleared as soon as the promise settles,
- * and a late rejection is swallowed here so that it is never reported as unhandled.
+ * Waits for `promise` at most `timeoutMs`, never rejecting; the deadline (kernel/deadlines.ts) is cancelled as
+ * soon as the promise settles, and a late rejection is swallowed here so that it is never reported as unhandled.
  */
 export function settleWithin<T>(promise: PromiseLike<T>, timeoutMs: number): Promise<Settled<T>> {
   return new Promise((resolve) => {
-    const bounded = Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS;
-    const timer = bounded
-      ? setTimeout(() => resolve({ status: 'timeout' }), Math.max(0, timeoutMs))
-      : undefined;
+    const deadline = isTimerBound(timeoutMs) ? deadlines.schedule(timeoutMs, resolve, TIMED_OUT) : undefined;
     Promise.resolve(promise).then(
       (value) => {
-        clearTimeout(timer);
+        deadlines.cancel(deadline);
         resolve({ status: 'fulfilled', value });
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        deadlines.cancel(deadline);
         resolve({ status: 'rejected', error });
       },
     );

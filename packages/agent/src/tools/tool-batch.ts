@@ -1,3 +1,4 @@
+import { type Deadline, deadlines } from '../kernel/deadlines.js';
 import { AgentError, describeError } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { SchemaCheck } from '../kernel/json-schema.js';
@@ -64,8 +65,8 @@ export interface ExecuteBatchOptions {
 /** A call whose tool runs now: when its time is up, and the state of its signal. */
 interface RunningTool {
   readonly toolName: string;
-  /** A `performance.now()` time. */
-  readonly due: number;
+  /** The call's timeout in the runtime's shared deadlines, while it runs. */
+  deadline: Deadline | undefined;
   /** Hands the call its output; called once, by whichever comes first: the tool's answer or the timeout. */
   readonly resolve: (output: ToolOutput) => void;
   /** The controller of the tool's signal, made when the tool first reads it (see `signalOf`). */
@@ -100,8 +101,9 @@ function signalOf(tool: RunningTool): AbortSignal {
  * tool_call_end → AfterToolUse. `run` then hands the outcomes to `onResult` (the write-ahead of the results)
  * in call order.
  *
- * Read-only calls run concurrently; a batch with a call of a mutating tool runs one call after another. The
- * batch has one timer for all its running tools and one listener on the turn's signal.
+ * Read-only calls run concurrently; a batch with a call of a mutating tool runs one call after another. Each
+ * running tool has a deadline in the runtime's shared scheduler (kernel/deadlines.ts: one Node timer for all),
+ * and the batch has one listener on the turn's signal.
  */
 export class ToolBatch {
   readonly #options: ExecuteBatchOptions;
@@ -110,8 +112,6 @@ export class ToolBatch {
   readonly #plans: (RegisteredTool | string)[];
   /** The tools running now, each until its answer or its timeout. */
   readonly #running = new Set<RunningTool>();
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #timerDue = Number.POSITIVE_INFINITY;
   /** The first error `onResult` threw or rejected with: nothing is handed over or started after it. */
   #failure: { error: unknown } | undefined;
 
@@ -186,7 +186,7 @@ export class ToolBatch {
       // 3. The tool runs with a signal of its own, bounded by the timeout; its output comes back capped.
       emit({ type: 'tool_call_start', callId, toolName, arguments: args });
       const started = performance.now();
-      const output = await this.#runTool(plan.handler, callId, args, started);
+      const output = await this.#runTool(plan.handler, callId, args);
       const durationMs = Math.round(performance.now() - started);
       emit({ type: 'tool_call_end', callId, toolName, output, durationMs, success: !output.isError });
       const outcome: ToolCallOutcome = { callId, toolName, arguments: args, output, durationMs };
@@ -206,12 +206,12 @@ export class ToolBatch {
    * Calls the tool with its own signal, which fires on the turn's cancel or at the timeout. Never rejects: a
    * throw or a rejection is an error result, and at the timeout the result is decided and a late answer ignored.
    */
-  #runTool(handler: ToolHandler, callId: string, args: unknown, started: number): Promise<ToolOutput> {
+  #runTool(handler: ToolHandler, callId: string, args: unknown): Promise<ToolOutput> {
     const { sessionId, turnId, emit } = this.#options;
     return new Promise<ToolOutput>((resolve) => {
       const tool: RunningTool = {
         toolName: handler.name,
-        due: started + this.#timeoutMs,
+        deadline: undefined,
         resolve,
         controller: undefined,
         abortedWith: undefined,
@@ -248,42 +248,23 @@ export class ToolBatch {
   /** The tool's output is in: the call leaves the running tools. The first output a call gets is its result. */
   #settle(tool: RunningTool, output: ToolOutput): void {
     if (!this.#running.delete(tool)) return;
-    if (this.#running.size === 0) this.#setTimer(Number.POSITIVE_INFINITY);
+    deadlines.cancel(tool.deadline);
+    tool.deadline = undefined;
     tool.resolve(output);
   }
 
-  /** A tool starts running: the batch's timer is moved earlier when this tool is due first. */
+  /** A tool starts running, and its timeout with it. */
   #startTiming(tool: RunningTool): void {
     this.#running.add(tool);
-    if (tool.due < this.#timerDue) this.#setTimer(tool.due);
+    tool.deadline = deadlines.schedule(this.#timeoutMs, this.#onTimeout, tool);
   }
 
-  /** Sets the batch's one timer for `due` (a `performance.now()` time), or clears it for Infinity. */
-  #setTimer(due: number): void {
-    clearTimeout(this.#timer);
-    this.#timerDue = due;
-    this.#timer =
-      due === Number.POSITIVE_INFINITY
-        ? undefined
-        : setTimeout(this.#onTimer, Math.max(1, Math.ceil(due - performance.now())));
-  }
-
-  /** Times out every running tool that is due, then sets the timer for the next one. */
-  readonly #onTimer = (): void => {
-    this.#timerDue = Number.POSITIVE_INFINITY;
-    this.#timer = undefined;
-    const now = performance.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const tool of this.#running) {
-      if (tool.due > now) next = Math.min(next, tool.due);
-      else {
-        const ms = this.#timeoutMs;
-        this.#settle(tool, failed(`Tool timed out after ${ms}ms`));
-        const message = `tool '${tool.toolName}' timed out after ${ms}ms`;
-        abortTool(tool, new AgentError({ code: 'TOOL_TIMEOUT', message }));
-      }
-    }
-    if (next < this.#timerDue) this.#setTimer(next);
+  /** A running tool's time is up: its result is the timeout's, and its signal fires with TOOL_TIMEOUT. */
+  readonly #onTimeout = (tool: RunningTool): void => {
+    const ms = this.#timeoutMs;
+    this.#settle(tool, failed(`Tool timed out after ${ms}ms`));
+    const message = `tool '${tool.toolName}' timed out after ${ms}ms`;
+    abortTool(tool, new AgentError({ code: 'TOOL_TIMEOUT', message }));
   };
 
   /** The turn was cancelled: the signal of every running tool fires, with the turn's reason. */
