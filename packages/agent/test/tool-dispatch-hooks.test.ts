@@ -100,10 +100,11 @@ describe('ToolDispatcher.executeBatch: hooks', () => {
     const { dispatcher } = recordingTool();
     const hooks = new HookRegistry();
     const dispatched: string[] = [];
-    const original = hooks.dispatch.bind(hooks);
-    hooks.dispatch = (options) => {
-      dispatched.push(options.event);
-      return original(options);
+    // `run` is where every dispatch goes, the hook runners' and `dispatch`'s.
+    const original = hooks.run.bind(hooks);
+    hooks.run = (site, data) => {
+      dispatched.push(site.event);
+      return original(site, data);
     };
     await runBatch(dispatcher, [call('read', { path: 'a' })], { hooks });
     expect(dispatched).toEqual([]);

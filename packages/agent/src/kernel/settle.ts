@@ -10,7 +10,7 @@ type Settled<T> =
 const TIMED_OUT: { status: 'timeout' } = Object.freeze({ status: 'timeout' });
 
 /** True for a bound a timer can keep: a larger one, or one that is not a number, means "no bound". */
-function isTimerBound(timeoutMs: number): boolean {
+export function isTimerBound(timeoutMs: number): boolean {
   return Number.isFinite(timeoutMs) && timeoutMs <= MAX_TIMER_MS;
 }
 
