@@ -32,7 +32,7 @@ describe('DeadlineScheduler', () => {
       'one',
     );
     expect(scheduler.pending).toBe(2);
-    expect(scheduler.timerState).toBe('ref');
+    expect(scheduler.timerState).toBe('armed');
     await last.done;
     expect(order).toEqual(['zero', 'one']);
     expect(scheduler.pending).toBe(0);
@@ -82,27 +82,27 @@ describe('DeadlineScheduler', () => {
     await soon.done;
     // Fired for the soon one, it is armed again for the earliest pending deadline: the far one.
     expect(scheduler.pending).toBe(2);
-    expect(scheduler.timerState).toBe('ref');
+    expect(scheduler.timerState).toBe('armed');
     expect(scheduler.armedFor).toBeGreaterThanOrEqual(armedForFar);
     expect(scheduler.armedFor).toBeLessThan(armedForFar + TEN_MINUTES);
     scheduler.cancel(far);
   });
 
-  it('unrefs the timer when nothing is pending, shares it with a deadline of the same turn, clears it after', async () => {
+  it('keeps the timer for a deadline of the same turn once nothing is pending, and clears it at the end of the turn', async () => {
     const scheduler = new DeadlineScheduler();
     const first = scheduler.schedule(TEN_MINUTES, () => undefined, undefined);
     const armedFor = scheduler.armedFor;
     scheduler.cancel(first);
     expect(scheduler.pending).toBe(0);
-    expect(scheduler.timerState).toBe('unref');
-    // Due after the armed time: the same timer serves it, and keeps the process alive again.
+    expect(scheduler.timerState).toBe('releasing');
+    // Due after the armed time: the same timer serves it.
     const second = scheduler.schedule(TEN_MINUTES, () => undefined, undefined);
     expect(scheduler.armedFor).toBe(armedFor);
-    expect(scheduler.timerState).toBe('ref');
+    expect(scheduler.timerState).toBe('armed');
     await nextTurn();
-    expect(scheduler.timerState).toBe('ref');
+    expect(scheduler.timerState).toBe('armed');
     scheduler.cancel(second);
-    expect(scheduler.timerState).toBe('unref');
+    expect(scheduler.timerState).toBe('releasing');
     await nextTurn();
     expect(scheduler.timerState).toBe('none');
   });

@@ -241,7 +241,7 @@ describe('HookRegistry.tap', () => {
 });
 
 describe('timers', () => {
-  it('keeps no timer holding the process once a handler answered, and none at all after the turn', async () => {
+  it('cancels the bound as soon as a handler answers, and leaves no timer after the turn', async () => {
     const registry = new HookRegistry();
     tap(registry, 'a', async () => ({ type: 'continue' }));
     const result = await registry.dispatch({
@@ -251,9 +251,9 @@ describe('timers', () => {
       timeoutMs: 60_000,
     });
     expect(result.errors).toEqual([]);
-    // The bound's deadline is cancelled; the shared timer, if still armed, no longer keeps the process alive.
+    // The bound's deadline is cancelled; the shared timer, if still armed, goes at the end of the turn.
     expect(deadlines.pending).toBe(0);
-    expect(deadlines.timerState).not.toBe('ref');
+    expect(deadlines.timerState).not.toBe('armed');
     await new Promise((resolve) => setImmediate(resolve));
     expect(deadlines.timerState).toBe('none');
   });

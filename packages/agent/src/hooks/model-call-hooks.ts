@@ -26,7 +26,8 @@ export function hookedProvider(
     id: provider.id,
     models: provider.models,
     chat: async (request, signal) => {
-      const sent = await requestAfterHook(request, before, scope);
+      // The request's copy for the hook is made only when a BeforeModelCall handler is there to see it.
+      const sent = hooks.has('BeforeModelCall') ? await requestAfterHook(request, before, scope) : request;
       const stream = await provider.chat(sent, signal);
       if (!hooks.has('AfterModelCall')) return stream;
       return heldAnswer({ stream, request: sent, providerId: provider.id, after, scope });

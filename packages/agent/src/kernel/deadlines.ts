@@ -38,10 +38,12 @@ interface DurationList {
  * deadline, and moved only when a new deadline is due before it or when it fires. A cancelled deadline does not
  * move it: the timer may then fire with nothing due and is armed again for the next deadline.
  *
- * The timer keeps the process alive exactly while a deadline is pending, as a setTimeout per deadline would.
- * When the last pending deadline goes, the timer is unref'd at once and cleared at the end of the event-loop
- * turn (a setImmediate), unless a new deadline came meanwhile: bounded waits that follow each other within a
- * turn (a hook answered, the next hook asked) share one timer instead of making and clearing one each.
+ * The timer keeps the process alive while a deadline is pending, as a setTimeout per deadline would, and no
+ * longer: when the last pending deadline goes, the timer is cleared at the end of the event-loop turn (a
+ * setImmediate), unless a new deadline came meanwhile. Bounded waits that follow each other within a turn (a
+ * hook answered, the next hook asked, a tool run) so share one timer instead of making and clearing one each.
+ * Until then the timer stays ref'd, and that keeps nothing alive that the release's own immediate does not: the
+ * loop does not block or end before its check phase while an immediate is pending.
  *
  * A deadline fires when `performance.now()` reached its due time, never before: a Node timer can fire up to a
  * millisecond early (it counts from the loop's cached time), and a deadline not due yet is left for the next.
@@ -60,10 +62,10 @@ export class DeadlineScheduler {
     return this.#pending;
   }
 
-  /** Whether a Node timer is armed, and whether it keeps the process alive (for tests and diagnostics). */
-  get timerState(): 'none' | 'ref' | 'unref' {
+  /** Whether a Node timer is armed: none, armed, or armed with its release at the end of the turn scheduled. */
+  get timerState(): 'none' | 'armed' | 'releasing' {
     if (this.#timer === undefined) return 'none';
-    return this.#timer.hasRef() ? 'ref' : 'unref';
+    return this.#releaseScheduled && this.#pending === 0 ? 'releasing' : 'armed';
   }
 
   /** The `performance.now()` time the timer is armed for; Infinity when none is. */
@@ -93,7 +95,6 @@ export class DeadlineScheduler {
     // A timer already past its time has not fired (a busy loop, or a timer a test's fake clock swallowed):
     // arming a fresh one costs little and never lets a deadline hang on it.
     if (due < this.#timerDue || this.#timerDue <= now) this.#arm(due, now);
-    else if (this.#pending === 1) this.#timer?.ref();
     return node as unknown as Deadline;
   }
 
@@ -120,11 +121,9 @@ export class DeadlineScheduler {
     this.#pending -= 1;
   }
 
-  /** Nothing is pending: the timer stops keeping the process alive now, and is cleared at the end of the turn. */
+  /** Nothing is pending: the timer is cleared at the end of the turn, unless a deadline comes before. */
   #idle(): void {
-    if (this.#timer === undefined) return;
-    this.#timer.unref();
-    if (this.#releaseScheduled) return;
+    if (this.#timer === undefined || this.#releaseScheduled) return;
     this.#releaseScheduled = true;
     setImmediate(this.#release);
   }
