@@ -86,23 +86,44 @@ describe('a dispatch through handlers that answer at once and later', () => {
     expect(result.errors[0]?.message).toContain("plugin 'p0' failed in BeforeToolUse: no then for you");
   });
 
-  it('takes only the first answer of a thenable that answers twice, and never runs a handler twice', async () => {
-    let secondRuns = 0;
-    const twice = {
-      // biome-ignore lint/suspicious/noThenProperty: a foreign thenable is what this test hands the chain
-      then(resolve: (value: unknown) => void) {
+  it('waits for a promise with a then of its own as for any promise: its own then is never called', async () => {
+    let ownThenCalls = 0;
+    let laterRuns = 0;
+    const odd = Promise.resolve({ type: 'continue_with', data: 'real answer' });
+    Object.defineProperty(odd, 'then', {
+      value: (resolve: (value: unknown) => void) => {
+        ownThenCalls += 1;
         resolve({ type: 'continue_with', data: 'first' });
         resolve({ type: 'continue_with', data: 'second' });
       },
-    };
-    const registry = registryWith((() => twice) as unknown as HookHandler, () => {
-      secondRuns += 1;
+    });
+    const registry = registryWith((() => odd) as unknown as HookHandler, () => {
+      laterRuns += 1;
       return undefined;
     });
     const result = await dispatch(registry, 'start');
     await new Promise((resolve) => setImmediate(resolve));
-    expect(result.data).toBe('first');
-    expect(secondRuns).toBe(1);
+    expect(result.data).toBe('real answer');
+    expect(ownThenCalls).toBe(0);
+    expect(laterRuns).toBe(1);
+  });
+
+  it('records a promise whose constructor cannot be read as a failure and goes on', async () => {
+    const hostile = new Promise(() => undefined);
+    Object.defineProperty(hostile, 'constructor', {
+      get() {
+        throw new Error('no constructor for you');
+      },
+    });
+    const registry = registryWith((() => hostile) as unknown as HookHandler, () => ({
+      type: 'continue_with',
+      data: 'after',
+    }));
+    const result = await dispatch(registry, 'start');
+    expect(result.data).toBe('after');
+    expect(result.errors).toHaveLength(1);
+    expect(result.errors[0]?.message).toContain('no constructor for you');
+    expect(deadlines.pending).toBe(0);
   });
 
   it('swallows a late rejection of a timed-out handler: not recorded, not unhandled', async () => {

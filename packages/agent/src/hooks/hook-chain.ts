@@ -52,6 +52,9 @@ function toHookResult(value: unknown): HookResult | undefined | 'invalid' {
   }
 }
 
+/** Promise.prototype.then as it was when the runtime loaded. */
+const promiseThen = Promise.prototype.then;
+
 /** The scheduler's callback for a handler that did not answer in time (a plain function: no closure per wait). */
 function onHandlerTimeout(chain: HookChain): void {
   chain.timedOut();
@@ -121,45 +124,53 @@ export class HookChain {
     while (this.#index < entries.length) {
       const entry = entries[this.#index++] as HookEntry;
       let value: unknown;
-      let pending: boolean;
+      let answer: Promise<unknown> | undefined;
       try {
         value = entry.handler(this.#payloadFor(entry));
-        // Inside the try: reading `then` of a hostile answer may throw too.
-        pending = isThenable(value);
+        // A thenable is adopted as `await` would; inside the try, since a hostile one can throw right here.
+        if (isThenable(value)) answer = Promise.resolve(value);
       } catch (error) {
         this.#fail(entry, describeError(error), error);
         continue;
       }
-      if (pending) {
-        this.#waitFor(entry, value as PromiseLike<unknown>);
-        return false;
-      }
-      if (this.#apply(entry, value)) return true;
+      if (answer === undefined) {
+        if (this.#apply(entry, value)) return true;
+      } else if (this.#waitFor(entry, answer)) return false;
     }
     return true;
   }
 
-  /** Waits for a handler's answer, bounded: only an answer still to come needs a deadline. */
-  #waitFor(entry: HookEntry, answer: PromiseLike<unknown>): void {
+  /**
+   * Waits for a handler's answer, bounded: only an answer still to come needs a deadline. False (the failure
+   * recorded) when the answer cannot even be waited for.
+   */
+  #waitFor(entry: HookEntry, answer: Promise<unknown>): boolean {
     const wait = ++this.#wait;
+    try {
+      // The intrinsic `then`: a promise with a `then` of its own must not call back synchronously or twice.
+      promiseThen.call(
+        answer,
+        (value: unknown) => {
+          if (wait !== this.#wait) return;
+          this.#endWait();
+          if (this.#apply(entry, value) || this.#advance()) this.#settle();
+        },
+        (error: unknown) => {
+          // A late rejection is swallowed here, so that it is never reported as unhandled.
+          if (wait !== this.#wait) return;
+          this.#endWait();
+          this.#fail(entry, describeError(error), error);
+          if (this.#advance()) this.#settle();
+        },
+      );
+    } catch (error) {
+      this.#fail(entry, describeError(error), error);
+      return false;
+    }
     this.#waitingFor = entry;
     const { timeoutMs } = this.#site;
     if (isTimerBound(timeoutMs)) this.#deadline = deadlines.schedule(timeoutMs, onHandlerTimeout, this);
-    // Promise.resolve: a foreign thenable is adopted as `await` would, never called back synchronously.
-    Promise.resolve(answer).then(
-      (value) => {
-        if (wait !== this.#wait) return;
-        this.#endWait();
-        if (this.#apply(entry, value) || this.#advance()) this.#settle();
-      },
-      (error: unknown) => {
-        // A late rejection is swallowed here, so that it is never reported as unhandled.
-        if (wait !== this.#wait) return;
-        this.#endWait();
-        this.#fail(entry, describeError(error), error);
-        if (this.#advance()) this.#settle();
-      },
-    );
+    return true;
   }
 
   /** The wait is over (answered or timed out): its deadline goes, and a later answer to it is ignored. */
