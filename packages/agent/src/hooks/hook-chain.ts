@@ -64,8 +64,8 @@ function onHandlerTimeout(chain: HookChain): void {
  * One dispatch's run through its handlers, in order. A handler that answers at once is applied at once; one that
  * answers with a promise is awaited with a deadline in the shared scheduler (kernel/deadlines.ts), whichever
  * comes first going on with the chain. Nothing is allocated for what does not happen: no `errors` array until a
- * handler fails, no promise for the dispatch until a handler answers with one, no deadline for a handler that
- * answers at once.
+ * handler fails, and no promise, closure or deadline for a handler that answers at once (the dispatch's own
+ * promise is the only one it makes then).
  */
 export class HookChain {
   readonly #site: HookSite;
@@ -89,7 +89,7 @@ export class HookChain {
     this.#result = { data, abortReason: undefined, errors: NO_ERRORS };
   }
 
-  /** Runs the handlers; never rejects. */
+  /** Runs the handlers; rejects only when the site's `reportError` throws, as a hook runner's did. */
   run(): Promise<HookDispatchResult> {
     if (!this.#advance()) {
       return new Promise((resolve, reject) => {
