@@ -1,6 +1,9 @@
 /** The largest delay setTimeout accepts; a deadline further away than this is no deadline. */
 export const MAX_TIMER_MS = 2_147_483_647;
 
+/** How many durations' (empty) lists an idle scheduler keeps. */
+const KEPT_DURATIONS = 8;
+
 /**
  * One registered deadline: a node of its duration's list while it is pending. Cancelled or fired, it is
  * unlinked and forgets its callback and subject, so a caller that keeps the handle keeps nothing alive through it.
@@ -134,8 +137,9 @@ export class DeadlineScheduler {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#timerDue = Number.POSITIVE_INFINITY;
-    // Durations used once must not pile up in the map of a long-lived process.
-    this.#lists.clear();
+    // The lists of a few durations stay for the next deadlines (a runtime uses a handful); durations used once
+    // must not pile up in the map of a long-lived process. Nothing is pending, so every list is empty.
+    if (this.#lists.size > KEPT_DURATIONS) this.#lists.clear();
   };
 
   /** Arms the one timer for `due`, replacing the armed one; it never fires before `due`. */
