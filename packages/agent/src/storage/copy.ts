@@ -1,5 +1,5 @@
 /**
- * The deep copy of the in-memory storages: nobody can change a stored value through an object they hold. Plain
+ * The deep copies of the in-memory storages: nobody can change a stored value through an object they hold. Plain
  * data (what session events and memories are) is copied by a short walk, several times faster than
  * structuredClone; anything else is left to structuredClone.
  */
@@ -17,21 +17,44 @@ const MAX_DEPTH = 100;
  */
 const MAX_OBJECTS = 100_000;
 
-/** How many objects the current copy may still walk. */
-interface Budget {
+/** The state of one copy's walk. */
+interface Walk {
+  /** How many objects the walk may still make. */
   objects: number;
+  /** Freeze each object and array copied, as soon as it is complete. */
+  readonly freeze: boolean;
+  /** Set when the copy holds a Date: freezing a Date does not stop `setTime`, so such a copy is not read-only. */
+  holdsDate: boolean;
 }
 
 /** A deep copy, as structuredClone makes it; a value structuredClone cannot copy (a function, a symbol) is bad input. */
 export function copyOf<T>(value: T, what: string): T {
-  let copy: unknown;
+  const walk: Walk = { objects: MAX_OBJECTS, freeze: false, holdsDate: false };
+  const copy = walkedCopy(value, walk);
+  return (copy === NOT_PLAIN ? clonedOf(value, what) : copy) as T;
+}
+
+/**
+ * A deep copy that nobody can change, or undefined when the copy could still be changed (it holds a Date, or
+ * data that is not plain, as a Map): then the caller keeps a `copyOf` and copies it again for each reader.
+ */
+export function readOnlyCopyOf<T>(value: T): T | undefined {
+  const walk: Walk = { objects: MAX_OBJECTS, freeze: true, holdsDate: false };
+  const copy = walkedCopy(value, walk);
+  return copy === NOT_PLAIN || walk.holdsDate ? undefined : (copy as T);
+}
+
+/** `copyPlain`'s copy, or NOT_PLAIN when the value is not plain data or a getter threw. */
+function walkedCopy(value: unknown, walk: Walk): unknown {
   try {
-    copy = copyPlain(value, { objects: MAX_OBJECTS }, 0);
+    return copyPlain(value, walk, 0);
   } catch {
-    // A getter threw: structuredClone below reports it.
-    copy = NOT_PLAIN;
+    // A getter threw: structuredClone reports it.
+    return NOT_PLAIN;
   }
-  if (copy !== NOT_PLAIN) return copy as T;
+}
+
+function clonedOf(value: unknown, what: string): unknown {
   try {
     return structuredClone(value);
   } catch (error) {
@@ -51,21 +74,21 @@ export function copyOf<T>(value: T, what: string): T {
  * equal, which is all a stored value promises (no Set of the objects seen is kept, one allocation less per
  * event saved).
  */
-function copyPlain(value: unknown, budget: Budget, depth: number): unknown {
+function copyPlain(value: unknown, walk: Walk, depth: number): unknown {
   if (typeof value !== 'object' || value === null) {
     return typeof value === 'function' || typeof value === 'symbol' ? NOT_PLAIN : value;
   }
-  if (depth > MAX_DEPTH || --budget.objects < 0) return NOT_PLAIN;
+  if (depth > MAX_DEPTH || --walk.objects < 0) return NOT_PLAIN;
   const prototype: unknown = Object.getPrototypeOf(value);
   if (prototype === Array.prototype) {
     const array = value as unknown[];
     const copy = new Array<unknown>(array.length);
     for (let index = 0; index < array.length; index++) {
-      const item = copyPlain(array[index], budget, depth + 1);
+      const item = copyPlain(array[index], walk, depth + 1);
       if (item === NOT_PLAIN) return NOT_PLAIN;
       copy[index] = item;
     }
-    return copy;
+    return walk.freeze ? Object.freeze(copy) : copy;
   }
   if (prototype === Object.prototype || prototype === null) {
     const record = value as Record<string, unknown>;
@@ -77,12 +100,15 @@ function copyPlain(value: unknown, budget: Budget, depth: number): unknown {
       if (!Object.hasOwn(record, key)) continue;
       // Assigning `__proto__` would set the copy's prototype instead of adding a property.
       if (key === '__proto__') return NOT_PLAIN;
-      const item = copyPlain(record[key], budget, depth + 1);
+      const item = copyPlain(record[key], walk, depth + 1);
       if (item === NOT_PLAIN) return NOT_PLAIN;
       copy[key] = item;
     }
-    return copy;
+    return walk.freeze ? Object.freeze(copy) : copy;
   }
-  if (prototype === Date.prototype) return new Date(Date.prototype.getTime.call(value));
+  if (prototype === Date.prototype) {
+    walk.holdsDate = true;
+    return new Date(Date.prototype.getTime.call(value));
+  }
   return NOT_PLAIN;
 }

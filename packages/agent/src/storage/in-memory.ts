@@ -7,7 +7,7 @@ import type {
   SessionStorage,
   SessionSummary,
 } from '../ports/storage.js';
-import { copyOf } from './copy.js';
+import { copyOf, readOnlyCopyOf } from './copy.js';
 import {
   checkMemory,
   checkPageLimit,
@@ -29,6 +29,11 @@ import {
 interface StoredEvent {
   timeMs: number;
   payload: SessionEventPayload;
+  /**
+   * The payload is deeply frozen, so every load hands out this very payload. False for the rare payload a
+   * freeze cannot make read-only (a metadata value holding a Date or a Map): each load copies that one.
+   */
+  readOnly: boolean;
 }
 
 /** What the storage keeps per session; the summary fields are kept up to date on every save. */
@@ -81,20 +86,26 @@ function summaryOf(record: SessionRecord): SessionSummary {
 
 /**
  * A SessionStorage that keeps everything in the process's memory: for tests, demos and hosts that do
- * not need sessions to outlive the process. Events are deep-copied in and out, so nobody can change a
- * stored event by mutating an object they hold. `findSession` matches an id prefix, or the text of the
+ * not need sessions to outlive the process. A saved event is deep-copied and the copy deeply frozen, so the
+ * caller may go on changing the object it saved; `loadSession` hands out fresh event objects and Dates around
+ * those frozen payloads (read-only: changing one throws a TypeError in strict mode, and never changes the log),
+ * rather than copying the whole log again on every load. Copy a loaded payload to edit it. `findSession` matches an id prefix, or the text of the
  * title or of any user or assistant message (tool results and system messages are not searched),
  * ignoring case and surrounding white space.
  */
 export class InMemorySessionStorage implements SessionStorage {
   readonly #sessions = new Map<string, SessionRecord>();
 
-  /** Appends a copy of the event; rejects with INVALID_INPUT for a bad session id or event. */
+  /** Appends a read-only copy of the event; rejects with INVALID_INPUT for a bad session id or event. */
   async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
     checkSessionId(sessionId);
     checkSessionEvent(event);
     const timeMs = Date.prototype.getTime.call(event.timestamp);
-    const stored: StoredEvent = { timeMs, payload: copyOf(event.payload, 'the session event') };
+    const frozen = readOnlyCopyOf(event.payload);
+    const stored: StoredEvent =
+      frozen === undefined
+        ? { timeMs, payload: copyOf(event.payload, 'the session event'), readOnly: false }
+        : { timeMs, payload: frozen, readOnly: true };
     let record = this.#sessions.get(sessionId);
     if (record === undefined) {
       record = {
@@ -118,17 +129,26 @@ export class InMemorySessionStorage implements SessionStorage {
     }
   }
 
-  /** A copy of the whole log in save order, or null for an unknown id. */
+  /**
+   * The whole log in save order, or null for an unknown id: new event objects and Dates, and the stored payloads
+   * themselves, which are frozen (see the class's comment).
+   */
   async loadSession(sessionId: string): Promise<SessionEvent[] | null> {
     checkSessionId(sessionId);
     const record = this.#sessions.get(sessionId);
     if (record === undefined) return null;
-    // Each event was copied on its own when saved, so no object is shared between two of them: copying them one
-    // by one gives the same result as copying the whole log, without one walk remembering every object in it.
-    return record.events.map((event) => ({
-      timestamp: new Date(event.timeMs),
-      payload: copyOf(event.payload, 'the session log'),
-    }));
+    const { events } = record;
+    const log = new Array<SessionEvent>(events.length);
+    for (let index = 0; index < events.length; index++) {
+      const event = events[index] as StoredEvent;
+      log[index] = {
+        timestamp: new Date(event.timeMs),
+        // Each event was copied on its own when saved, so no object is shared between two of them: copying them
+        // one by one gives the same result as copying the whole log, without one walk remembering every object.
+        payload: event.readOnly ? event.payload : copyOf(event.payload, 'the session log'),
+      };
+    }
+    return log;
   }
 
   /**
@@ -216,7 +236,8 @@ export class InMemoryMemoryStorage implements MemoryStorage {
         .map((entry) => entry.memory);
     }
     const page = limit === Number.POSITIVE_INFINITY ? ordered : ordered.slice(0, limit);
-    return structuredClone(page);
+    // A memory is flat but for its two Dates, which a freeze would not protect: each reader gets a copy.
+    return page.map((memory) => copyOf(memory, 'the memory'));
   }
 
   /** Stores a copy, replacing the memory with the same id (even one of another namespace). */
