@@ -60,7 +60,10 @@ export function continuedRecord(turnId: string): SessionEventPayload {
  */
 export function readHeldBatch(events: readonly SessionEvent[]): HeldBatch | undefined {
   let batch: HeldBatch | undefined;
-  for (const { payload } of events) {
+  // Indexed rather than `for of`: this runs once per resume, mostly before it is optimised, and an array
+  // iterator then allocates a result object per event.
+  for (let index = 0; index < events.length; index++) {
+    const payload = (events[index] as SessionEvent).payload;
     if (payload.type === 'metadata') {
       if (payload.key === MetadataKey.approvalPending) batch = readPending(payload.value);
       else if (payload.key === MetadataKey.approvalContinued) batch = undefined;

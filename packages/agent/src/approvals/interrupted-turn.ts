@@ -5,6 +5,7 @@
  */
 
 import type { HeldBatch, HeldCall, InterruptedTurn } from '../kernel/approval-types.js';
+import { OpenCalls } from '../kernel/open-calls.js';
 import type { ToolCallRequest } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
@@ -31,17 +32,20 @@ export function readInterruptedTurn(events: readonly SessionEvent[]): Interrupte
   let ended = false;
   // The payloads, not requests made of them: most calls of a long log get their result, and a request is only
   // needed for those that did not.
-  const open = new Map<string, ToolCallPayload>();
+  const open = new OpenCalls<ToolCallPayload>();
   let callsSinceUser = 0;
   // A cut answer leaves the context when its turn is continued; a second cut before any message keeps it out.
   let answerDropped = false;
-  for (const { payload } of events) {
+  // Indexed rather than `for of`: this runs once per resume, mostly before it is optimised, and an array
+  // iterator then allocates a result object per event.
+  for (let index = 0; index < events.length; index++) {
+    const payload = (events[index] as SessionEvent).payload;
     if (payload.type === 'metadata') {
       if (payload.key === MetadataKey.turnEnded || payload.key === MetadataKey.approvalPending) ended = true;
       else if (payload.key === MetadataKey.approvalContinued) ended = false;
       else if (payload.key === MetadataKey.turnContinued) answerDropped = true;
       // A replay gives calls still open at a compaction the interrupted result: they are settled.
-      else if (payload.key === MetadataKey.compaction) clearOpen(open);
+      else if (payload.key === MetadataKey.compaction) open.clear();
       continue;
     }
     last = payload;
@@ -53,14 +57,14 @@ export function readInterruptedTurn(events: readonly SessionEvent[]): Interrupte
     } else if (payload.type === 'tool_result') {
       open.delete(payload.callId);
     } else {
-      clearOpen(open);
+      open.clear();
       if (payload.type === 'user_message') callsSinceUser = 0;
     }
   }
   if (last === undefined || ended) return undefined;
   if (last.type === 'assistant_message' && last.status === 'complete') return undefined;
   return {
-    calls: [...open.values()].map(({ callId, toolName, arguments: args }) => ({
+    calls: open.values().map(({ callId, toolName, arguments: args }) => ({
       callId,
       toolName,
       arguments: args,
@@ -72,11 +76,6 @@ export function readInterruptedTurn(events: readonly SessionEvent[]): Interrupte
 
 /** A saved tool call. */
 type ToolCallPayload = Extract<SessionEventPayload, { type: 'tool_call' }>;
-
-/** Empties the map; clearing an empty Map still allocates a new table, and a log has a message per clear. */
-function clearOpen(open: Map<string, unknown>): void {
-  if (open.size > 0) open.clear();
-}
 
 /**
  * The held batch of an interrupted turn's unfinished calls. A mutating call whose tool is not idempotent may have

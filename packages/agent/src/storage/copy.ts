@@ -1,7 +1,8 @@
 /**
  * The deep copies of the in-memory storages: nobody can change a stored value through an object they hold. Plain
  * data (what session events and memories are) is copied by a short walk, several times faster than
- * structuredClone; anything else is left to structuredClone.
+ * structuredClone; anything else is left to structuredClone. A value of plain objects alone can be copied
+ * frozen instead (`readOnlyCopyOf`), and then shared with every reader without another copy.
  */
 import { AgentError } from '../kernel/error.js';
 
@@ -21,27 +22,28 @@ const MAX_OBJECTS = 100_000;
 interface Walk {
   /** How many objects the walk may still make. */
   objects: number;
-  /** Freeze each object and array copied, as soon as it is complete. */
+  /**
+   * Freeze each object copied; an array or a Date in the value then ends the walk (NOT_PLAIN). A frozen Date can
+   * still be changed (`setTime`), and a frozen array is slow to read: in V8, `for of`, `map` and the other
+   * iterating methods leave their fast path for it (several times slower, a result object per item), a cost
+   * every later reader of the value would pay.
+   */
   readonly freeze: boolean;
-  /** Set when the copy holds a Date: freezing a Date does not stop `setTime`, so such a copy is not read-only. */
-  holdsDate: boolean;
 }
 
 /** A deep copy, as structuredClone makes it; a value structuredClone cannot copy (a function, a symbol) is bad input. */
 export function copyOf<T>(value: T, what: string): T {
-  const walk: Walk = { objects: MAX_OBJECTS, freeze: false, holdsDate: false };
-  const copy = walkedCopy(value, walk);
+  const copy = walkedCopy(value, { objects: MAX_OBJECTS, freeze: false });
   return (copy === NOT_PLAIN ? clonedOf(value, what) : copy) as T;
 }
 
 /**
- * A deep copy that nobody can change, or undefined when the copy could still be changed (it holds a Date, or
- * data that is not plain, as a Map): then the caller keeps a `copyOf` and copies it again for each reader.
+ * A deep copy that nobody can change, every object of it frozen, for a value of plain objects and primitives;
+ * undefined for any other value (one that holds an array or a Date, say), which the caller copies with `copyOf`.
  */
 export function readOnlyCopyOf<T>(value: T): T | undefined {
-  const walk: Walk = { objects: MAX_OBJECTS, freeze: true, holdsDate: false };
-  const copy = walkedCopy(value, walk);
-  return copy === NOT_PLAIN || walk.holdsDate ? undefined : (copy as T);
+  const copy = walkedCopy(value, { objects: MAX_OBJECTS, freeze: true });
+  return copy === NOT_PLAIN ? undefined : (copy as T);
 }
 
 /** `copyPlain`'s copy, or NOT_PLAIN when the value is not plain data or a getter threw. */
@@ -81,6 +83,7 @@ function copyPlain(value: unknown, walk: Walk, depth: number): unknown {
   if (depth > MAX_DEPTH || --walk.objects < 0) return NOT_PLAIN;
   const prototype: unknown = Object.getPrototypeOf(value);
   if (prototype === Array.prototype) {
+    if (walk.freeze) return NOT_PLAIN;
     const array = value as unknown[];
     const copy = new Array<unknown>(array.length);
     for (let index = 0; index < array.length; index++) {
@@ -88,7 +91,7 @@ function copyPlain(value: unknown, walk: Walk, depth: number): unknown {
       if (item === NOT_PLAIN) return NOT_PLAIN;
       copy[index] = item;
     }
-    return walk.freeze ? Object.freeze(copy) : copy;
+    return copy;
   }
   if (prototype === Object.prototype || prototype === null) {
     const record = value as Record<string, unknown>;
@@ -107,8 +110,7 @@ function copyPlain(value: unknown, walk: Walk, depth: number): unknown {
     return walk.freeze ? Object.freeze(copy) : copy;
   }
   if (prototype === Date.prototype) {
-    walk.holdsDate = true;
-    return new Date(Date.prototype.getTime.call(value));
+    return walk.freeze ? NOT_PLAIN : new Date(Date.prototype.getTime.call(value));
   }
   return NOT_PLAIN;
 }

@@ -30,8 +30,8 @@ interface StoredEvent {
   timeMs: number;
   payload: SessionEventPayload;
   /**
-   * The payload is deeply frozen, so every load hands out this very payload. False for the rare payload a
-   * freeze cannot make read-only (a metadata value holding a Date or a Map): each load copies that one.
+   * The payload is deeply frozen, so every load hands out this very payload. False for a payload that holds an
+   * array (a message's content) or a Date (see readOnlyCopyOf): each load copies that one.
    */
   readOnly: boolean;
 }
@@ -86,25 +86,30 @@ function summaryOf(record: SessionRecord): SessionSummary {
 
 /**
  * A SessionStorage that keeps everything in the process's memory: for tests, demos and hosts that do
- * not need sessions to outlive the process. A saved event is deep-copied and the copy deeply frozen, so the
- * caller may go on changing the object it saved; `loadSession` hands out fresh event objects and Dates around
- * those frozen payloads (read-only: changing one throws a TypeError in strict mode, and never changes the log),
- * rather than copying the whole log again on every load. Copy a loaded payload to edit it. `findSession` matches an id prefix, or the text of the
+ * not need sessions to outlive the process. A saved event is deep-copied, so the caller may go on changing the
+ * object it saved. A payload made of plain objects alone (a tool call's, a tool result's, most metadata) is kept
+ * deeply frozen, and `loadSession` hands that very payload out in a new event object with a new Date, rather than
+ * copying it again on every load: such a loaded payload is read-only (changing it throws a TypeError in strict
+ * mode). Any other payload (one holding an array, as every message's content, or a Date) is copied on each load,
+ * since a frozen array is slow to iterate. Either way, changing a loaded event never changes the log. `findSession` matches an id prefix, or the text of the
  * title or of any user or assistant message (tool results and system messages are not searched),
  * ignoring case and surrounding white space.
  */
 export class InMemorySessionStorage implements SessionStorage {
   readonly #sessions = new Map<string, SessionRecord>();
 
-  /** Appends a read-only copy of the event; rejects with INVALID_INPUT for a bad session id or event. */
+  /** Appends a copy of the event; rejects with INVALID_INPUT for a bad session id or event. */
   async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
     checkSessionId(sessionId);
     checkSessionEvent(event);
     const timeMs = Date.prototype.getTime.call(event.timestamp);
-    const frozen = readOnlyCopyOf(event.payload);
+    const { payload: saved } = event;
+    // A message's content is an array, which a frozen copy leaves out: no need to try.
+    const hasContentArray = saved.type === 'user_message' || saved.type === 'assistant_message';
+    const frozen = hasContentArray ? undefined : readOnlyCopyOf(saved);
     const stored: StoredEvent =
       frozen === undefined
-        ? { timeMs, payload: copyOf(event.payload, 'the session event'), readOnly: false }
+        ? { timeMs, payload: copyOf(saved, 'the session event'), readOnly: false }
         : { timeMs, payload: frozen, readOnly: true };
     let record = this.#sessions.get(sessionId);
     if (record === undefined) {
@@ -130,8 +135,8 @@ export class InMemorySessionStorage implements SessionStorage {
   }
 
   /**
-   * The whole log in save order, or null for an unknown id: new event objects and Dates, and the stored payloads
-   * themselves, which are frozen (see the class's comment).
+   * The whole log in save order, or null for an unknown id: new event objects and Dates, around frozen stored
+   * payloads or copies (see the class's comment).
    */
   async loadSession(sessionId: string): Promise<SessionEvent[] | null> {
     checkSessionId(sessionId);
