@@ -1,8 +1,8 @@
 /**
  * The deep copies of the in-memory storages: nobody can change a stored value through an object they hold. Plain
  * data (what session events and memories are) is copied by a short walk, several times faster than
- * structuredClone; anything else is left to structuredClone. A value of plain objects alone can be copied
- * frozen instead (`readOnlyCopyOf`), and then shared with every reader without another copy.
+ * structuredClone; anything else is left to structuredClone. A copy of plain objects alone can be frozen
+ * (`freezeObjects`), and then shared with every reader without another copy.
  */
 import { AgentError } from '../kernel/error.js';
 
@@ -18,36 +18,45 @@ const MAX_DEPTH = 100;
  */
 const MAX_OBJECTS = 100_000;
 
-/** The state of one copy's walk. */
-interface Walk {
+/** The state of one copy's walk, and what it found. */
+export interface CopyWalk {
   /** How many objects the walk may still make. */
   objects: number;
   /**
-   * Freeze each object copied; an array or a Date in the value then ends the walk (NOT_PLAIN). A frozen Date can
-   * still be changed (`setTime`), and a frozen array is slow to read: in V8, `for of`, `map` and the other
-   * iterating methods leave their fast path for it (several times slower, a result object per item), a cost
-   * every later reader of the value would pay.
+   * True while the copy holds plain objects and primitives alone: no array and no Date. Such a copy can be frozen
+   * for good (`freezeObjects`); a frozen Date could still be changed (`setTime`), and a frozen array is slow to
+   * read: in V8, `for of`, `map` and the other iterating methods leave their fast path for it (several times
+   * slower, a result object per item), a cost every later reader of the value would pay.
    */
-  readonly freeze: boolean;
+  objectsOnly: boolean;
 }
 
-/** A deep copy, as structuredClone makes it; a value structuredClone cannot copy (a function, a symbol) is bad input. */
-export function copyOf<T>(value: T, what: string): T {
-  const copy = walkedCopy(value, { objects: MAX_OBJECTS, freeze: false });
-  return (copy === NOT_PLAIN ? clonedOf(value, what) : copy) as T;
+/** A walk for one `copyOf`. */
+export function copyWalk(): CopyWalk {
+  return { objects: MAX_OBJECTS, objectsOnly: true };
 }
 
 /**
- * A deep copy that nobody can change, every object of it frozen, for a value of plain objects and primitives;
- * undefined for any other value (one that holds an array or a Date, say), which the caller copies with `copyOf`.
+ * A deep copy, as structuredClone makes it; a value structuredClone cannot copy (a function, a symbol) is bad input.
+ * `walk` tells afterwards whether the copy holds objects alone.
  */
-export function readOnlyCopyOf<T>(value: T): T | undefined {
-  const copy = walkedCopy(value, { objects: MAX_OBJECTS, freeze: true });
-  return copy === NOT_PLAIN ? undefined : (copy as T);
+export function copyOf<T>(value: T, what: string, walk: CopyWalk = copyWalk()): T {
+  const copy = walkedCopy(value, walk);
+  if (copy !== NOT_PLAIN) return copy as T;
+  walk.objectsOnly = false;
+  return clonedOf(value, what) as T;
+}
+
+/** Freezes every object of a copy that holds objects alone (see CopyWalk): nobody can change it any more. */
+export function freezeObjects(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (Object.hasOwn(record, key)) freezeObjects(record[key]);
+  Object.freeze(value);
 }
 
 /** `copyPlain`'s copy, or NOT_PLAIN when the value is not plain data or a getter threw. */
-function walkedCopy(value: unknown, walk: Walk): unknown {
+function walkedCopy(value: unknown, walk: CopyWalk): unknown {
   try {
     return copyPlain(value, walk, 0);
   } catch {
@@ -76,14 +85,14 @@ function clonedOf(value: unknown, what: string): unknown {
  * equal, which is all a stored value promises (no Set of the objects seen is kept, one allocation less per
  * event saved).
  */
-function copyPlain(value: unknown, walk: Walk, depth: number): unknown {
+function copyPlain(value: unknown, walk: CopyWalk, depth: number): unknown {
   if (typeof value !== 'object' || value === null) {
     return typeof value === 'function' || typeof value === 'symbol' ? NOT_PLAIN : value;
   }
   if (depth > MAX_DEPTH || --walk.objects < 0) return NOT_PLAIN;
   const prototype: unknown = Object.getPrototypeOf(value);
   if (prototype === Array.prototype) {
-    if (walk.freeze) return NOT_PLAIN;
+    walk.objectsOnly = false;
     const array = value as unknown[];
     const copy = new Array<unknown>(array.length);
     for (let index = 0; index < array.length; index++) {
@@ -107,10 +116,11 @@ function copyPlain(value: unknown, walk: Walk, depth: number): unknown {
       if (item === NOT_PLAIN) return NOT_PLAIN;
       copy[key] = item;
     }
-    return walk.freeze ? Object.freeze(copy) : copy;
+    return copy;
   }
   if (prototype === Date.prototype) {
-    return walk.freeze ? NOT_PLAIN : new Date(Date.prototype.getTime.call(value));
+    walk.objectsOnly = false;
+    return new Date(Date.prototype.getTime.call(value));
   }
   return NOT_PLAIN;
 }

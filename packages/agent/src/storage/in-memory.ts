@@ -7,7 +7,7 @@ import type {
   SessionStorage,
   SessionSummary,
 } from '../ports/storage.js';
-import { copyOf, readOnlyCopyOf } from './copy.js';
+import { copyOf, copyWalk, freezeObjects } from './copy.js';
 import {
   checkMemory,
   checkPageLimit,
@@ -30,10 +30,12 @@ interface StoredEvent {
   timeMs: number;
   payload: SessionEventPayload;
   /**
-   * The payload is deeply frozen, so every load hands out this very payload. False for a payload that holds an
-   * array (a message's content) or a Date (see readOnlyCopyOf): each load copies that one.
+   * How a load hands the payload out. `copy`: a copy each time, for a payload that holds an array (a message's
+   * content) or a Date (see CopyWalk). `freezable`: it holds plain objects alone, so the first load freezes it
+   * and hands it out as it is, `frozen` from then on. Frozen at the first load rather than when saved: most
+   * saved events are never loaded in the process that saved them, and a freeze costs about what a copy does.
    */
-  readOnly: boolean;
+  sharing: 'copy' | 'freezable' | 'frozen';
 }
 
 /** What the storage keeps per session; the summary fields are kept up to date on every save. */
@@ -87,11 +89,12 @@ function summaryOf(record: SessionRecord): SessionSummary {
 /**
  * A SessionStorage that keeps everything in the process's memory: for tests, demos and hosts that do
  * not need sessions to outlive the process. A saved event is deep-copied, so the caller may go on changing the
- * object it saved. A payload made of plain objects alone (a tool call's, a tool result's, most metadata) is kept
- * deeply frozen, and `loadSession` hands that very payload out in a new event object with a new Date, rather than
- * copying it again on every load: such a loaded payload is read-only (changing it throws a TypeError in strict
- * mode). Any other payload (one holding an array, as every message's content, or a Date) is copied on each load,
- * since a frozen array is slow to iterate. Either way, changing a loaded event never changes the log. `findSession` matches an id prefix, or the text of the
+ * object it saved. A payload made of plain objects alone (a tool call's, a tool result's, most metadata) is
+ * deep-frozen when it is first loaded, and `loadSession` hands that very payload out, in a new event object with
+ * a new Date, rather than copying it again on every load: such a loaded payload is read-only (changing it throws
+ * a TypeError in strict mode). Any other payload (one holding an array, as every message's content, or a Date)
+ * is copied on each load, since a frozen array is slow to iterate. Either way, changing a loaded event never
+ * changes the log. `findSession` matches an id prefix, or the text of the
  * title or of any user or assistant message (tool results and system messages are not searched),
  * ignoring case and surrounding white space.
  */
@@ -103,14 +106,9 @@ export class InMemorySessionStorage implements SessionStorage {
     checkSessionId(sessionId);
     checkSessionEvent(event);
     const timeMs = Date.prototype.getTime.call(event.timestamp);
-    const { payload: saved } = event;
-    // A message's content is an array, which a frozen copy leaves out: no need to try.
-    const hasContentArray = saved.type === 'user_message' || saved.type === 'assistant_message';
-    const frozen = hasContentArray ? undefined : readOnlyCopyOf(saved);
-    const stored: StoredEvent =
-      frozen === undefined
-        ? { timeMs, payload: copyOf(saved, 'the session event'), readOnly: false }
-        : { timeMs, payload: frozen, readOnly: true };
+    const walk = copyWalk();
+    const payload = copyOf(event.payload, 'the session event', walk);
+    const stored: StoredEvent = { timeMs, payload, sharing: walk.objectsOnly ? 'freezable' : 'copy' };
     let record = this.#sessions.get(sessionId);
     if (record === undefined) {
       record = {
@@ -127,7 +125,6 @@ export class InMemorySessionStorage implements SessionStorage {
     }
     record.events.push(stored);
     record.updatedAtMs = timeMs;
-    const payload = stored.payload;
     if (payload.type !== 'metadata') record.messageCount += 1;
     if (payload.type === 'user_message' && record.title === undefined) {
       record.title = sessionTitleOf(messageTextOf(payload.content));
@@ -146,12 +143,15 @@ export class InMemorySessionStorage implements SessionStorage {
     const log = new Array<SessionEvent>(events.length);
     for (let index = 0; index < events.length; index++) {
       const event = events[index] as StoredEvent;
-      log[index] = {
-        timestamp: new Date(event.timeMs),
-        // Each event was copied on its own when saved, so no object is shared between two of them: copying them
-        // one by one gives the same result as copying the whole log, without one walk remembering every object.
-        payload: event.readOnly ? event.payload : copyOf(event.payload, 'the session log'),
-      };
+      let payload = event.payload;
+      // Each event was copied on its own when saved, so no object is shared between two of them: copying them
+      // one by one gives the same result as copying the whole log, without one walk remembering every object.
+      if (event.sharing === 'copy') payload = copyOf(payload, 'the session log');
+      else if (event.sharing === 'freezable') {
+        freezeObjects(payload);
+        event.sharing = 'frozen';
+      }
+      log[index] = { timestamp: new Date(event.timeMs), payload };
     }
     return log;
   }
