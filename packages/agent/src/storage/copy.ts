@@ -19,7 +19,7 @@ const MAX_DEPTH = 100;
 const MAX_OBJECTS = 100_000;
 
 /** The state of one copy's walk, and what it found. */
-export interface CopyWalk {
+interface CopyWalk {
   /** How many objects the walk may still make. */
   objects: number;
   /**
