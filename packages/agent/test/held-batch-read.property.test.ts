@@ -47,11 +47,14 @@ function viewOf(batch: HeldBatch | undefined): unknown {
 }
 
 const callId = fc.constantFrom('a', 'b', 'c');
+/** A payload, typed as the log's. */
+const of = (value: SessionEventPayload): SessionEventPayload => value;
+
 const payload: fc.Arbitrary<SessionEventPayload> = fc.oneof(
-  callId.map((id) => ({ type: 'tool_call', callId: id, toolName: 't', arguments: {} })),
-  callId.map((id) => ({ type: 'tool_result', callId: id, content: '', isError: false })),
-  fc.constant({ type: 'user_message', content: [] }),
-  fc.constant({ type: 'assistant_message', content: [], status: 'complete' }),
+  callId.map((id) => of({ type: 'tool_call', callId: id, toolName: 't', arguments: {} })),
+  callId.map((id) => of({ type: 'tool_result', callId: id, content: '', isError: false })),
+  fc.constant(of({ type: 'user_message', content: [] })),
+  fc.constant(of({ type: 'assistant_message', content: [], status: 'complete' })),
   fc.array(callId, { maxLength: 3 }).map((ids) =>
     heldBatchRecord({
       turnId: `turn-${ids.join('')}`,
@@ -61,11 +64,11 @@ const payload: fc.Arbitrary<SessionEventPayload> = fc.oneof(
       expiresAt: undefined,
     }),
   ),
-  fc.constant({ type: 'metadata', key: MetadataKey.approvalPending, value: { calls: 'malformed' } }),
+  fc.constant(of({ type: 'metadata', key: MetadataKey.approvalPending, value: { calls: 'malformed' } })),
   fc.tuple(callId, fc.boolean()).map(([id, approved]) => decisionRecord(id, approved, undefined)),
-  fc.constant({ type: 'metadata', key: MetadataKey.approvalContinued, value: { turnId: 't' } }),
-  fc.constant({ type: 'metadata', key: MetadataKey.compaction, value: { summary: 's' } }),
-  fc.constant({ type: 'metadata', key: 'usage', value: {} }),
+  fc.constant(of({ type: 'metadata', key: MetadataKey.approvalContinued, value: { turnId: 't' } })),
+  fc.constant(of({ type: 'metadata', key: MetadataKey.compaction, value: { summary: 's' } })),
+  fc.constant(of({ type: 'metadata', key: 'usage', value: {} })),
 );
 
 test('readHeldBatch (read from the end) finds the batch and the decisions a front-to-back reading finds', () => {
