@@ -28,6 +28,7 @@ export interface InterruptedTurnRecord {
  * (A log written before `turn_ended` existed shows a failed turn as cut too: continuing it asks the model again.)
  */
 export function readInterruptedTurn(events: readonly SessionEvent[]): InterruptedTurnRecord | undefined {
+  if (endsSettled(events)) return undefined;
   let last: SessionEventPayload | undefined;
   let ended = false;
   // The payloads, not requests made of them: most calls of a long log get their result, and a request is only
@@ -72,6 +73,26 @@ export function readInterruptedTurn(events: readonly SessionEvent[]): Interrupte
     partialAnswer: last.type === 'assistant_message' && !answerDropped,
     toolCallCount: callsSinceUser - open.size,
   };
+}
+
+/**
+ * True when the log's end shows no cut turn, read from the end back to its last message: no message at all, a
+ * `turn_ended` or `approval_pending` as the last of the records that settle a turn, or a complete final answer.
+ * Most logs end so, and a resume then reads a few events here rather than the whole log.
+ */
+function endsSettled(events: readonly SessionEvent[]): boolean {
+  let decided = false;
+  for (let index = events.length - 1; index >= 0; index--) {
+    const payload = (events[index] as SessionEvent).payload;
+    if (payload.type !== 'metadata')
+      return payload.type === 'assistant_message' && payload.status === 'complete';
+    if (decided) continue;
+    const { key } = payload;
+    if (key === MetadataKey.turnEnded || key === MetadataKey.approvalPending) return true;
+    // The last of these records after the last message decides, as reading front to back would.
+    if (key === MetadataKey.approvalContinued) decided = true;
+  }
+  return true;
 }
 
 /** A saved tool call. */

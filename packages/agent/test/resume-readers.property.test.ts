@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { decisionRecord, heldBatchRecord, readHeldBatch } from '../src/approvals/held-batch.js';
+import { readInterruptedTurn } from '../src/approvals/interrupted-turn.js';
 import type { HeldBatch } from '../src/kernel/approval-types.js';
 import { MetadataKey } from '../src/log/metadata-keys.js';
 import type { SessionEvent, SessionEventPayload } from '../src/ports/storage.js';
@@ -69,13 +70,42 @@ const payload: fc.Arbitrary<SessionEventPayload> = fc.oneof(
   fc.constant(of({ type: 'metadata', key: MetadataKey.approvalContinued, value: { turnId: 't' } })),
   fc.constant(of({ type: 'metadata', key: MetadataKey.compaction, value: { summary: 's' } })),
   fc.constant(of({ type: 'metadata', key: 'usage', value: {} })),
+  fc.constant(of({ type: 'assistant_message', content: [], status: 'incomplete' })),
+  fc.constant(of({ type: 'metadata', key: MetadataKey.turnEnded, value: { turnId: 't', status: 'failed' } })),
+  fc.constant(of({ type: 'metadata', key: MetadataKey.turnContinued, value: { turnId: 't' } })),
 );
+
+/** Whether a front-to-back reading finds no cut turn at the log's end: the rule of readInterruptedTurn. */
+function settledFrontToBack(payloads: readonly SessionEventPayload[]): boolean {
+  let last: SessionEventPayload | undefined;
+  let ended = false;
+  for (const payload of payloads) {
+    if (payload.type === 'metadata') {
+      if (payload.key === MetadataKey.turnEnded || payload.key === MetadataKey.approvalPending) ended = true;
+      else if (payload.key === MetadataKey.approvalContinued) ended = false;
+      continue;
+    }
+    last = payload;
+    ended = false;
+  }
+  return last === undefined || ended || (last.type === 'assistant_message' && last.status === 'complete');
+}
 
 test('readHeldBatch (read from the end) finds the batch and the decisions a front-to-back reading finds', () => {
   fc.assert(
     fc.property(fc.array(payload, { maxLength: 14 }), (payloads) => {
       const events: SessionEvent[] = payloads.map((item) => ({ timestamp: new Date(0), payload: item }));
       expect(viewOf(readHeldBatch(events))).toEqual(heldBatchFrontToBack(payloads));
+    }),
+    { numRuns: 2_000 },
+  );
+});
+
+test('readInterruptedTurn finds a cut turn exactly where a front-to-back reading finds one', () => {
+  fc.assert(
+    fc.property(fc.array(payload, { maxLength: 14 }), (payloads) => {
+      const events: SessionEvent[] = payloads.map((item) => ({ timestamp: new Date(0), payload: item }));
+      expect(readInterruptedTurn(events) === undefined).toBe(settledFrontToBack(payloads));
     }),
     { numRuns: 2_000 },
   );
