@@ -50,14 +50,72 @@ describe('InMemorySessionStorage', () => {
     expect(await storage.loadSession('s')).toEqual([userEvent('original')]);
   });
 
-  test('a loaded event is a copy: mutating it changes nothing stored', async () => {
+  test('a loaded payload of plain objects is read-only: changing it throws and leaves the log as it was', async () => {
     const storage = new InMemorySessionStorage();
-    await storage.saveEvent('s', userEvent('original'));
+    const call: SessionEvent = {
+      timestamp: new Date(1_700_000_000_001),
+      payload: {
+        type: 'tool_call',
+        callId: 'c1',
+        toolName: 'read',
+        arguments: { path: 'a.ts', deep: { n: 1 } },
+      },
+    };
+    const result: SessionEvent = {
+      timestamp: new Date(1_700_000_000_002),
+      payload: { type: 'tool_result', callId: 'c1', content: 'text', isError: false },
+    };
+    await storage.saveEvent('s', call);
+    await storage.saveEvent('s', result);
     const loaded = await storage.loadSession('s');
-    const first = loaded?.[0];
-    if (first?.payload.type === 'user_message') first.payload.content[0] = { type: 'text', text: 'changed' };
+    const [first, second] = loaded ?? [];
+    if (first?.payload.type !== 'tool_call' || second?.payload.type !== 'tool_result') {
+      throw new Error('the log did not come back in order');
+    }
+    const args = first.payload.arguments as { path: string; deep: { n: number } };
+    const resultPayload = second.payload;
+    // Test files are ES modules, so strict mode: a write to a frozen object throws.
+    expect(() => {
+      args.path = '/etc/passwd';
+    }).toThrow(TypeError);
+    expect(() => {
+      args.deep.n = 2;
+    }).toThrow(TypeError);
+    expect(() => {
+      resultPayload.content = 'changed';
+    }).toThrow(TypeError);
+    expect(() => {
+      first.payload.type = 'system_message';
+    }).toThrow(TypeError);
+    // The event objects, their Dates and the array are the caller's own.
+    first.timestamp.setFullYear(1999);
+    second.payload = { type: 'system_message', content: 'replaced' };
     loaded?.push(userEvent('extra'));
-    expect(await storage.loadSession('s')).toEqual([userEvent('original')]);
+    expect(await storage.loadSession('s')).toEqual([call, result]);
+  });
+
+  test('a loaded payload holding an array or a Date is a copy: changing it leaves the log as it was', async () => {
+    const storage = new InMemorySessionStorage();
+    const at = new Date(1_600_000_000_000);
+    await storage.saveEvent('s', userEvent('original'));
+    await storage.saveEvent('s', {
+      timestamp: new Date(1_700_000_000_000),
+      payload: { type: 'metadata', key: 'note', value: { at, list: [1] } },
+    });
+    const [message, note] = (await storage.loadSession('s')) ?? [];
+    if (message?.payload.type === 'user_message')
+      message.payload.content[0] = { type: 'text', text: 'changed' };
+    const value =
+      note?.payload.type === 'metadata' ? (note.payload.value as { at: Date; list: number[] }) : undefined;
+    value?.at.setFullYear(1999);
+    value?.list.push(2);
+    expect(await storage.loadSession('s')).toEqual([
+      userEvent('original'),
+      {
+        timestamp: new Date(1_700_000_000_000),
+        payload: { type: 'metadata', key: 'note', value: { at, list: [1] } },
+      },
+    ]);
   });
 
   test('findSession finds messages saved after an earlier search, and earlier ones still', async () => {

@@ -61,6 +61,27 @@ describe('the tagged-JSON codec', () => {
     expect(encodeStoredValue(new Date(5)).tagged).toBe(true);
   });
 
+  test('values nested deeper than the fast path, shared objects and cycles deep down', () => {
+    let deep: unknown = { leaf: 'x', n: [1] };
+    for (let depth = 0; depth < 200; depth += 1) deep = depth % 2 === 0 ? [deep] : { inner: deep };
+    const encoded = encodeStoredValue(deep);
+    expect(JSON.parse(encoded.json)).toEqual(deep);
+    expect(decodeStoredValue(encoded.json, encoded.tagged)).toEqual(deep);
+    // The same object twice, not a cycle: plain JSON.
+    const shared = { a: 1 };
+    expect(encodeStoredValue({ x: shared, y: [shared, shared] })).toEqual({
+      json: JSON.stringify({ x: shared, y: [shared, shared] }),
+      tagged: false,
+    });
+    const cycle: Record<string, unknown> = {};
+    let chain: Record<string, unknown> = { down: cycle };
+    for (let depth = 0; depth < 10; depth += 1) chain = { down: chain };
+    cycle.back = chain;
+    expect(() => encodeStoredValue(chain, 'the event')).toThrow(
+      expect.objectContaining({ code: 'INVALID_INPUT' }),
+    );
+  });
+
   test('an object that has the tag key itself stays user data', () => {
     const value = { $youyou: 'date', ms: 5, inner: { $youyou: 'undefined' }, list: [{ $youyou: 'object' }] };
     const { json, tagged } = encodeStoredValue(value);

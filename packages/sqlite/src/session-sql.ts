@@ -25,7 +25,7 @@ export const SESSION_SQL = {
   // Moves the session's activity row to its new place in listing order; the old updated_at, event count
   // and row key in the WHERE make a stale cache (another connection wrote since) match nothing.
   moveActivity: `UPDATE session_activity
-    SET updated_at = ?, message_count = message_count + ?, event_count = event_count + 1
+    SET updated_at = ?, message_count = message_count + ?, event_count = event_count + ?
     WHERE updated_at = ? AND session_id = ? AND event_count = ? AND session = ?`,
   setTitle: 'UPDATE sessions SET title = ?, title_lower = ? WHERE id = ? AND title IS NULL',
   insertEvent: 'INSERT INTO events (id, timestamp, tagged, searchable, payload) VALUES (?, ?, ?, ?, ?)',

@@ -288,9 +288,11 @@ export class SqliteSessionStorage implements SessionStorage {
     try {
       await this.#connection.write(operation, () => {
         this.#claims.fenceWrite(sessionId);
+        const { sessionKey, firstSequence } = this.#advance(sessionId, rows);
         const insertEvent = this.#connection.statement(SQL.insertEvent);
-        for (const row of rows) {
-          const id = eventId({ ...this.#advance(sessionId, row), sessionId });
+        for (let index = 0; index < rows.length; index += 1) {
+          const row = rows[index] as EventRow;
+          const id = eventId({ sessionKey, sequence: firstSequence + index, sessionId });
           insertEvent.run(id, row.timestampMs, row.tagged, row.searchable, row.payload);
         }
       });
@@ -302,49 +304,60 @@ export class SqliteSessionStorage implements SessionStorage {
     if (rows.some((row) => row.searchable === 1)) this.#indexer.schedule();
   }
 
-  /** Moves the session's summary on by one event (creating it on the first); its key and the event's sequence. */
-  #advance(sessionId: string, row: EventRow): { sessionKey: number; sequence: number } {
-    const connection = this.#connection;
-    const move = connection.statement(SQL.moveActivity);
+  /**
+   * Moves the session's summary on by the events of one write (creating the session on its first), in one UPDATE
+   * however many they are; answers its key and the sequence number of the write's first event.
+   */
+  #advance(sessionId: string, rows: readonly EventRow[]): { sessionKey: number; firstSequence: number } {
+    const first = rows[0] as EventRow;
     let state = this.#states.get(sessionId);
-    if (state !== undefined) {
-      const { changes } = move.run(
-        row.timestampMs,
-        row.messages,
-        state.updatedAtMs,
-        sessionId,
-        state.eventCount,
-        state.key,
-      );
-      // No match: another connection wrote to this session since; read where it stands.
-      if (changes !== 1) state = undefined;
-    }
+    // No match: another connection wrote to this session since; read where it stands.
+    if (state !== undefined && !this.#move(sessionId, state, rows, 0)) state = undefined;
+    let moved = 0;
     if (state === undefined) {
       state = this.#readState(sessionId);
-      if (state === undefined) return this.#create(sessionId, row);
-      const { changes } = move.run(
-        row.timestampMs,
-        row.messages,
-        state.updatedAtMs,
-        sessionId,
-        state.eventCount,
-        state.key,
-      );
-      if (changes !== 1) {
+      if (state === undefined) {
+        // The first event makes the session; the others of the write move it on.
+        state = this.#create(sessionId, first);
+        moved = 1;
+      }
+      if (moved < rows.length && !this.#move(sessionId, state, rows, moved)) {
         throw new AgentError({
           code: 'STORAGE_ERROR',
           message: `the summary of session '${sessionId}' does not match its events: the database was changed outside @youyou/sqlite`,
         });
       }
     }
-    if (!state.titled && row.title !== null) {
-      connection.statement(SQL.setTitle).run(row.title, row.titleLower, state.key);
-      state.titled = true;
+    const firstSequence = state.eventCount + 1 - moved;
+    if (!state.titled) {
+      const title = rows.find((row) => row.title !== null);
+      if (title !== undefined) {
+        this.#connection.statement(SQL.setTitle).run(title.title, title.titleLower, state.key);
+        state.titled = true;
+      }
     }
-    state.updatedAtMs = row.timestampMs;
-    state.eventCount += 1;
+    state.updatedAtMs = (rows[rows.length - 1] as EventRow).timestampMs;
+    state.eventCount = firstSequence + rows.length - 1;
     this.#remember(sessionId, state);
-    return { sessionKey: state.key, sequence: state.eventCount };
+    return { sessionKey: state.key, firstSequence };
+  }
+
+  /** The UPDATE of the summary for `rows` from `from` on; false when the stored summary is not `state`. */
+  #move(sessionId: string, state: SessionState, rows: readonly EventRow[], from: number): boolean {
+    let messages = 0;
+    for (let index = from; index < rows.length; index += 1) messages += (rows[index] as EventRow).messages;
+    const { changes } = this.#connection
+      .statement(SQL.moveActivity)
+      .run(
+        (rows[rows.length - 1] as EventRow).timestampMs,
+        messages,
+        rows.length - from,
+        state.updatedAtMs,
+        sessionId,
+        state.eventCount,
+        state.key,
+      );
+    return changes === 1;
   }
 
   /** Where a stored session stands: its last event gives updatedAt and the event count (the invariant). */
@@ -366,20 +379,15 @@ export class SqliteSessionStorage implements SessionStorage {
     return { key, updatedAtMs: lastEvent[1], eventCount: lastEvent[0] - first + 1, titled: titled === 1 };
   }
 
-  #create(sessionId: string, row: EventRow): { sessionKey: number; sequence: number } {
+  /** Creates the session with its first event; its state, before any other event of the write. */
+  #create(sessionId: string, row: EventRow): SessionState {
     const connection = this.#connection;
     const key = connection
       .statement(SQL.createSession)
       .pluck()
       .get(sessionId, sessionId.toLowerCase(), row.title, row.titleLower, row.timestampMs) as number;
     connection.statement(SQL.createActivity).run(row.timestampMs, sessionId, key, row.messages);
-    this.#remember(sessionId, {
-      key,
-      updatedAtMs: row.timestampMs,
-      eventCount: 1,
-      titled: row.title !== null,
-    });
-    return { sessionKey: key, sequence: 1 };
+    return { key, updatedAtMs: row.timestampMs, eventCount: 1, titled: row.title !== null };
   }
 
   #remember(sessionId: string, state: SessionState): void {

@@ -336,6 +336,41 @@ describe('several connections on one file', () => {
     }
   });
 
+  test('two connections appending batches to one session: one summary update per batch keeps every count right', async () => {
+    const other = await openSqliteStorage(folder.file('agent.db'));
+    try {
+      const expected: SessionEvent[] = [];
+      for (let index = 0; index < 12; index += 1) {
+        // Batches of 1 to 3 events, the first starting the session with metadata and its title in the middle.
+        const batch = [
+          metadata(index * 10, 'usage', { input: index }),
+          ...(index % 3 === 2 ? [] : [user(index * 10 + 1, `turn ${index}`)]),
+          ...(index % 2 === 0 ? [assistant(index * 10 + 2, `answer ${index}`)] : []),
+        ];
+        expected.push(...batch);
+        await (index % 2 === 0 ? storage : other).sessions.saveEvents('batched', batch);
+      }
+      const last = expected.at(-1)?.timestamp;
+      expect(await storage.sessions.loadSession('batched')).toStrictEqual(expected);
+      expect(await other.sessions.loadSession('batched')).toStrictEqual(expected);
+      const messages = expected.filter((event) => event.payload.type !== 'metadata').length;
+      expect((await other.sessions.listSessions(undefined, 5)).sessions).toEqual([
+        {
+          sessionId: 'batched',
+          title: 'turn 0',
+          createdAt: new Date(BASE_MS),
+          updatedAt: last,
+          messageCount: messages,
+        },
+      ]);
+      // A single event after the batches lands right after them.
+      await storage.sessions.saveEvent('batched', user(500, 'after'));
+      expect((await other.sessions.loadSession('batched'))?.length).toBe(expected.length + 1);
+    } finally {
+      await other.close();
+    }
+  });
+
   test('event ids stay safe integers: the limits of a session and of the file are STORAGE_ERRORs', () => {
     expect(
       Number.isSafeInteger(

@@ -59,19 +59,28 @@ export function continuedRecord(turnId: string): SessionEventPayload {
  * decisions recorded since.
  */
 export function readHeldBatch(events: readonly SessionEvent[]): HeldBatch | undefined {
-  let batch: HeldBatch | undefined;
-  for (const { payload } of events) {
-    if (payload.type === 'metadata') {
-      if (payload.key === MetadataKey.approvalPending) batch = readPending(payload.value);
-      else if (payload.key === MetadataKey.approvalContinued) batch = undefined;
-      else if (payload.key === MetadataKey.approvalDecision && batch !== undefined) {
-        const decision = readRecordedDecision(payload.value);
-        if (decision !== undefined && batch.calls.some((call) => call.callId === decision.callId)) {
-          batch.decisions.set(decision.callId, { approved: decision.approved, reason: decision.reason });
-        }
-      } else if (payload.key === MetadataKey.compaction) batch = undefined;
-    } else if (payload.type !== 'tool_call') {
-      batch = undefined;
+  // From the end back to the last `approval_pending`: anything that ends a batch on the way means none is held.
+  // Most logs end with a message that ends any batch, so a resume reads one event here, not the whole log.
+  let start = events.length - 1;
+  for (; start >= 0; start--) {
+    const payload = (events[start] as SessionEvent).payload;
+    const { type } = payload;
+    if (type === 'tool_call') continue;
+    if (type !== 'metadata') return undefined;
+    const { key } = payload;
+    if (key === MetadataKey.approvalPending) break;
+    if (key === MetadataKey.approvalContinued || key === MetadataKey.compaction) return undefined;
+  }
+  if (start < 0) return undefined;
+  const pending = (events[start] as SessionEvent).payload;
+  const batch = pending.type === 'metadata' ? readPending(pending.value) : undefined;
+  if (batch === undefined) return undefined;
+  for (let index = start + 1; index < events.length; index++) {
+    const payload = (events[index] as SessionEvent).payload;
+    if (payload.type !== 'metadata' || payload.key !== MetadataKey.approvalDecision) continue;
+    const decision = readRecordedDecision(payload.value);
+    if (decision !== undefined && batch.calls.some((call) => call.callId === decision.callId)) {
+      batch.decisions.set(decision.callId, { approved: decision.approved, reason: decision.reason });
     }
   }
   return batch;

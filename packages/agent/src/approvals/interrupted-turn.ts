@@ -5,6 +5,7 @@
  */
 
 import type { HeldBatch, HeldCall, InterruptedTurn } from '../kernel/approval-types.js';
+import { OpenCalls } from '../kernel/open-calls.js';
 import type { ToolCallRequest } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
@@ -27,21 +28,25 @@ export interface InterruptedTurnRecord {
  * (A log written before `turn_ended` existed shows a failed turn as cut too: continuing it asks the model again.)
  */
 export function readInterruptedTurn(events: readonly SessionEvent[]): InterruptedTurnRecord | undefined {
+  if (endsSettled(events)) return undefined;
   let last: SessionEventPayload | undefined;
   let ended = false;
   // The payloads, not requests made of them: most calls of a long log get their result, and a request is only
   // needed for those that did not.
-  const open = new Map<string, ToolCallPayload>();
+  const open = new OpenCalls<ToolCallPayload>();
   let callsSinceUser = 0;
   // A cut answer leaves the context when its turn is continued; a second cut before any message keeps it out.
   let answerDropped = false;
-  for (const { payload } of events) {
+  // Indexed rather than `for of`: this runs once per resume, mostly before it is optimised, and an array
+  // iterator then allocates a result object per event.
+  for (let index = 0; index < events.length; index++) {
+    const payload = (events[index] as SessionEvent).payload;
     if (payload.type === 'metadata') {
       if (payload.key === MetadataKey.turnEnded || payload.key === MetadataKey.approvalPending) ended = true;
       else if (payload.key === MetadataKey.approvalContinued) ended = false;
       else if (payload.key === MetadataKey.turnContinued) answerDropped = true;
       // A replay gives calls still open at a compaction the interrupted result: they are settled.
-      else if (payload.key === MetadataKey.compaction) clearOpen(open);
+      else if (payload.key === MetadataKey.compaction) open.clear();
       continue;
     }
     last = payload;
@@ -53,14 +58,14 @@ export function readInterruptedTurn(events: readonly SessionEvent[]): Interrupte
     } else if (payload.type === 'tool_result') {
       open.delete(payload.callId);
     } else {
-      clearOpen(open);
+      open.clear();
       if (payload.type === 'user_message') callsSinceUser = 0;
     }
   }
   if (last === undefined || ended) return undefined;
   if (last.type === 'assistant_message' && last.status === 'complete') return undefined;
   return {
-    calls: [...open.values()].map(({ callId, toolName, arguments: args }) => ({
+    calls: open.values().map(({ callId, toolName, arguments: args }) => ({
       callId,
       toolName,
       arguments: args,
@@ -70,13 +75,28 @@ export function readInterruptedTurn(events: readonly SessionEvent[]): Interrupte
   };
 }
 
+/**
+ * True when the log's end shows no cut turn, read from the end back to its last message: no message at all, a
+ * `turn_ended` or `approval_pending` as the last of the records that settle a turn, or a complete final answer.
+ * Most logs end so, and a resume then reads a few events here rather than the whole log.
+ */
+function endsSettled(events: readonly SessionEvent[]): boolean {
+  let decided = false;
+  for (let index = events.length - 1; index >= 0; index--) {
+    const payload = (events[index] as SessionEvent).payload;
+    if (payload.type !== 'metadata')
+      return payload.type === 'assistant_message' && payload.status === 'complete';
+    if (decided) continue;
+    const { key } = payload;
+    if (key === MetadataKey.turnEnded || key === MetadataKey.approvalPending) return true;
+    // The last of these records after the last message decides, as reading front to back would.
+    if (key === MetadataKey.approvalContinued) decided = true;
+  }
+  return true;
+}
+
 /** A saved tool call. */
 type ToolCallPayload = Extract<SessionEventPayload, { type: 'tool_call' }>;
-
-/** Empties the map; clearing an empty Map still allocates a new table, and a log has a message per clear. */
-function clearOpen(open: Map<string, unknown>): void {
-  if (open.size > 0) open.clear();
-}
 
 /**
  * The held batch of an interrupted turn's unfinished calls. A mutating call whose tool is not idempotent may have

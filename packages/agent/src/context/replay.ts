@@ -4,6 +4,7 @@
  */
 
 import { checkBudgetConfig } from '../kernel/config-validation.js';
+import { OpenCalls } from '../kernel/open-calls.js';
 import { INTERRUPTED_MESSAGE_NOTICE } from '../kernel/templates.js';
 import type { BudgetConfig, Message, SessionConfig } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
@@ -121,7 +122,8 @@ class ReplayedContext {
   /** Measured as the messages are made, so that a resume walks its (often long) log once. */
   chars = 0;
   readonly turns = new TurnMarks();
-  readonly open = new Set<string>();
+  /** The calls without a result yet, each its own id. */
+  readonly open = new OpenCalls<string>();
 
   add(message: Message, turnId?: string): void {
     this.turns.note(message, this.messages.length, turnId);
@@ -131,9 +133,8 @@ class ReplayedContext {
 
   /** A result that never came must come before anything else, so tool pairs stay whole. */
   closeOpenCalls(): void {
-    // Called before every message that is not a tool result: clearing an empty Set still allocates a new table.
     if (this.open.size === 0) return;
-    for (const callId of this.open) this.add(missingResult(callId));
+    for (const callId of this.open.values()) this.add(missingResult(callId));
     this.open.clear();
   }
 
@@ -197,14 +198,15 @@ export function rewindRecord(toTurnId: string): SessionEventPayload {
  */
 export function replaySessionEvents(
   events: readonly SessionEvent[],
-  options: { held?: ReadonlySet<string>; keepTrailingCalls?: boolean } = {},
+  options: { held?: ReadonlySet<string> | undefined; keepTrailingCalls?: boolean } = {},
 ): ReplayedSession {
-  const held = options.held ?? new Set<string>();
   const context = new ReplayedContext();
   let sessionConfig: SessionConfig | undefined;
   let turnCount = 0;
-  for (const event of events) {
-    const payload = event.payload;
+  // Indexed rather than `for of`: a replay runs once per resume, mostly before it is optimised, and an array
+  // iterator then allocates a result object per event.
+  for (let index = 0; index < events.length; index++) {
+    const payload = (events[index] as SessionEvent).payload;
     if (payload.type === 'metadata') {
       if (payload.key === MetadataKey.sessionConfig) sessionConfig = readSessionConfig(payload.value);
       else context.applyMarker(payload.key, payload.value);
@@ -212,14 +214,14 @@ export function replaySessionEvents(
     }
     const message = messageOf(payload);
     if (message === undefined) continue;
-    if (message.type === 'tool_call') context.open.add(message.callId);
+    if (message.type === 'tool_call') context.open.set(message.callId, message.callId);
     else if (message.type === 'tool_result') context.open.delete(message.callId);
     else context.closeOpenCalls();
     if (message.type === 'user') turnCount += 1;
     context.add(message, turnIdOf(payload));
     if (message.type === 'assistant' && message.status === 'incomplete') context.add(interruptedNotice());
   }
-  for (const callId of held) context.open.delete(callId);
+  if (options.held !== undefined) for (const callId of options.held) context.open.delete(callId);
   if (options.keepTrailingCalls !== true) context.closeOpenCalls();
   const { messages, chars, turns } = context;
   return { messages, chars, sessionConfig, turnCount, turns };

@@ -51,7 +51,10 @@ export interface SessionStorage {
    * message saved after it) instead of one `saveEvent` each.
    */
   saveEvents?(sessionId: string, events: readonly SessionEvent[]): Promise<void>;
-  /** The whole log in save order, or null for an unknown id. */
+  /**
+   * The whole log in save order, or null for an unknown id. Changing the returned events never changes the
+   * stored log: a storage hands out copies, or payloads frozen read-only (InMemorySessionStorage does for some).
+   */
   loadSession(sessionId: string): Promise<SessionEvent[] | null>;
   /** Sessions newest first (by last update); `cursor` comes from the previous page. */
   listSessions(cursor: string | undefined, limit: number): Promise<SessionPage>;

@@ -5,7 +5,7 @@ import { messageChars } from '../context/context.js';
 import { forkLogOf } from '../context/fork-log.js';
 import { replaySessionEvents, withoutCutAnswer } from '../context/replay.js';
 import type { PluginManager } from '../hooks/plugin-manager.js';
-import type { PendingToolCall } from '../kernel/approval-types.js';
+import type { HeldBatch, PendingToolCall } from '../kernel/approval-types.js';
 import { checkBudgetConfig, checkModelIds } from '../kernel/config-validation.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import { settleWithin } from '../kernel/settle.js';
@@ -229,9 +229,7 @@ export class Agent {
       claim = await this.claimSession(sessionId);
       const events = await this.loadLog(sessionId);
       const heldBatch = readHeldBatch(events);
-      const replayed = replaySessionEvents(events, {
-        held: new Set(heldBatch?.calls.map((call) => call.callId)),
-      });
+      const replayed = replaySessionEvents(events, { held: heldCallIds(heldBatch) });
       const model = this.modelForResume(replayed.sessionConfig?.modelId, sessionId);
       const state = new SessionState({
         runtime: this.runtime,
@@ -291,10 +289,7 @@ export class Agent {
     }
     const events = await this.loadLog(sessionId);
     const heldBatch = readHeldBatch(events);
-    const replayed = replaySessionEvents(events, {
-      held: new Set(heldBatch?.calls.map((call) => call.callId)),
-      keepTrailingCalls: true,
-    });
+    const replayed = replaySessionEvents(events, { held: heldCallIds(heldBatch), keepTrailingCalls: true });
     return {
       sessionId,
       messages: replayed.messages,
@@ -422,6 +417,11 @@ function interruptedTurnOf(events: readonly SessionEvent[]): SessionState['inter
     messages,
     chars: chars ?? messages.reduce((sum, message) => sum + messageChars(message), 0),
   };
+}
+
+/** The ids of the calls a suspended turn holds, or undefined when none is suspended (most resumes). */
+function heldCallIds(batch: HeldBatch | undefined): Set<string> | undefined {
+  return batch === undefined ? undefined : new Set(batch.calls.map((call) => call.callId));
 }
 
 /** A session's memory namespace, when given, is a non-empty string of at most 256 characters. */

@@ -44,8 +44,18 @@ const REFUSED_OBJECTS: readonly (abstract new (...args: never[]) => object)[] = 
   ArrayBuffer,
 ];
 
-/** True when `value` holds anything plain JSON would not keep exactly (the slow path then handles it). */
-function needsTags(value: unknown, ancestors: Set<object>): boolean {
+/**
+ * Deeper than this, `needsTags` sends a value to the slow path (which reports a cycle, or copes with the depth),
+ * so that its cycle check, a walk of the few objects above the current one, stays short.
+ */
+const FAST_PATH_DEPTH = 32;
+
+/**
+ * True when `value` holds anything plain JSON would not keep exactly (the slow path then handles it). `ancestors`
+ * is the stack of the objects above `value`: an array rather than a Set, since this runs for every event saved
+ * and a Set allocates a new table each time its last entry is deleted.
+ */
+function needsTags(value: unknown, ancestors: object[]): boolean {
   switch (typeof value) {
     case 'string':
     case 'boolean':
@@ -59,23 +69,23 @@ function needsTags(value: unknown, ancestors: Set<object>): boolean {
       return true;
   }
   if (value === null) return false;
-  if (ancestors.has(value)) return true;
+  if (ancestors.length >= FAST_PATH_DEPTH || ancestors.includes(value)) return true;
   if (Array.isArray(value)) {
-    ancestors.add(value);
+    ancestors.push(value);
     for (let index = 0; index < value.length; index += 1) {
       if (!(index in value) || needsTags(value[index], ancestors)) return true;
     }
-    ancestors.delete(value);
+    ancestors.pop();
     return false;
   }
   if (!isPlainObject(value) || Object.hasOwn(value, TAG)) return true;
-  ancestors.add(value);
+  ancestors.push(value);
   for (const key in value) {
     if (Object.hasOwn(value, key) && needsTags((value as Record<string, unknown>)[key], ancestors)) {
       return true;
     }
   }
-  ancestors.delete(value);
+  ancestors.pop();
   return false;
 }
 
@@ -152,7 +162,7 @@ function toTagged(options: { value: unknown; path: string; what: string; ancesto
  */
 export function encodeStoredValue(value: unknown, what = 'the value'): EncodedValue {
   try {
-    if (!needsTags(value, new Set())) return { json: JSON.stringify(value), tagged: false };
+    if (!needsTags(value, [])) return { json: JSON.stringify(value), tagged: false };
     const json = JSON.stringify(toTagged({ value, path: '$', what, ancestors: new Set() }));
     return { json, tagged: true };
   } catch (error) {

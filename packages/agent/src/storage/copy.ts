@@ -1,7 +1,8 @@
 /**
- * The deep copy of the in-memory storages: nobody can change a stored value through an object they hold. Plain
+ * The deep copies of the in-memory storages: nobody can change a stored value through an object they hold. Plain
  * data (what session events and memories are) is copied by a short walk, several times faster than
- * structuredClone; anything else is left to structuredClone.
+ * structuredClone; anything else is left to structuredClone. A copy of plain objects alone can be frozen
+ * (`freezeObjects`), and then shared with every reader without another copy.
  */
 import { AgentError } from '../kernel/error.js';
 
@@ -17,21 +18,54 @@ const MAX_DEPTH = 100;
  */
 const MAX_OBJECTS = 100_000;
 
-/** How many objects the current copy may still walk. */
-interface Budget {
+/** The state of one copy's walk, and what it found. */
+interface CopyWalk {
+  /** How many objects the walk may still make. */
   objects: number;
+  /**
+   * True while the copy holds plain objects and primitives alone: no array and no Date. Such a copy can be frozen
+   * for good (`freezeObjects`); a frozen Date could still be changed (`setTime`), and a frozen array is slow to
+   * read: in V8, `for of`, `map` and the other iterating methods leave their fast path for it (several times
+   * slower, a result object per item), a cost every later reader of the value would pay.
+   */
+  objectsOnly: boolean;
 }
 
-/** A deep copy, as structuredClone makes it; a value structuredClone cannot copy (a function, a symbol) is bad input. */
-export function copyOf<T>(value: T, what: string): T {
-  let copy: unknown;
-  try {
-    copy = copyPlain(value, { objects: MAX_OBJECTS }, 0);
-  } catch {
-    // A getter threw: structuredClone below reports it.
-    copy = NOT_PLAIN;
-  }
+/** A walk for one `copyOf`. */
+export function copyWalk(): CopyWalk {
+  return { objects: MAX_OBJECTS, objectsOnly: true };
+}
+
+/**
+ * A deep copy, as structuredClone makes it; a value structuredClone cannot copy (a function, a symbol) is bad input.
+ * `walk` tells afterwards whether the copy holds objects alone.
+ */
+export function copyOf<T>(value: T, what: string, walk: CopyWalk = copyWalk()): T {
+  const copy = walkedCopy(value, walk);
   if (copy !== NOT_PLAIN) return copy as T;
+  walk.objectsOnly = false;
+  return clonedOf(value, what) as T;
+}
+
+/** Freezes every object of a copy that holds objects alone (see CopyWalk): nobody can change it any more. */
+export function freezeObjects(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (Object.hasOwn(record, key)) freezeObjects(record[key]);
+  Object.freeze(value);
+}
+
+/** `copyPlain`'s copy, or NOT_PLAIN when the value is not plain data or a getter threw. */
+function walkedCopy(value: unknown, walk: CopyWalk): unknown {
+  try {
+    return copyPlain(value, walk, 0);
+  } catch {
+    // A getter threw: structuredClone reports it.
+    return NOT_PLAIN;
+  }
+}
+
+function clonedOf(value: unknown, what: string): unknown {
   try {
     return structuredClone(value);
   } catch (error) {
@@ -51,17 +85,18 @@ export function copyOf<T>(value: T, what: string): T {
  * equal, which is all a stored value promises (no Set of the objects seen is kept, one allocation less per
  * event saved).
  */
-function copyPlain(value: unknown, budget: Budget, depth: number): unknown {
+function copyPlain(value: unknown, walk: CopyWalk, depth: number): unknown {
   if (typeof value !== 'object' || value === null) {
     return typeof value === 'function' || typeof value === 'symbol' ? NOT_PLAIN : value;
   }
-  if (depth > MAX_DEPTH || --budget.objects < 0) return NOT_PLAIN;
+  if (depth > MAX_DEPTH || --walk.objects < 0) return NOT_PLAIN;
   const prototype: unknown = Object.getPrototypeOf(value);
   if (prototype === Array.prototype) {
+    walk.objectsOnly = false;
     const array = value as unknown[];
     const copy = new Array<unknown>(array.length);
     for (let index = 0; index < array.length; index++) {
-      const item = copyPlain(array[index], budget, depth + 1);
+      const item = copyPlain(array[index], walk, depth + 1);
       if (item === NOT_PLAIN) return NOT_PLAIN;
       copy[index] = item;
     }
@@ -77,12 +112,15 @@ function copyPlain(value: unknown, budget: Budget, depth: number): unknown {
       if (!Object.hasOwn(record, key)) continue;
       // Assigning `__proto__` would set the copy's prototype instead of adding a property.
       if (key === '__proto__') return NOT_PLAIN;
-      const item = copyPlain(record[key], budget, depth + 1);
+      const item = copyPlain(record[key], walk, depth + 1);
       if (item === NOT_PLAIN) return NOT_PLAIN;
       copy[key] = item;
     }
     return copy;
   }
-  if (prototype === Date.prototype) return new Date(Date.prototype.getTime.call(value));
+  if (prototype === Date.prototype) {
+    walk.objectsOnly = false;
+    return new Date(Date.prototype.getTime.call(value));
+  }
   return NOT_PLAIN;
 }

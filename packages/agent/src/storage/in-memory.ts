@@ -7,7 +7,7 @@ import type {
   SessionStorage,
   SessionSummary,
 } from '../ports/storage.js';
-import { copyOf } from './copy.js';
+import { copyOf, copyWalk, freezeObjects } from './copy.js';
 import {
   checkMemory,
   checkPageLimit,
@@ -29,6 +29,13 @@ import {
 interface StoredEvent {
   timeMs: number;
   payload: SessionEventPayload;
+  /**
+   * How a load hands the payload out. `copy`: a copy each time, for a payload that holds an array (a message's
+   * content) or a Date (see CopyWalk). `freezable`: it holds plain objects alone, so the first load freezes it
+   * and hands it out as it is, `frozen` from then on. Frozen at the first load rather than when saved: most
+   * saved events are never loaded in the process that saved them, and a freeze costs about what a copy does.
+   */
+  sharing: 'copy' | 'freezable' | 'frozen';
 }
 
 /** What the storage keeps per session; the summary fields are kept up to date on every save. */
@@ -81,8 +88,13 @@ function summaryOf(record: SessionRecord): SessionSummary {
 
 /**
  * A SessionStorage that keeps everything in the process's memory: for tests, demos and hosts that do
- * not need sessions to outlive the process. Events are deep-copied in and out, so nobody can change a
- * stored event by mutating an object they hold. `findSession` matches an id prefix, or the text of the
+ * not need sessions to outlive the process. A saved event is deep-copied, so the caller may go on changing the
+ * object it saved. A payload made of plain objects alone (a tool call's, a tool result's, most metadata) is
+ * deep-frozen when it is first loaded, and `loadSession` hands that very payload out, in a new event object with
+ * a new Date, rather than copying it again on every load: such a loaded payload is read-only (changing it throws
+ * a TypeError in strict mode). Any other payload (one holding an array, as every message's content, or a Date)
+ * is copied on each load, since a frozen array is slow to iterate. Either way, changing a loaded event never
+ * changes the log. `findSession` matches an id prefix, or the text of the
  * title or of any user or assistant message (tool results and system messages are not searched),
  * ignoring case and surrounding white space.
  */
@@ -94,7 +106,9 @@ export class InMemorySessionStorage implements SessionStorage {
     checkSessionId(sessionId);
     checkSessionEvent(event);
     const timeMs = Date.prototype.getTime.call(event.timestamp);
-    const stored: StoredEvent = { timeMs, payload: copyOf(event.payload, 'the session event') };
+    const walk = copyWalk();
+    const payload = copyOf(event.payload, 'the session event', walk);
+    const stored: StoredEvent = { timeMs, payload, sharing: walk.objectsOnly ? 'freezable' : 'copy' };
     let record = this.#sessions.get(sessionId);
     if (record === undefined) {
       record = {
@@ -111,24 +125,35 @@ export class InMemorySessionStorage implements SessionStorage {
     }
     record.events.push(stored);
     record.updatedAtMs = timeMs;
-    const payload = stored.payload;
     if (payload.type !== 'metadata') record.messageCount += 1;
     if (payload.type === 'user_message' && record.title === undefined) {
       record.title = sessionTitleOf(messageTextOf(payload.content));
     }
   }
 
-  /** A copy of the whole log in save order, or null for an unknown id. */
+  /**
+   * The whole log in save order, or null for an unknown id: new event objects and Dates, around frozen stored
+   * payloads or copies (see the class's comment).
+   */
   async loadSession(sessionId: string): Promise<SessionEvent[] | null> {
     checkSessionId(sessionId);
     const record = this.#sessions.get(sessionId);
     if (record === undefined) return null;
-    // Each event was copied on its own when saved, so no object is shared between two of them: copying them one
-    // by one gives the same result as copying the whole log, without one walk remembering every object in it.
-    return record.events.map((event) => ({
-      timestamp: new Date(event.timeMs),
-      payload: copyOf(event.payload, 'the session log'),
-    }));
+    const { events } = record;
+    const log = new Array<SessionEvent>(events.length);
+    for (let index = 0; index < events.length; index++) {
+      const event = events[index] as StoredEvent;
+      let payload = event.payload;
+      // Each event was copied on its own when saved, so no object is shared between two of them: copying them
+      // one by one gives the same result as copying the whole log, without one walk remembering every object.
+      if (event.sharing === 'copy') payload = copyOf(payload, 'the session log');
+      else if (event.sharing === 'freezable') {
+        freezeObjects(payload);
+        event.sharing = 'frozen';
+      }
+      log[index] = { timestamp: new Date(event.timeMs), payload };
+    }
+    return log;
   }
 
   /**
@@ -216,7 +241,8 @@ export class InMemoryMemoryStorage implements MemoryStorage {
         .map((entry) => entry.memory);
     }
     const page = limit === Number.POSITIVE_INFINITY ? ordered : ordered.slice(0, limit);
-    return structuredClone(page);
+    // A memory is flat but for its two Dates, which a freeze would not protect: each reader gets a copy.
+    return page.map((memory) => copyOf(memory, 'the memory'));
   }
 
   /** Stores a copy, replacing the memory with the same id (even one of another namespace). */

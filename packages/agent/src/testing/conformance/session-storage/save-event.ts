@@ -2,6 +2,15 @@ import assert from 'node:assert/strict';
 import type { SessionEvent, SessionStorage } from '../../../ports/storage.js';
 import { type ConformanceTest, event, listAll, userEvent } from '../support.js';
 
+/** Runs `change`; a storage may hand out read-only payloads, and then the change throws a TypeError instead. */
+function tryToChange(change: () => void): void {
+  try {
+    change();
+  } catch (error) {
+    assert.ok(error instanceof TypeError, `changing a loaded event threw ${String(error)}, not a TypeError`);
+  }
+}
+
 /** saveEvent and loadSession: every payload comes back exactly, in order, whatever its size or its writers. */
 export function saveEventTests(test: ConformanceTest<SessionStorage>): void {
   test('round-trips every payload type, in order and exactly', async (storage) => {
@@ -55,6 +64,41 @@ export function saveEventTests(test: ConformanceTest<SessionStorage>): void {
       loaded?.every((item) => item.timestamp instanceof Date),
       'timestamps come back as Dates',
     );
+  });
+
+  test('neither the saved object nor a loaded one is the stored log: changing them changes nothing', async (storage) => {
+    const saved: SessionEvent[] = [
+      userEvent(0, 'original'),
+      event(1, { type: 'tool_call', callId: 'c1', toolName: 'read', arguments: { path: 'a.ts', deep: [1] } }),
+      event(2, { type: 'metadata', key: 'note', value: { list: [1, { x: 'y' }] } }),
+    ];
+    const expected = structuredClone(saved);
+    for (const item of saved) await storage.saveEvent('owned', item);
+    const [user, call, note] = saved;
+    if (user?.payload.type === 'user_message') user.payload.content.push({ type: 'text', text: 'added' });
+    if (call?.payload.type === 'tool_call') (call.payload.arguments as { path: string }).path = 'b.ts';
+    note?.timestamp.setTime(0);
+    assert.deepStrictEqual(await storage.loadSession('owned'), expected);
+    // A storage may hand out copies or read-only (frozen) payloads; either way the log stays as it was saved.
+    const loaded = (await storage.loadSession('owned')) ?? [];
+    for (const item of loaded) {
+      item.timestamp.setTime(0);
+      const payload = item.payload as unknown as Record<string, unknown>;
+      tryToChange(() => {
+        payload.type = 'system_message';
+      });
+      const content = payload.content;
+      if (Array.isArray(content)) tryToChange(() => content.push({ type: 'text', text: 'added' }));
+      const value = (payload.arguments ?? payload.value) as { path?: string; list?: unknown[] } | undefined;
+      if (value === undefined) continue;
+      tryToChange(() => {
+        value.path = 'c.ts';
+      });
+      const list = value.list;
+      if (list !== undefined) tryToChange(() => list.push(2));
+    }
+    loaded.pop();
+    assert.deepStrictEqual(await storage.loadSession('owned'), expected);
   });
 
   test('round-trips a 2 MB tool result', async (storage) => {
