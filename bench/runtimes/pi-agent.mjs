@@ -187,6 +187,14 @@ function historyMessages() {
   });
 }
 const history = historyMessages();
+/**
+ * BENCH_PI_LOADED_HISTORY=1: W4's history is read back from JSON before each run, as a host that keeps its
+ * sessions in a file loads one, rather than handed over as one array built at start. A diagnostic of how much
+ * of W4 is the history being freshly loaded (our W4 saves and resumes it through the storage port); the
+ * table's W4 is the default.
+ */
+const loadedHistory = process.env.BENCH_PI_LOADED_HISTORY === '1';
+const historyJson = JSON.stringify(history);
 
 let log;
 let durableRuns = 0;
@@ -202,7 +210,8 @@ export const workloads = {
     maxInFlight = 0;
     return { ...(await timedTurn(parallelAnswers, [])), maxInFlight };
   },
-  history: (withHistory) => timedTurn(shortAnswers, withHistory ? history : []),
+  history: (withHistory) =>
+    timedTurn(shortAnswers, withHistory ? (loadedHistory ? JSON.parse(historyJson) : history) : []),
   async durable() {
     log ??= openSqliteLog();
     const sessionId = `durable-${durableRuns++}`;
