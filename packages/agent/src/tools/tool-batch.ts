@@ -1,3 +1,4 @@
+import type { CancelScope } from '../kernel/cancel-scope.js';
 import { AgentError, describeError } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { SchemaCheck } from '../kernel/json-schema.js';
@@ -47,6 +48,11 @@ export interface ExecuteBatchOptions {
   turnId: string;
   /** The turn's cancellation: calls not started are not started any more, running tools' signals fire. */
   signal: AbortSignal;
+  /**
+   * The scope of `signal` the caller keeps for longer than the batch (the turn's): the batch watches it instead
+   * of adding a listener of its own to the signal.
+   */
+  cancelScope?: CancelScope | undefined;
   /** Runs BeforeToolUse; the PLUGIN_ERRORs of its handlers are its own to report. */
   beforeToolUse: BeforeToolUse;
   /** Runs AfterToolUse; the PLUGIN_ERRORs of its handlers are its own to report. */
@@ -101,7 +107,8 @@ function signalOf(tool: RunningTool): AbortSignal {
  * in call order.
  *
  * Read-only calls run concurrently; a batch with a call of a mutating tool runs one call after another. The
- * batch has one timer for all its running tools and one listener on the turn's signal.
+ * batch has one timer for all its running tools and one listener on the turn's signal (a watcher in the
+ * turn's cancel scope, when it is given one).
  */
 export class ToolBatch {
   readonly #options: ExecuteBatchOptions;
@@ -132,7 +139,10 @@ export class ToolBatch {
     const { calls, signal } = this.#options;
     const serial = this.#plans.some((plan) => typeof plan !== 'string' && plan.handler.isMutating);
     const outcomes: ToolCallOutcome[] = [];
-    signal.addEventListener('abort', this.#cancelRunning);
+    const given = this.#options.cancelScope;
+    const scope = given !== undefined && given.signal === signal ? given : undefined;
+    if (scope !== undefined) scope.watch(this.#cancelRunning);
+    else signal.addEventListener('abort', this.#cancelRunning);
     try {
       // Read-only calls all start now; otherwise each call starts once the previous one is handed over.
       const started = serial ? [] : calls.map((_, index) => this.#runCall(index));
@@ -148,7 +158,8 @@ export class ToolBatch {
         }
       }
     } finally {
-      signal.removeEventListener('abort', this.#cancelRunning);
+      if (scope !== undefined) scope.unwatch(this.#cancelRunning);
+      else signal.removeEventListener('abort', this.#cancelRunning);
     }
     if (this.#failure !== undefined) throw this.#failure.error;
     return outcomes;

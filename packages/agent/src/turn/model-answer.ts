@@ -1,5 +1,6 @@
 /** One streamed model answer of a turn (step 4d): its deltas emitted as they come, its message assembled. */
 
+import type { CancelScope } from '../kernel/cancel-scope.js';
 import { type AgentError, toAgentError } from '../kernel/error.js';
 import type { ContentBlock, TokenUsage } from '../kernel/types.js';
 import { readChatStream } from '../model/model-call.js';
@@ -21,8 +22,15 @@ export interface ModelAnswer {
   usage: TokenUsage | undefined;
 }
 
-/** Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects. */
-export async function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
+/**
+ * Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects.
+ * `cancelScope` is the turn's scope of `options.signal`, watched instead of a listener per call.
+ */
+export async function streamAnswer(
+  options: TurnOptions,
+  request: ChatRequest,
+  cancelScope?: CancelScope,
+): Promise<ModelAnswer> {
   const { session, turnId, signal, emit } = options;
   const reasoning: ContentBlock[] = [];
   let reasoningText = '';
@@ -63,6 +71,7 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
       provider: gated.provider,
       request,
       signal,
+      cancelScope,
       onEvent: (event) => {
         // Yield point: between stream events.
         if (signal.aborted) {

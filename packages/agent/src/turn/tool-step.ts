@@ -62,6 +62,7 @@ export async function toolStep(
     sessionId: session.id,
     turnId,
     signal,
+    cancelScope: turn.cancelScope,
     beforeToolUse: hookRunner(hooks, 'BeforeToolUse', turn.hookScope),
     afterToolUse: hookRunner(hooks, 'AfterToolUse', turn.hookScope),
     runnable: config.maxToolCallsPerTurn - turn.toolCallCount,

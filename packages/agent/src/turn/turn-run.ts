@@ -6,6 +6,7 @@
 
 import type { HookScope } from '../hooks/hook.js';
 import type { HeldBatch, PendingToolCall } from '../kernel/approval-types.js';
+import { CancelScope } from '../kernel/cancel-scope.js';
 import type { AgentError } from '../kernel/error.js';
 import type { TurnUsageOptions } from './turn-usage.js';
 
@@ -28,6 +29,8 @@ export interface TurnRun {
   readonly reportError: (error: AgentError) => void;
   /** Where the turn's hooks run (BeforeToolUse, AfterToolUse), bounded by the tool timeout. */
   readonly hookScope: HookScope;
+  /** The one listener on the turn's signal, watched by each model call and tool batch; closed as the turn ends. */
+  readonly cancelScope: CancelScope;
   /** Sections plugins (TurnStart) and structured output add to the dynamic part of the prompt. */
   dynamicSections: readonly string[];
   /** Tool calls run so far, a continued turn's earlier ones included (for the tool-call limit). */
@@ -52,6 +55,7 @@ export function startTurnRun(options: TurnUsageOptions): TurnRun {
     options,
     reportError,
     hookScope: { sessionId: session.id, turnId, timeoutMs: runtime.tools.timeoutMs, reportError },
+    cancelScope: new CancelScope(options.signal),
     dynamicSections: [],
     toolCallCount: 0,
     held: undefined,

@@ -33,7 +33,11 @@ export async function runTurn(given: TurnOptions): Promise<TurnResult> {
     next = { type: 'failed' };
     await recordFailure(turn, error);
   } finally {
-    await finish(turn, next);
+    try {
+      await finish(turn, next);
+    } finally {
+      turn.cancelScope.close();
+    }
   }
   const status = statusOf(next);
   const usage = copyUsageTotals(usageTotals);
