@@ -5,9 +5,27 @@ import { type AgentError, toAgentError } from '../kernel/error.js';
 import type { ContentBlock, TokenUsage } from '../kernel/types.js';
 import { readChatStream } from '../model/model-call.js';
 import type { ChatRequest } from '../ports/model.js';
-import { gatedModel } from './model-gate.js';
+import { type GatedModel, gatedModel } from './model-gate.js';
 import type { TurnOptions } from './turn-options.js';
+import type { TurnRun } from './turn-run.js';
 import { usageSink } from './turn-usage.js';
+
+/** The provider a turn's model steps call: the session's model behind the turn's hooks, fallbacks, budget, observers. */
+function turnModel(options: TurnOptions): GatedModel {
+  const { session, turnId, emit } = options;
+  return gatedModel(
+    {
+      runtime: options.runtime,
+      session,
+      turnId,
+      observers: options.observers,
+      budgetGate: options.budgetGate,
+      reportError: (error) => emit({ type: 'error', error }),
+      onFallback: (move) => emit({ type: 'model_fallback', ...move }),
+    },
+    session.model.provider,
+  );
+}
 
 /** What one streamed model answer produced. */
 export interface ModelAnswer {
@@ -23,15 +41,12 @@ export interface ModelAnswer {
 }
 
 /**
- * Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects.
- * `cancelScope` is the turn's scope of `options.signal`, watched instead of a listener per call.
+ * Streams one model answer of the turn's model step, emitting its deltas, and assembles the assistant content.
+ * Never rejects. The call watches the turn's cancel scope, and goes through the turn's gated model.
  */
-export async function streamAnswer(
-  options: TurnOptions,
-  request: ChatRequest,
-  cancelScope?: CancelScope,
-): Promise<ModelAnswer> {
-  const { session, turnId, signal, emit } = options;
+export async function streamAnswer(turn: TurnRun, request: ChatRequest): Promise<ModelAnswer> {
+  const { options, cancelScope } = turn;
+  const { session, signal, emit } = options;
   const reasoning: ContentBlock[] = [];
   let reasoningText = '';
   let reasoningOpen = false;
@@ -54,18 +69,9 @@ export async function streamAnswer(
     reasoningText = '';
     reasoningOpen = false;
   };
-  const gated = gatedModel(
-    {
-      runtime: options.runtime,
-      session,
-      turnId,
-      observers: options.observers,
-      budgetGate: options.budgetGate,
-      reportError: (error) => emit({ type: 'error', error }),
-      onFallback: (move) => emit({ type: 'model_fallback', ...move }),
-    },
-    session.model.provider,
-  );
+  // The steps of a turn call the model one after another, so they share one gated provider.
+  turn.model ??= turnModel(options);
+  const gated = turn.model;
   try {
     await readChatStream({
       provider: gated.provider,

@@ -57,7 +57,7 @@ export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {
     tools: session.model.info.capabilities.toolUse ? runtime.tools.specs.slice() : [],
   };
   if (output !== undefined) request.responseFormat = output.format;
-  const answer = await streamAnswer(options, request, turn.cancelScope);
+  const answer = await streamAnswer(turn, request);
   const tooLarge = answer.error?.contextLengthExceeded === true && !answer.receivedAny;
   if (tooLarge && config.autoCompact && !turn.contextRetryUsed) {
     // The provider says the request is too large: compact now (a summary, not pruning alone) and send it once more.

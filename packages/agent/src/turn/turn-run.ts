@@ -8,6 +8,7 @@ import type { HookScope } from '../hooks/hook.js';
 import type { HeldBatch, PendingToolCall } from '../kernel/approval-types.js';
 import { CancelScope } from '../kernel/cancel-scope.js';
 import type { AgentError } from '../kernel/error.js';
+import type { GatedModel } from './model-gate.js';
 import type { TurnUsageOptions } from './turn-usage.js';
 
 /**
@@ -31,6 +32,8 @@ export interface TurnRun {
   readonly hookScope: HookScope;
   /** The one listener on the turn's signal, watched by each model call and tool batch; closed as the turn ends. */
   readonly cancelScope: CancelScope;
+  /** The provider the turn's model steps call (gated: hooks, fallbacks, budget, observers), made at the first one. */
+  model: GatedModel | undefined;
   /** Sections plugins (TurnStart) and structured output add to the dynamic part of the prompt. */
   dynamicSections: readonly string[];
   /** Tool calls run so far, a continued turn's earlier ones included (for the tool-call limit). */
@@ -56,6 +59,7 @@ export function startTurnRun(options: TurnUsageOptions): TurnRun {
     reportError,
     hookScope: { sessionId: session.id, turnId, timeoutMs: runtime.tools.timeoutMs, reportError },
     cancelScope: new CancelScope(options.signal),
+    model: undefined,
     dynamicSections: [],
     toolCallCount: 0,
     held: undefined,
