@@ -137,7 +137,7 @@ export class ToolBatch {
    */
   async run(): Promise<ToolCallOutcome[]> {
     const { calls, signal } = this.#options;
-    const serial = this.#plans.some((plan) => typeof plan !== 'string' && plan.handler.isMutating);
+    const serial = this.#plans.some(isMutatingPlan);
     const outcomes: ToolCallOutcome[] = [];
     const given = this.#options.cancelScope;
     const scope = given !== undefined && given.signal === signal ? given : undefined;
@@ -342,6 +342,11 @@ function plan(
   const failure = tool.check(call.arguments);
   if (failure !== undefined) return `Invalid arguments for tool '${call.toolName}': ${failure}`;
   return tool;
+}
+
+/** True for a call that will run a mutating tool: its batch runs one call after another. */
+function isMutatingPlan(plan: RegisteredTool | string): boolean {
+  return typeof plan !== 'string' && plan.handler.isMutating;
 }
 
 /** The `arguments` of the data a BeforeToolUse chain ended with; undefined (so the schema fails) when it has none. */

@@ -24,7 +24,7 @@ export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {
   const { runtime, session, signal, output } = options;
   const { config } = runtime;
   // Steered messages enter at each step boundary: here, and again after a compaction (see steering.ts).
-  await deliverSteering(options);
+  if (hasSteering(options)) await deliverSteering(options);
   // 4a. The stable part is cached until the next compaction; the dynamic part is rebuilt every call.
   let stable = cachedStablePrompt(runtime, session);
   const dynamic = buildDynamicPrompt({

@@ -9,6 +9,7 @@ import { heldBatchRecord, pendingCallsOf } from '../approvals/held-batch.js';
 import { capToolResult, toolResultLimitChars } from '../context/context-limits.js';
 import { hookRunner } from '../hooks/hook.js';
 import { AgentError } from '../kernel/error.js';
+import { isThenable } from '../kernel/settle.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from '../kernel/templates.js';
 import type { ToolCallRequest } from '../kernel/types.js';
 import type { ToolCallOutcome } from '../tools/tool-dispatch.js';
@@ -29,7 +30,7 @@ export async function toolStep(
   const { runtime, session, turnId, signal, emit } = turn.options;
   const { config, hooks } = runtime;
   // 4g. The approval gate: the turn writes what it decided; a held batch is saved after its tool_call messages.
-  const gate = await gateApprovals({
+  const gating = gateApprovals({
     tools: runtime.tools,
     config,
     sessionId: session.id,
@@ -40,6 +41,7 @@ export async function toolStep(
     run: turn.options.approval ?? {},
     signal,
   });
+  const gate = isThenable(gating) ? await gating : gating;
   // Only the batch the turn was continued with is held: the turn's later batches are decided afresh.
   turn.held = undefined;
   if (gate.hold !== undefined) {
