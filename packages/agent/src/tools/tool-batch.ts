@@ -152,7 +152,9 @@ export class ToolBatch {
         // Write-ahead: the outcome is handed over; after a failure of `onResult`, no other one is.
         if (this.#failure !== undefined) continue;
         try {
-          await this.#options.onResult(outcome);
+          // Awaited only when it answers with a promise: a tick per call otherwise.
+          const handed = this.#options.onResult(outcome);
+          if (handed !== undefined) await handed;
         } catch (error) {
           this.#failure = { error };
         }

@@ -77,7 +77,7 @@ export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {
 
   // 4f. No tool call: the turn's answer is complete (unless a message was steered in meanwhile); a structured
   // one must pass its schema, with one repair. Otherwise the calls are saved, for the tool step to run.
-  if (answer.toolCalls.length === 0) return judgeFinalAnswer(turn, answer);
+  if (answer.toolCalls.length === 0) return await judgeFinalAnswer(turn, answer);
   return { type: 'run_tools', calls: await saveToolCalls(turn, answer), promptChars };
 }
 
@@ -92,13 +92,25 @@ async function saveAnswer(turn: TurnRun, answer: ModelAnswer): Promise<void> {
   if (interrupted) session.addDerived(interruptedNotice());
 }
 
-/** 4f. An answer without tool calls: the final one, or one more step (a steered message, the repair round). */
-async function judgeFinalAnswer(turn: TurnRun, answer: ModelAnswer): Promise<NextStep> {
-  const { session, output, emit } = turn.options;
+/**
+ * 4f. An answer without tool calls: the final one, or one more step (a steered message, the repair round). Only
+ * a structured answer that fails its schema has something to wait for (its repair notice is saved).
+ */
+function judgeFinalAnswer(turn: TurnRun, answer: ModelAnswer): NextStep | Promise<NextStep> {
+  const { output } = turn.options;
   if (hasSteering(turn.options)) return { type: 'run_again' };
   if (output === undefined) return { type: 'final_output' };
   const verdict = judgeAnswer(output, answer.content);
   if (verdict.ok) return { type: 'final_output', output: { value: verdict.value } };
+  return repairOrFail(turn, verdict);
+}
+
+/** A structured answer that failed its schema: one repair round, then the turn fails. */
+async function repairOrFail(
+  turn: TurnRun,
+  verdict: Extract<ReturnType<typeof judgeAnswer>, { ok: false }>,
+): Promise<NextStep> {
+  const { session, emit } = turn.options;
   if (!turn.repairUsed) {
     turn.repairUsed = true;
     await session.commit({ type: 'system', content: repairNotice(verdict.errors) });
