@@ -1,13 +1,14 @@
 /**
  * One 'abort' listener on a signal for as long as a scope lasts (a turn), shared by every wait inside it (each
  * model call, each tool batch). Adding and removing a listener on an AbortSignal is an EventTarget operation
- * that costs far more than a Set insertion; a turn of 200 steps made 400 of each. The scope listens from its
- * first `watch` until `close`, so nothing of it stays on the signal once the turn has ended.
+ * that costs far more than an array push; a turn of 200 steps made 400 of each. The scope listens from its
+ * first `watch` until `close`, so nothing of it stays on the signal once the turn has ended. A turn's waits
+ * come one at a time (a model call, then a batch), so the watchers are a short array, not a set.
  */
 export class CancelScope {
   /** The signal the scope listens to. */
   readonly signal: AbortSignal;
-  readonly #watchers = new Set<() => void>();
+  #watchers: (() => void)[] = [];
   #listening = false;
   #closed = false;
 
@@ -21,34 +22,45 @@ export class CancelScope {
    */
   watch(onCancel: () => void): void {
     if (this.#closed || this.signal.aborted) return;
-    this.#watchers.add(onCancel);
+    this.#watchers.push(onCancel);
     if (!this.#listening) {
       this.#listening = true;
-      this.signal.addEventListener('abort', this.#onAbort, { once: true });
+      // The scope itself is the listener (its handleEvent): no function is made for it.
+      this.signal.addEventListener('abort', this, { once: true });
     }
   }
 
   /** Forgets `onCancel`: the wait it was for has ended. */
   unwatch(onCancel: () => void): void {
-    this.#watchers.delete(onCancel);
+    const index = this.#watchers.lastIndexOf(onCancel);
+    if (index >= 0) this.#watchers.splice(index, 1);
   }
 
   /** Ends the scope: its listener leaves the signal, and no watcher is called any more. */
   close(): void {
     this.#closed = true;
-    this.#watchers.clear();
+    this.#watchers = [];
     if (this.#listening) {
       this.#listening = false;
-      this.signal.removeEventListener('abort', this.#onAbort);
+      this.signal.removeEventListener('abort', this);
     }
   }
 
-  readonly #onAbort = (): void => {
+  /** The signal fired: every watcher is called once, in the order they came. Not for callers. */
+  handleEvent(): void {
     this.#listening = false;
-    // A watcher may unwatch itself or another while called: each is taken off before it runs.
-    for (const onCancel of this.#watchers) {
-      this.#watchers.delete(onCancel);
-      onCancel();
+    const watchers = this.#watchers;
+    this.#watchers = [];
+    // Each watcher is called even when an earlier one threw; the first error then goes on to the signal, as a
+    // listener's would.
+    let failure: { error: unknown } | undefined;
+    for (const onCancel of watchers) {
+      try {
+        onCancel();
+      } catch (error) {
+        failure ??= { error };
+      }
     }
-  };
+    if (failure !== undefined) throw failure.error;
+  }
 }
