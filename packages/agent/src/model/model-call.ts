@@ -44,24 +44,24 @@ export function readChatStream(options: ChatStreamOptions): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   const read = new ChatStreamRead(options);
   const given = options.cancelScope;
-  const scope = given !== undefined && given.signal === signal ? given : new CancelScope(signal);
+  // Without the caller's scope the read has one of its own, closed (its listener removed) when the read ends.
+  const shared = given !== undefined && given.signal === signal;
+  const scope = shared ? given : new CancelScope(signal);
   return new Promise<void>((resolve, reject) => {
     const onAbort = (): void => {
       read.close();
       resolve();
     };
-    const stopWatching = (): void => {
-      if (scope === given) scope.unwatch(onAbort);
-      else scope.close();
-    };
     scope.watch(onAbort);
     read.run().then(
       () => {
-        stopWatching();
+        if (shared) scope.unwatch(onAbort);
+        else scope.close();
         resolve();
       },
       (error: unknown) => {
-        stopWatching();
+        if (shared) scope.unwatch(onAbort);
+        else scope.close();
         // After an abort this changes nothing: the promise has resolved already.
         reject(error);
       },
