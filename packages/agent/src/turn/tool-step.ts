@@ -7,7 +7,6 @@
 import { gateApprovals } from '../approvals/gate.js';
 import { heldBatchRecord, pendingCallsOf } from '../approvals/held-batch.js';
 import { capToolResult, toolResultLimitChars } from '../context/context-limits.js';
-import { hookRunner } from '../hooks/hook.js';
 import { AgentError } from '../kernel/error.js';
 import { isThenable } from '../kernel/settle.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from '../kernel/templates.js';
@@ -28,7 +27,7 @@ export async function toolStep(
   promptChars: number,
 ): Promise<NextStep> {
   const { runtime, session, turnId, signal, emit } = turn.options;
-  const { config, hooks } = runtime;
+  const { config } = runtime;
   // 4g. The approval gate: the turn writes what it decided; a held batch is saved after its tool_call messages.
   const gating = gateApprovals({
     tools: runtime.tools,
@@ -65,8 +64,8 @@ export async function toolStep(
     turnId,
     signal,
     cancelScope: turn.cancelScope,
-    beforeToolUse: hookRunner(hooks, 'BeforeToolUse', turn.hookScope),
-    afterToolUse: hookRunner(hooks, 'AfterToolUse', turn.hookScope),
+    beforeToolUse: turn.beforeToolUse,
+    afterToolUse: turn.afterToolUse,
     runnable: config.maxToolCallsPerTurn - turn.toolCallCount,
     emit,
     refused: gate.refused,
