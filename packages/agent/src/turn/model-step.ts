@@ -68,7 +68,8 @@ export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {
   }
 
   // 4e. The assistant message enters the context whatever came back; a partial one is incomplete.
-  await saveAnswer(turn, answer);
+  // An answer of tool calls alone has no message of its own to save.
+  if (answer.content.length > 0) await saveAnswer(turn, answer);
   if (answer.cancelled) return { type: 'cancelled' };
   if (answer.error !== undefined) {
     turn.reportError(answer.error);

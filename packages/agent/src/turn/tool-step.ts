@@ -110,7 +110,11 @@ function batchResults(session: SessionState, openCalls: Set<string>, resultLimit
     },
     async written(): Promise<void> {
       // Earlier writes settle before the last one: their failures are known once it settled.
-      await last.catch(() => {});
+      try {
+        await last;
+      } catch {
+        // Recorded in `failure` by `add`, with the first failure before it.
+      }
       if (failure !== undefined) throw failure.error;
     },
   };
