@@ -129,7 +129,7 @@ async function repairOrFail(
 async function saveToolCalls(turn: TurnRun, answer: ModelAnswer): Promise<ToolCallRequest[]> {
   const { session } = turn.options;
   const calls: ToolCallRequest[] = [];
-  const callsWritten: Promise<void>[] = [];
+  let written: Promise<unknown> | undefined;
   for (const call of answer.toolCalls) {
     const parsed = parseToolArguments(call.arguments);
     const request: ToolCallRequest = parsed.ok
@@ -138,8 +138,10 @@ async function saveToolCalls(turn: TurnRun, answer: ModelAnswer): Promise<ToolCa
     calls.push(request);
     turn.openCalls.add(call.callId);
     const { callId, toolName, arguments: args } = request;
-    callsWritten.push(session.commit({ type: 'tool_call', callId, toolName, arguments: args }));
+    const saved = session.commit({ type: 'tool_call', callId, toolName, arguments: args });
+    // The calls' appends share the log's write pass, and so its promise; another one is joined, not dropped.
+    written = written === undefined || written === saved ? saved : Promise.all([written, saved]);
   }
-  await Promise.all(callsWritten);
+  if (written !== undefined) await written;
   return calls;
 }
