@@ -380,4 +380,86 @@ describe('listeners', () => {
       expect(getEventListeners(signal, 'abort')).toHaveLength(0);
     }
   });
+  test('a turn keeps one abort listener, the same one, on its signal through all its model calls and batches', async () => {
+    const seen: unknown[][] = [];
+    let turnSignal: AbortSignal | undefined;
+    const listeners = (): unknown[] => getEventListeners(turnSignal as AbortSignal, 'abort');
+    const echo = defineTool({
+      name: 'echo',
+      execute: () => {
+        seen.push(listeners());
+        return { content: 'ok', isError: false };
+      },
+    });
+    class WatchingProvider extends SignalRecordingProvider {
+      override chat(request: ChatRequest, signal: AbortSignal): AsyncIterable<ChatEvent> {
+        turnSignal = signal;
+        const inner = super.chat(request, signal);
+        return (async function* () {
+          for await (const event of inner) {
+            seen.push(listeners());
+            yield event;
+          }
+        })();
+      }
+    }
+    const provider = new WatchingProvider({
+      responses: [
+        [{ type: 'tool_call', toolName: 'echo' }],
+        [
+          { type: 'tool_call', toolName: 'echo' },
+          { type: 'tool_call', toolName: 'echo' },
+        ],
+        [{ type: 'text', text: 'done' }],
+      ],
+    });
+    const { agent } = await buildAgent({ provider, tools: [echo] });
+    const session = await agent.newSession();
+    const turn = await runTurn(session, 'go');
+
+    expect(turn.types.at(-1)).toBe('turn_complete');
+    expect(provider.signals).toHaveLength(3);
+    expect(new Set(provider.signals).size).toBe(1);
+    // Three model calls (each seen at every event) and three tool runs, all under the same single listener.
+    expect(seen.length).toBeGreaterThanOrEqual(6);
+    for (const during of seen) expect(during).toEqual(seen[0]);
+    expect(seen[0]).toHaveLength(1);
+    expect(listeners()).toHaveLength(0);
+  });
+
+  test('a turn cancelled in a model call, then one cancelled in a tool run, leave no listener on their signals', async () => {
+    const toolStarted = deferred();
+    const wait = defineTool({
+      name: 'wait',
+      execute: async (input) => {
+        toolStarted.resolve();
+        await aborted(input.signal);
+        return { content: 'stopped', isError: true };
+      },
+    });
+    const provider = new SignalRecordingProvider({
+      responses: [
+        [{ type: 'text', text: 'Hel' }, { type: 'hang' }],
+        [{ type: 'tool_call', toolName: 'wait' }],
+      ],
+    });
+    const { agent } = await buildAgent({ provider, tools: [wait], config: { toolTimeoutMs: 10_000 } });
+    const session = await agent.newSession();
+    const inModel = await session.sendMessage('first');
+    const first = await readTurn(inModel, (event) => {
+      if (event.payload.type === 'text_delta') inModel.cancel();
+    });
+    expect(recordOf(first).types.at(-1)).toBe('turn_cancelled');
+
+    const inTool = await session.sendMessage('second');
+    const reading = collectTurn(inTool);
+    await toolStarted.promise;
+    inTool.cancel();
+    expect((await reading).types.at(-1)).toBe('turn_cancelled');
+    expect((await inTool.done).status).toBe('cancelled');
+
+    expect(provider.signals).toHaveLength(2);
+    expect(provider.signals.every((signal) => signal.aborted)).toBe(true);
+    for (const signal of provider.signals) expect(getEventListeners(signal, 'abort')).toHaveLength(0);
+  });
 });

@@ -81,12 +81,8 @@ const NOTHING_TO_DECIDE: GateOutcome = Object.freeze({
   hold: undefined,
 });
 
-/**
- * Decides the calls of one batch before it runs. Calls with a recorded decision keep it; undecided ones go to
- * the approver, each within the window. Without an approver the answer is the batch to hold. The gate writes
- * nothing: the turn does, with what it answers.
- */
-export async function gateApprovals(options: {
+/** What `gateApprovals` takes. */
+interface GateOptions {
   tools: ToolLookup;
   config: GateConfig;
   sessionId: string;
@@ -97,9 +93,22 @@ export async function gateApprovals(options: {
   toolCallCount: number;
   run: TurnRunOptions;
   signal: AbortSignal;
-}): Promise<GateOutcome> {
+}
+
+/**
+ * Decides the calls of one batch before it runs. Calls with a recorded decision keep it; undecided ones go to
+ * the approver, each within the window. Without an approver the answer is the batch to hold. The gate writes
+ * nothing: the turn does, with what it answers. A batch none of whose tools asks for approval (most batches) is
+ * answered at once, without a promise.
+ */
+export function gateApprovals(options: GateOptions): GateOutcome | Promise<GateOutcome> {
+  if (options.held === undefined && !mayNeedApproval(options)) return NOTHING_TO_DECIDE;
+  return decideBatch(options);
+}
+
+/** The batch's decisions, once some call may need one (see `gateApprovals`). */
+async function decideBatch(options: GateOptions): Promise<GateOutcome> {
   const { tools, config, sessionId, turnId, calls, held, run, signal } = options;
-  if (held === undefined && !mayNeedApproval(options)) return NOTHING_TO_DECIDE;
   const refused = new Map<string, string>();
   const heldCalls: HeldCall[] = [];
   // Calls past the tool-call limit will not run, so they need no decision.

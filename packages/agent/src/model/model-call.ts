@@ -1,3 +1,4 @@
+import { CancelScope } from '../kernel/cancel-scope.js';
 import { AgentError, describeError, isAgentError } from '../kernel/error.js';
 import { isThenable } from '../kernel/settle.js';
 import type { Message, TokenUsage } from '../kernel/types.js';
@@ -21,6 +22,11 @@ interface ChatStreamOptions {
   provider: ModelProvider;
   request: ChatRequest;
   signal: AbortSignal;
+  /**
+   * The scope of `signal` the caller keeps for longer than this call (a turn's): the read watches it instead of
+   * adding a listener of its own to the signal. Without one, the read listens to the signal while it runs.
+   */
+  cancelScope?: CancelScope | undefined;
   /** Gets each checked event; returning false stops the reading. */
   onEvent: (event: ChatEvent) => boolean | undefined;
 }
@@ -31,25 +37,31 @@ interface ChatStreamOptions {
  * reader stops early. Every failure comes out as a PROVIDER_ERROR. The read races the signal: once it fires
  * the promise resolves at once, whatever the provider does (one that ignores its signal cannot hang a turn, a
  * close or a shutdown), and the provider's iterator is told to close; the caller sees `signal.aborted`.
- * The race costs one listener per model call, not one per streamed delta.
+ * The race costs one watcher per model call (in the turn's cancel scope), not one per streamed delta.
  */
 export function readChatStream(options: ChatStreamOptions): Promise<void> {
   const { signal } = options;
   if (signal.aborted) return Promise.resolve();
   const read = new ChatStreamRead(options);
+  const given = options.cancelScope;
+  // Without the caller's scope the read has one of its own, closed (its listener removed) when the read ends.
+  const shared = given !== undefined && given.signal === signal;
+  const scope = shared ? given : new CancelScope(signal);
   return new Promise<void>((resolve, reject) => {
     const onAbort = (): void => {
       read.close();
       resolve();
     };
-    signal.addEventListener('abort', onAbort, { once: true });
+    scope.watch(onAbort);
     read.run().then(
       () => {
-        signal.removeEventListener('abort', onAbort);
+        if (shared) scope.unwatch(onAbort);
+        else scope.close();
         resolve();
       },
       (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        if (shared) scope.unwatch(onAbort);
+        else scope.close();
         // After an abort this changes nothing: the promise has resolved already.
         reject(error);
       },

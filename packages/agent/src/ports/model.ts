@@ -86,12 +86,18 @@ export interface ChatRequest {
    * sent a second time.
    */
   systemPromptParts: { stable: string; dynamic: string };
+  /**
+   * The conversation, oldest first: an array of this call's own (pushing to it or cutting it changes neither the
+   * session's context nor the next request). The message objects in it are the session's: read them, never
+   * change them (a provider that needs another shape builds its own request from them).
+   */
   messages: Message[];
   /**
    * The session the call belongs to (turn, compaction and memory calls alike); a provider may derive a cache
    * routing key from it (OpenAI `prompt_cache_key`). Absent on requests built outside a session.
    */
   sessionId?: string;
+  /** The tools offered to the model: an array of this call's own, like `messages`; the specs in it are read-only. */
   tools: ToolSpec[];
   purpose: ChatPurpose;
   maxOutputTokens?: number;

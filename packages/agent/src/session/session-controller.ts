@@ -24,6 +24,7 @@ import { EventChannel, RunningTurn, type TurnResult, type TurnStatus } from '../
 import type { AgentRuntime, SessionState } from '../turn/session-state.js';
 import { SteeringInbox } from '../turn/steering-inbox.js';
 import { runTurn } from '../turn/turn.js';
+import type { TurnOptions } from '../turn/turn-options.js';
 import { copyUsageTotals, emptyUsageTotals } from '../usage/usage.js';
 import { normaliseUserInput } from './input.js';
 import { checkRewindOptions, rewindSession } from './rewind.js';
@@ -323,7 +324,7 @@ export class SessionController {
       emit,
       turnTotals: usageTotals,
     });
-    const done = runTurn({
+    const turnOptions: TurnOptions = {
       // A copy: tools replaced while this turn runs are the next turn's (`Agent.replaceTools`).
       runtime: { ...this.runtime },
       session: state,
@@ -336,11 +337,13 @@ export class SessionController {
       recordUsage,
       usageTotals,
       budgetGate,
-      ...(resume === undefined ? {} : { resume }),
-      ...(options.interrupted === undefined ? {} : { interrupted: options.interrupted }),
-      ...(output === undefined ? {} : { output }),
-      ...(observers === undefined ? {} : { observers }),
-    })
+    };
+    // Set only when present (no empty objects spread in for the others).
+    if (resume !== undefined) turnOptions.resume = resume;
+    if (options.interrupted !== undefined) turnOptions.interrupted = options.interrupted;
+    if (output !== undefined) turnOptions.output = output;
+    if (observers !== undefined) turnOptions.observers = observers;
+    const done = runTurn(turnOptions)
       .catch((error: unknown): TurnResult => {
         // runTurn reports its own failures; this only guards against a bug escaping it.
         this.runtime.config.onBackgroundError(

@@ -1,3 +1,4 @@
+import type { CancelScope } from '../kernel/cancel-scope.js';
 import { type Deadline, deadlines } from '../kernel/deadlines.js';
 import { AgentError, describeError } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
@@ -48,6 +49,11 @@ export interface ExecuteBatchOptions {
   turnId: string;
   /** The turn's cancellation: calls not started are not started any more, running tools' signals fire. */
   signal: AbortSignal;
+  /**
+   * The scope of `signal` the caller keeps for longer than the batch (the turn's): the batch watches it instead
+   * of adding a listener of its own to the signal.
+   */
+  cancelScope?: CancelScope | undefined;
   /** Runs BeforeToolUse; the PLUGIN_ERRORs of its handlers are its own to report. */
   beforeToolUse: BeforeToolUse;
   /** Runs AfterToolUse; the PLUGIN_ERRORs of its handlers are its own to report. */
@@ -103,7 +109,7 @@ function signalOf(tool: RunningTool): AbortSignal {
  *
  * Read-only calls run concurrently; a batch with a call of a mutating tool runs one call after another. Each
  * running tool has a deadline in the runtime's shared scheduler (kernel/deadlines.ts: one Node timer for all),
- * and the batch has one listener on the turn's signal.
+ * and the batch has one listener on the turn's signal (a watcher in the turn's cancel scope, when it is given one).
  */
 export class ToolBatch {
   readonly #options: ExecuteBatchOptions;
@@ -130,9 +136,12 @@ export class ToolBatch {
    */
   async run(): Promise<ToolCallOutcome[]> {
     const { calls, signal } = this.#options;
-    const serial = this.#plans.some((plan) => typeof plan !== 'string' && plan.handler.isMutating);
+    const serial = this.#plans.some(isMutatingPlan);
     const outcomes: ToolCallOutcome[] = [];
-    signal.addEventListener('abort', this.#cancelRunning);
+    const given = this.#options.cancelScope;
+    const scope = given !== undefined && given.signal === signal ? given : undefined;
+    if (scope !== undefined) scope.watch(this.#cancelRunning);
+    else signal.addEventListener('abort', this.#cancelRunning);
     try {
       // Read-only calls all start now; otherwise each call starts once the previous one is handed over.
       const started = serial ? [] : calls.map((_, index) => this.#runCall(index));
@@ -142,13 +151,16 @@ export class ToolBatch {
         // Write-ahead: the outcome is handed over; after a failure of `onResult`, no other one is.
         if (this.#failure !== undefined) continue;
         try {
-          await this.#options.onResult(outcome);
+          // Awaited only when it answers with a promise: a tick per call otherwise.
+          const handed = this.#options.onResult(outcome);
+          if (handed !== undefined) await handed;
         } catch (error) {
           this.#failure = { error };
         }
       }
     } finally {
-      signal.removeEventListener('abort', this.#cancelRunning);
+      if (scope !== undefined) scope.unwatch(this.#cancelRunning);
+      else signal.removeEventListener('abort', this.#cancelRunning);
     }
     if (this.#failure !== undefined) throw this.#failure.error;
     return outcomes;
@@ -312,6 +324,11 @@ function plan(
   const failure = tool.check(call.arguments);
   if (failure !== undefined) return `Invalid arguments for tool '${call.toolName}': ${failure}`;
   return tool;
+}
+
+/** True for a call that will run a mutating tool: its batch runs one call after another. */
+function isMutatingPlan(plan: RegisteredTool | string): boolean {
+  return typeof plan !== 'string' && plan.handler.isMutating;
 }
 
 /** The `arguments` of the data a BeforeToolUse chain ended with; undefined (so the schema fails) when it has none. */

@@ -129,7 +129,12 @@ export class ToolDispatcher {
    * with the first error `onResult` threw (after the running calls have settled; calls not yet started are
    * skipped).
    */
-  async executeBatch(options: ExecuteBatchOptions): Promise<ToolCallOutcome[]> {
-    return new ToolBatch(options, this.#tools, this.#timeoutMs).run();
+  executeBatch(options: ExecuteBatchOptions): Promise<ToolCallOutcome[]> {
+    // Not an async function: wrapping the batch's own promise in another costs ticks on every step.
+    try {
+      return new ToolBatch(options, this.#tools, this.#timeoutMs).run();
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 }

@@ -32,9 +32,14 @@ export function statusOf(next: NextStep): TurnStatus {
  * 6. The memory checkpoint every N turns, inside the turn, before it ends (SPEC §5.14). A suspended turn is not
  * over (its checkpoint comes when it is continued and ends), and a cancelled one makes none.
  */
-export async function checkpoint(turn: TurnRun, next: NextStep): Promise<NextStep> {
+export function checkpoint(turn: TurnRun, next: NextStep): NextStep | Promise<NextStep> {
   if (next.type === 'cancelled' || next.type === 'interruption') return next;
-  return (await memoryCheckpoint(turn.options)) === 'cancelled' ? { type: 'cancelled' } : next;
+  const { runtime, session } = turn.options;
+  // Most turns have no checkpoint due: they go on at once, without a promise.
+  if (session.memory === undefined || !session.checkpointDue(runtime.config.memoryCheckpointInterval)) {
+    return next;
+  }
+  return memoryCheckpoint(turn.options).then((done) => (done === 'cancelled' ? { type: 'cancelled' } : next));
 }
 
 /**
@@ -57,8 +62,8 @@ export async function recordFailure(turn: TurnRun, error: unknown): Promise<void
 export async function finish(turn: TurnRun, next: NextStep): Promise<void> {
   const { options } = turn;
   const { session, emit } = options;
-  await turnEnd(options, statusOf(next), turn.toolCallCount);
-  await recordEnd(turn, next);
+  if (options.runtime.hooks.has('TurnEnd')) await turnEnd(options, statusOf(next), turn.toolCallCount);
+  if (needsEndRecord(turn, next)) await recordEnd(turn, next);
   // Sub-agents' usage joins the turn's totals (and the session's) before the turn reports them.
   foldSubagentUsage(options);
   // The turn's usage records are saved before it ends, like everything else it produced.
@@ -126,10 +131,9 @@ async function memoryCheckpoint(options: TurnOptions): Promise<'done' | 'cancell
   return 'done';
 }
 
-/** Runs TurnEnd; its failures are reported, never thrown. */
+/** Runs TurnEnd (the caller checks that it has a handler); its failures are reported, never thrown. */
 async function turnEnd(options: TurnOptions, status: TurnStatus, toolCallCount: number): Promise<void> {
   const { runtime, session, turnId, emit } = options;
-  if (!runtime.hooks.has('TurnEnd')) return;
   try {
     const outcome = await runtime.hooks.dispatch({
       event: 'TurnEnd',
@@ -144,15 +148,19 @@ async function turnEnd(options: TurnOptions, status: TurnStatus, toolCallCount: 
   }
 }
 
+/** True when the turn must record that it ended (see `recordEnd`). */
+function needsEndRecord(turn: TurnRun, next: NextStep): boolean {
+  if (!turn.opened || next.type === 'interruption') return false;
+  const last = turn.options.session.context.messages.at(-1);
+  return last?.type !== 'assistant' || last.status !== 'complete';
+}
+
 /**
  * A turn whose last message is not its final answer says in the log that it ended, so that a resume can tell it
  * from a turn a crash cut (approvals/interrupted-turn.ts). A suspended turn's held batch says so already.
  */
 async function recordEnd(turn: TurnRun, next: NextStep): Promise<void> {
   const { session, turnId } = turn.options;
-  if (!turn.opened || next.type === 'interruption') return;
-  const last = session.context.messages.at(-1);
-  if (last?.type === 'assistant' && last.status === 'complete') return;
   // A storage that fails here failed the turn already, and said so: this record is best effort.
   await session.log.append(turnEndedRecord(turnId, statusOf(next))).catch(() => {});
 }

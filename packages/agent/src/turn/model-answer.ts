@@ -1,12 +1,31 @@
 /** One streamed model answer of a turn (step 4d): its deltas emitted as they come, its message assembled. */
 
+import type { CancelScope } from '../kernel/cancel-scope.js';
 import { type AgentError, toAgentError } from '../kernel/error.js';
 import type { ContentBlock, TokenUsage } from '../kernel/types.js';
 import { readChatStream } from '../model/model-call.js';
 import type { ChatRequest } from '../ports/model.js';
-import { gatedModel } from './model-gate.js';
+import { type GatedModel, gatedModel } from './model-gate.js';
 import type { TurnOptions } from './turn-options.js';
+import type { TurnRun } from './turn-run.js';
 import { usageSink } from './turn-usage.js';
+
+/** The provider a turn's model steps call: the session's model behind the turn's hooks, fallbacks, budget, observers. */
+function turnModel(options: TurnOptions): GatedModel {
+  const { session, turnId, emit } = options;
+  return gatedModel(
+    {
+      runtime: options.runtime,
+      session,
+      turnId,
+      observers: options.observers,
+      budgetGate: options.budgetGate,
+      reportError: (error) => emit({ type: 'error', error }),
+      onFallback: (move) => emit({ type: 'model_fallback', ...move }),
+    },
+    session.model.provider,
+  );
+}
 
 /** What one streamed model answer produced. */
 export interface ModelAnswer {
@@ -21,9 +40,13 @@ export interface ModelAnswer {
   usage: TokenUsage | undefined;
 }
 
-/** Streams one model answer, emitting its deltas, and assembles the assistant content. Never rejects. */
-export async function streamAnswer(options: TurnOptions, request: ChatRequest): Promise<ModelAnswer> {
-  const { session, turnId, signal, emit } = options;
+/**
+ * Streams one model answer of the turn's model step, emitting its deltas, and assembles the assistant content.
+ * Never rejects. The call watches the turn's cancel scope, and goes through the turn's gated model.
+ */
+export async function streamAnswer(turn: TurnRun, request: ChatRequest): Promise<ModelAnswer> {
+  const { options, cancelScope } = turn;
+  const { session, signal, emit } = options;
   const reasoning: ContentBlock[] = [];
   let reasoningText = '';
   let reasoningOpen = false;
@@ -46,23 +69,15 @@ export async function streamAnswer(options: TurnOptions, request: ChatRequest): 
     reasoningText = '';
     reasoningOpen = false;
   };
-  const gated = gatedModel(
-    {
-      runtime: options.runtime,
-      session,
-      turnId,
-      observers: options.observers,
-      budgetGate: options.budgetGate,
-      reportError: (error) => emit({ type: 'error', error }),
-      onFallback: (move) => emit({ type: 'model_fallback', ...move }),
-    },
-    session.model.provider,
-  );
+  // The steps of a turn call the model one after another, so they share one gated provider.
+  turn.model ??= turnModel(options);
+  const gated = turn.model;
   try {
     await readChatStream({
       provider: gated.provider,
       request,
       signal,
+      cancelScope,
       onEvent: (event) => {
         // Yield point: between stream events.
         if (signal.aborted) {

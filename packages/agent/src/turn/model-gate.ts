@@ -36,15 +36,15 @@ interface ModelGateScope {
 }
 
 /** The provider a step calls, and how its calls' usage is attributed. */
-interface GatedModel {
+export interface GatedModel {
   provider: ModelProvider;
   /** The sink with each call's usage attributed to the model that answered it (a fallback model, maybe). */
   attribute(sink: UsageSink): UsageSink;
 }
 
 /**
- * The provider wrapped for one step's calls, which it makes one after another: the hooks, then the fallbacks,
- * then for each model the budget and the observers.
+ * The provider wrapped for the calls of one step, or of a turn's model steps (made once per turn), which are made
+ * one after another: the hooks, then the fallbacks, then for each model the budget and the observers.
  */
 export function gatedModel(scope: ModelGateScope, provider: ModelProvider): GatedModel {
   const { runtime, session, turnId } = scope;

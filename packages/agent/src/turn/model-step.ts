@@ -24,7 +24,7 @@ export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {
   const { runtime, session, signal, output } = options;
   const { config } = runtime;
   // Steered messages enter at each step boundary: here, and again after a compaction (see steering.ts).
-  await deliverSteering(options);
+  if (hasSteering(options)) await deliverSteering(options);
   // 4a. The stable part is cached until the next compaction; the dynamic part is rebuilt every call.
   let stable = cachedStablePrompt(runtime, session);
   const dynamic = buildDynamicPrompt({
@@ -57,7 +57,7 @@ export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {
     tools: session.model.info.capabilities.toolUse ? runtime.tools.specs.slice() : [],
   };
   if (output !== undefined) request.responseFormat = output.format;
-  const answer = await streamAnswer(options, request);
+  const answer = await streamAnswer(turn, request);
   const tooLarge = answer.error?.contextLengthExceeded === true && !answer.receivedAny;
   if (tooLarge && config.autoCompact && !turn.contextRetryUsed) {
     // The provider says the request is too large: compact now (a summary, not pruning alone) and send it once more.
@@ -68,7 +68,8 @@ export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {
   }
 
   // 4e. The assistant message enters the context whatever came back; a partial one is incomplete.
-  await saveAnswer(turn, answer);
+  // An answer of tool calls alone has no message of its own to save.
+  if (answer.content.length > 0) await saveAnswer(turn, answer);
   if (answer.cancelled) return { type: 'cancelled' };
   if (answer.error !== undefined) {
     turn.reportError(answer.error);
@@ -77,7 +78,7 @@ export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {
 
   // 4f. No tool call: the turn's answer is complete (unless a message was steered in meanwhile); a structured
   // one must pass its schema, with one repair. Otherwise the calls are saved, for the tool step to run.
-  if (answer.toolCalls.length === 0) return judgeFinalAnswer(turn, answer);
+  if (answer.toolCalls.length === 0) return await judgeFinalAnswer(turn, answer);
   return { type: 'run_tools', calls: await saveToolCalls(turn, answer), promptChars };
 }
 
@@ -92,13 +93,25 @@ async function saveAnswer(turn: TurnRun, answer: ModelAnswer): Promise<void> {
   if (interrupted) session.addDerived(interruptedNotice());
 }
 
-/** 4f. An answer without tool calls: the final one, or one more step (a steered message, the repair round). */
-async function judgeFinalAnswer(turn: TurnRun, answer: ModelAnswer): Promise<NextStep> {
-  const { session, output, emit } = turn.options;
+/**
+ * 4f. An answer without tool calls: the final one, or one more step (a steered message, the repair round). Only
+ * a structured answer that fails its schema has something to wait for (its repair notice is saved).
+ */
+function judgeFinalAnswer(turn: TurnRun, answer: ModelAnswer): NextStep | Promise<NextStep> {
+  const { output } = turn.options;
   if (hasSteering(turn.options)) return { type: 'run_again' };
   if (output === undefined) return { type: 'final_output' };
   const verdict = judgeAnswer(output, answer.content);
   if (verdict.ok) return { type: 'final_output', output: { value: verdict.value } };
+  return repairOrFail(turn, verdict);
+}
+
+/** A structured answer that failed its schema: one repair round, then the turn fails. */
+async function repairOrFail(
+  turn: TurnRun,
+  verdict: Extract<ReturnType<typeof judgeAnswer>, { ok: false }>,
+): Promise<NextStep> {
+  const { session, emit } = turn.options;
   if (!turn.repairUsed) {
     turn.repairUsed = true;
     await session.commit({ type: 'system', content: repairNotice(verdict.errors) });
@@ -116,7 +129,7 @@ async function judgeFinalAnswer(turn: TurnRun, answer: ModelAnswer): Promise<Nex
 async function saveToolCalls(turn: TurnRun, answer: ModelAnswer): Promise<ToolCallRequest[]> {
   const { session } = turn.options;
   const calls: ToolCallRequest[] = [];
-  const callsWritten: Promise<void>[] = [];
+  let written: Promise<unknown> | undefined;
   for (const call of answer.toolCalls) {
     const parsed = parseToolArguments(call.arguments);
     const request: ToolCallRequest = parsed.ok
@@ -125,8 +138,10 @@ async function saveToolCalls(turn: TurnRun, answer: ModelAnswer): Promise<ToolCa
     calls.push(request);
     turn.openCalls.add(call.callId);
     const { callId, toolName, arguments: args } = request;
-    callsWritten.push(session.commit({ type: 'tool_call', callId, toolName, arguments: args }));
+    const saved = session.commit({ type: 'tool_call', callId, toolName, arguments: args });
+    // The calls' appends share the log's write pass, and so its promise; another one is joined, not dropped.
+    written = written === undefined || written === saved ? saved : Promise.all([written, saved]);
   }
-  await Promise.all(callsWritten);
+  if (written !== undefined) await written;
   return calls;
 }

@@ -7,8 +7,8 @@
 import { gateApprovals } from '../approvals/gate.js';
 import { heldBatchRecord, pendingCallsOf } from '../approvals/held-batch.js';
 import { capToolResult, toolResultLimitChars } from '../context/context-limits.js';
-import { hookRunner } from '../hooks/hook.js';
 import { AgentError } from '../kernel/error.js';
+import { isThenable } from '../kernel/settle.js';
 import { fillTemplate, TOOL_LIMIT_NOTICE } from '../kernel/templates.js';
 import type { ToolCallRequest } from '../kernel/types.js';
 import type { ToolCallOutcome } from '../tools/tool-dispatch.js';
@@ -27,9 +27,9 @@ export async function toolStep(
   promptChars: number,
 ): Promise<NextStep> {
   const { runtime, session, turnId, signal, emit } = turn.options;
-  const { config, hooks } = runtime;
+  const { config } = runtime;
   // 4g. The approval gate: the turn writes what it decided; a held batch is saved after its tool_call messages.
-  const gate = await gateApprovals({
+  const gating = gateApprovals({
     tools: runtime.tools,
     config,
     sessionId: session.id,
@@ -40,6 +40,7 @@ export async function toolStep(
     run: turn.options.approval ?? {},
     signal,
   });
+  const gate = isThenable(gating) ? await gating : gating;
   // Only the batch the turn was continued with is held: the turn's later batches are decided afresh.
   turn.held = undefined;
   if (gate.hold !== undefined) {
@@ -62,8 +63,9 @@ export async function toolStep(
     sessionId: session.id,
     turnId,
     signal,
-    beforeToolUse: hookRunner(hooks, 'BeforeToolUse', turn.hookScope),
-    afterToolUse: hookRunner(hooks, 'AfterToolUse', turn.hookScope),
+    cancelScope: turn.cancelScope,
+    beforeToolUse: turn.beforeToolUse,
+    afterToolUse: turn.afterToolUse,
     runnable: config.maxToolCallsPerTurn - turn.toolCallCount,
     emit,
     refused: gate.refused,
@@ -108,7 +110,11 @@ function batchResults(session: SessionState, openCalls: Set<string>, resultLimit
     },
     async written(): Promise<void> {
       // Earlier writes settle before the last one: their failures are known once it settled.
-      await last.catch(() => {});
+      try {
+        await last;
+      } catch {
+        // Recorded in `failure` by `add`, with the first failure before it.
+      }
       if (failure !== undefined) throw failure.error;
     },
   };

@@ -4,9 +4,12 @@
  * turn.ts only reads their answers. Step numbers are those of 0006 §9.1, as docs/architecture.md lists them.
  */
 
-import type { HookScope } from '../hooks/hook.js';
+import { type HookScope, hookRunner } from '../hooks/hook.js';
 import type { HeldBatch, PendingToolCall } from '../kernel/approval-types.js';
+import { CancelScope } from '../kernel/cancel-scope.js';
 import type { AgentError } from '../kernel/error.js';
+import type { AfterToolUse, BeforeToolUse } from '../tools/tool-dispatch.js';
+import type { GatedModel } from './model-gate.js';
 import type { TurnUsageOptions } from './turn-usage.js';
 
 /**
@@ -26,8 +29,14 @@ export interface TurnRun {
   readonly options: TurnUsageOptions;
   /** Reports a failure as an `error` event; the turn goes on unless the step says otherwise. */
   readonly reportError: (error: AgentError) => void;
-  /** Where the turn's hooks run (BeforeToolUse, AfterToolUse), bounded by the tool timeout. */
-  readonly hookScope: HookScope;
+  /** The turn's BeforeToolUse, bounded by the tool timeout (made once: every batch of the turn runs it). */
+  readonly beforeToolUse: BeforeToolUse;
+  /** The turn's AfterToolUse, bounded by the tool timeout. */
+  readonly afterToolUse: AfterToolUse;
+  /** The one listener on the turn's signal, watched by each model call and tool batch; closed as the turn ends. */
+  readonly cancelScope: CancelScope;
+  /** The provider the turn's model steps call (gated: hooks, fallbacks, budget, observers), made at the first one. */
+  model: GatedModel | undefined;
   /** Sections plugins (TurnStart) and structured output add to the dynamic part of the prompt. */
   dynamicSections: readonly string[];
   /** Tool calls run so far, a continued turn's earlier ones included (for the tool-call limit). */
@@ -48,10 +57,19 @@ export interface TurnRun {
 export function startTurnRun(options: TurnUsageOptions): TurnRun {
   const { runtime, session, turnId, emit } = options;
   const reportError = (error: AgentError): void => emit({ type: 'error', error });
+  const hookScope: HookScope = {
+    sessionId: session.id,
+    turnId,
+    timeoutMs: runtime.tools.timeoutMs,
+    reportError,
+  };
   return {
     options,
     reportError,
-    hookScope: { sessionId: session.id, turnId, timeoutMs: runtime.tools.timeoutMs, reportError },
+    beforeToolUse: hookRunner(runtime.hooks, 'BeforeToolUse', hookScope),
+    afterToolUse: hookRunner(runtime.hooks, 'AfterToolUse', hookScope),
+    cancelScope: new CancelScope(options.signal),
+    model: undefined,
     dynamicSections: [],
     toolCallCount: 0,
     held: undefined,

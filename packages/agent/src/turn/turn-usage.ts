@@ -36,6 +36,10 @@ export type TurnUsageOptions = TurnOptions & { recordUsage: UsageSink; usageTota
  * the turn's stream and add to its session's totals (a sub-agent's turn).
  */
 export function withTurnUsage(options: TurnOptions): TurnUsageOptions {
+  // A Session's turn comes with both: its options are used as they are, not copied.
+  if (options.recordUsage !== undefined && options.usageTotals !== undefined) {
+    return options as TurnUsageOptions;
+  }
   const usageTotals = options.usageTotals ?? emptyUsageTotals();
   const recordUsage =
     options.recordUsage ??

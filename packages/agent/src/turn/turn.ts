@@ -1,3 +1,4 @@
+import { isThenable } from '../kernel/settle.js';
 import { copyUsageTotals } from '../usage/usage.js';
 import { begin, continueHeld, continueInterrupted } from './begin-step.js';
 import { checkpoint, finish, recordFailure, statusOf } from './finish-step.js';
@@ -28,12 +29,17 @@ export async function runTurn(given: TurnOptions): Promise<TurnResult> {
       const step = await modelStep(turn);
       next = step.type === 'run_tools' ? await toolStep(turn, step.calls, step.promptChars) : step;
     }
-    next = await checkpoint(turn, next);
+    const checked = checkpoint(turn, next);
+    next = isThenable(checked) ? await checked : checked;
   } catch (error) {
     next = { type: 'failed' };
     await recordFailure(turn, error);
   } finally {
-    await finish(turn, next);
+    try {
+      await finish(turn, next);
+    } finally {
+      turn.cancelScope.close();
+    }
   }
   const status = statusOf(next);
   const usage = copyUsageTotals(usageTotals);

@@ -1,0 +1,62 @@
+/**
+ * The turn's cancel scope: one listener on the signal from the first watch until close; every watcher still
+ * watching is called once when the signal fires, also when an earlier one threw; nothing stays on the signal.
+ */
+import { getEventListeners } from 'node:events';
+import { expect, test } from 'vitest';
+import { CancelScope } from '../src/kernel/cancel-scope.js';
+
+test('many waits, one listener: watchers come and go without touching the signal, close removes it', () => {
+  const controller = new AbortController();
+  const scope = new CancelScope(controller.signal);
+  expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  for (let wait = 0; wait < 50; wait++) {
+    const onCancel = (): void => {};
+    scope.watch(onCancel);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+    scope.unwatch(onCancel);
+  }
+  scope.close();
+  expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  const late: string[] = [];
+  scope.watch(() => late.push('after close'));
+  controller.abort();
+  expect(late).toEqual([]);
+  expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+});
+
+test('the abort calls each watcher still watching once, in order, even past one that throws', async () => {
+  const controller = new AbortController();
+  const scope = new CancelScope(controller.signal);
+  const called: string[] = [];
+  const gone = (): void => {
+    called.push('gone');
+  };
+  scope.watch(() => called.push('model call'));
+  scope.watch(gone);
+  scope.watch(() => {
+    called.push('thrower');
+    throw new Error('a watcher failed');
+  });
+  scope.watch(() => called.push('tool batch'));
+  scope.unwatch(gone);
+  const reported: unknown[] = [];
+  const onUncaught = (error: unknown): void => {
+    reported.push(error);
+  };
+  // An EventTarget reports a listener's throw as an uncaught exception, on the next tick.
+  process.prependListener('uncaughtException', onUncaught);
+  try {
+    controller.abort();
+    controller.abort();
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.removeListener('uncaughtException', onUncaught);
+  }
+  expect(reported).toMatchObject([{ message: 'a watcher failed' }]);
+  expect(called).toEqual(['model call', 'thrower', 'tool batch']);
+  expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+  // A signal that fired already is not watched.
+  scope.watch(() => called.push('after the abort'));
+  expect(called).toHaveLength(3);
+});
