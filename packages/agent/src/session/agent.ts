@@ -15,7 +15,6 @@ import { storageError } from '../log/session-log.js';
 import type { RoutedModel } from '../model/model-router.js';
 import type { SessionClaim, SessionEvent } from '../ports/storage.js';
 import type { ToolHandler } from '../ports/tool.js';
-import type { ToolDispatcher } from '../tools/tool-dispatch.js';
 import { type AgentRuntime, SessionState } from '../turn/session-state.js';
 import { usageTotalsOfLog } from '../usage/usage.js';
 import { checkForkArguments, forkTurnNotFound, writeFork } from './fork.js';
@@ -44,7 +43,8 @@ export interface SessionSnapshot {
  * 0006 §7). Its calls reject with AgentError for mistakes (SESSION_BUSY, SESSION_NOT_FOUND, SESSION_CLOSED, ...).
  */
 export class Agent {
-  private readonly runtime: AgentRuntime;
+  /** Replaced as a whole by `replaceTools` (never changed in place): a running turn keeps the one it began with. */
+  private runtime: AgentRuntime;
   private readonly pluginManager: PluginManager;
   /** The active sessions; each holds one of the `maxActiveSessions` slots. */
   private readonly active = new Set<SessionController>();
@@ -53,17 +53,17 @@ export class Agent {
   private shuttingDown: Promise<void> | undefined;
   private readonly slot: SessionSlot;
 
-  /** Checks and compiles a new tool set (see `replaceTools`). */
-  private readonly toolsOf: ((tools: readonly ToolHandler[]) => ToolDispatcher) | undefined;
+  /** Checks and compiles a new tool set, and answers the runtime with it (see `replaceTools`). */
+  private readonly withTools: ((tools: readonly ToolHandler[]) => AgentRuntime) | undefined;
 
   /** Made by `AgentBuilder.build()`. */
   constructor(options: {
     runtime: AgentRuntime;
     pluginManager: PluginManager;
-    toolsOf?: (tools: readonly ToolHandler[]) => ToolDispatcher;
+    withTools?: (tools: readonly ToolHandler[]) => AgentRuntime;
   }) {
     this.runtime = options.runtime;
-    this.toolsOf = options.toolsOf;
+    this.withTools = options.withTools;
     this.pluginManager = options.pluginManager;
     const agent = this;
     this.slot = {
@@ -72,6 +72,9 @@ export class Agent {
       },
       get isShutDown() {
         return agent.shuttingDown !== undefined;
+      },
+      get runtime() {
+        return agent.runtime;
       },
     };
   }
@@ -83,12 +86,10 @@ export class Agent {
    */
   replaceTools(tools: readonly ToolHandler[]): void {
     this.assertOpen();
-    if (this.toolsOf === undefined) {
+    if (this.withTools === undefined) {
       throw new AgentError({ code: 'INVALID_CONFIG', message: 'this agent was not made by AgentBuilder' });
     }
-    const dispatcher = this.toolsOf(tools);
-    this.runtime.tools = dispatcher;
-    this.runtime.toolsChars = JSON.stringify(dispatcher.specs).length;
+    this.runtime = this.withTools(tools);
   }
 
   /** Starts a new session; SessionStart runs and the memories are loaded. */
@@ -347,7 +348,7 @@ export class Agent {
   private activate(state: SessionState): SessionController {
     // shutdown() may have begun while the session was being set up; it must not come back alive.
     this.assertOpen();
-    const controller = new SessionController({ state, runtime: this.runtime, slot: this.slot });
+    const controller = new SessionController({ state, slot: this.slot });
     this.reserved.delete(state.id);
     this.active.add(controller);
     return controller;

@@ -158,9 +158,17 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
     const tools = dispatcherOf(this.tools);
     const skillDefinitions = [...this.skills];
     // What `Agent.replaceTools` checks and compiles new tools with, as build() did the first ones.
-    const toolsOf = (handlers: readonly ToolHandler[]): ToolDispatcher => {
+    // The runtime of `Agent.replaceTools`: new tools checked as build() checked the first ones, the rest shared.
+    // Sub-agent tools (of either tool set) reach the newest runtime, as they reach its tools.
+    const withTools = (handlers: readonly ToolHandler[]): AgentRuntime => {
       validateSkills({ skills: skillDefinitions, toolNames: this.validateTools(handlers) });
-      return dispatcherOf(handlers);
+      const replaced = dispatcherOf(handlers);
+      runtime = {
+        ...(runtime as AgentRuntime),
+        tools: replaced,
+        toolsChars: JSON.stringify(replaced.specs).length,
+      };
+      return runtime;
     };
     const hooks = new HookRegistry();
     const observers = new ObserverRegistry(config.onBackgroundError);
@@ -193,7 +201,7 @@ export class AgentBuilder<State extends NoProvider | HasProvider = NoProvider> {
       sessionStorage: this.sessionStorages[0],
       turns: new TurnLinks(),
     };
-    return new Agent({ pluginManager, runtime, toolsOf });
+    return new Agent({ pluginManager, runtime, withTools });
   }
 
   private validateProviders(): Set<string> {

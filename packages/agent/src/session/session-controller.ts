@@ -58,6 +58,8 @@ export interface SessionSlot {
   release(controller: SessionController): void;
   /** True once the agent is shut down. */
   readonly isShutDown: boolean;
+  /** The agent's runtime now: the tools of the last `replaceTools`, for the next turn. */
+  readonly runtime: AgentRuntime;
 }
 
 /**
@@ -67,7 +69,6 @@ export interface SessionSlot {
  */
 export class SessionController {
   readonly state: SessionState;
-  private readonly runtime: AgentRuntime;
   private readonly slot: SessionSlot;
   private activeTurn: ActiveTurn | undefined;
   private readonly followUps: FollowUp[] = [];
@@ -77,10 +78,14 @@ export class SessionController {
   private released = false;
   private abandoned = false;
 
-  constructor(options: { state: SessionState; runtime: AgentRuntime; slot: SessionSlot }) {
+  constructor(options: { state: SessionState; slot: SessionSlot }) {
     this.state = options.state;
-    this.runtime = options.runtime;
     this.slot = options.slot;
+  }
+
+  /** The agent's runtime as it is now (`Agent.replaceTools` swaps it between turns). */
+  private get runtime(): AgentRuntime {
+    return this.slot.runtime;
   }
 
   /** The pricing of a model id, from the registered providers' catalogues. */
@@ -325,8 +330,8 @@ export class SessionController {
       turnTotals: usageTotals,
     });
     const turnOptions: TurnOptions = {
-      // A copy: tools replaced while this turn runs are the next turn's (`Agent.replaceTools`).
-      runtime: { ...this.runtime },
+      // Read now: tools replaced while this turn runs are the next turn's (`Agent.replaceTools`).
+      runtime: this.runtime,
       session: state,
       input: { content },
       turnId,

@@ -81,6 +81,8 @@ export class SkillManager {
 
   /** The registered skills invoked as `/name` in the text, in order of first appearance, each once. */
   detectInvocations(text: string): SkillDefinition[] {
+    // Every user message passes here: most agents have no skills, and most messages no slash.
+    if (this.#skills.size === 0 || !text.includes('/')) return [];
     const found = new Set<SkillDefinition>();
     for (const match of text.matchAll(INVOCATION)) {
       const skill = this.#skills.get(match[1] ?? '');

@@ -15,16 +15,18 @@ import type { ToolDispatcher } from '../tools/tool-dispatch.js';
 import type { BudgetGate } from '../usage/budget.js';
 import { emptyUsageTotals, SessionUsage } from '../usage/usage.js';
 
-/** Everything the agent holds for its sessions; immutable after build. */
+/**
+ * Everything the agent holds for its sessions; immutable after build. `Agent.replaceTools` makes a new runtime
+ * (sharing all but the tools), so a turn keeps the one it started with without copying it.
+ */
 export interface AgentRuntime {
   readonly config: ResolvedConfig;
   readonly hooks: HookRegistry;
   /** The plugins' observers (PluginContext.observe). */
   readonly observers: ObserverRegistry;
-  /** Replaced between turns by `Agent.replaceTools`; a turn is handed a copy of the runtime, so it keeps its own. */
-  tools: ToolDispatcher;
+  readonly tools: ToolDispatcher;
   /** Characters of the tool specs as JSON, for the token estimate (measured when the tools are set). */
-  toolsChars: number;
+  readonly toolsChars: number;
   readonly skills: SkillManager;
   readonly plugins: readonly PluginDescriptor[];
   readonly models: ModelRouter;
