@@ -12,6 +12,7 @@ import { AgentError, toAgentError } from '../kernel/error.js';
 import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
 import type { Budget, ContentBlock, UserInput } from '../kernel/types.js';
 import { describeKind } from '../kernel/value-kind.js';
+import type { Observers } from '../model/observation.js';
 import {
   planStructuredOutput,
   type SendMessageOptions,
@@ -348,34 +349,51 @@ export class SessionController {
     if (options.interrupted !== undefined) turnOptions.interrupted = options.interrupted;
     if (output !== undefined) turnOptions.output = output;
     if (observers !== undefined) turnOptions.observers = observers;
-    const done = runTurn(turnOptions)
-      .catch((error: unknown): TurnResult => {
+    const done = this.runInBackground({ turnOptions, observers, inbox, channel });
+    const handle = new RunningTurn({ turnId, channel, controller, done });
+    this.activeTurn = { controller, done, turn: { handle, inbox, emit } };
+    return handle;
+  }
+
+  /**
+   * Runs a turn to its end, then frees the session: the stream closes only once the session is idle again, so a
+   * reader that sends the next message as the stream ends is not refused. One async function rather than a chain
+   * of `then`s: the stream closes (and `done` settles) fewer microtasks after the turn's last event.
+   */
+  private async runInBackground(run: {
+    turnOptions: TurnOptions;
+    observers: Observers | undefined;
+    inbox: SteeringInbox;
+    channel: EventChannel;
+  }): Promise<TurnResult> {
+    const { turnOptions, observers, inbox, channel } = run;
+    const { turnId } = turnOptions;
+    let settled: TurnResult;
+    try {
+      try {
+        settled = await runTurn(turnOptions);
+      } catch (error) {
         // runTurn reports its own failures; this only guards against a bug escaping it.
         this.runtime.config.onBackgroundError(
           toAgentError(error, 'INTERNAL_ERROR', 'a turn failed unexpectedly'),
         );
-        const usage = copyUsageTotals(usageTotals);
-        emit({ type: 'turn_complete', usage });
-        return { status: 'failed', usage };
-      })
-      .then((settled) => {
-        observers?.notify({ type: 'turn_end', sessionId: state.id, turnId, status: settled.status });
-        return settled;
-      })
-      .finally(() => {
-        this.runtime.turns.close(turnId);
-        channel.close();
-        this.activeTurn = undefined;
-        // Steered messages the turn did not take (it ended or was cancelled first) start the next turn.
-        // The first is the new turn's input; the others enter it as steered messages, before its model call.
-        const [first, ...others] = inbox.take();
-        if (first !== undefined) this.followUps.unshift({ content: first, steered: others });
-        this.startNextFollowUp();
-        if (this.closing !== undefined && this.abandoned) void this.release();
-      });
-    const handle = new RunningTurn({ turnId, channel, controller, done });
-    this.activeTurn = { controller, done, turn: { handle, inbox, emit } };
-    return handle;
+        const usage = copyUsageTotals(turnOptions.usageTotals ?? emptyUsageTotals());
+        turnOptions.emit({ type: 'turn_complete', usage });
+        settled = { status: 'failed', usage };
+      }
+      observers?.notify({ type: 'turn_end', sessionId: this.state.id, turnId, status: settled.status });
+    } finally {
+      this.runtime.turns.close(turnId);
+      channel.close();
+      this.activeTurn = undefined;
+      // Steered messages the turn did not take (it ended or was cancelled first) start the next turn.
+      // The first is the new turn's input; the others enter it as steered messages, before its model call.
+      const [first, ...others] = inbox.take();
+      if (first !== undefined) this.followUps.unshift({ content: first, steered: others });
+      this.startNextFollowUp();
+      if (this.closing !== undefined && this.abandoned) void this.release();
+    }
+    return settled;
   }
 
   /** Starts the oldest queued follow-up; once the session is closing, refuses them all instead. */
