@@ -131,20 +131,30 @@ async function memoryCheckpoint(options: TurnOptions): Promise<'done' | 'cancell
   return 'done';
 }
 
-/** Runs TurnEnd (the caller checks that it has a handler); its failures are reported, never thrown. */
-async function turnEnd(options: TurnOptions, status: TurnStatus, toolCallCount: number): Promise<void> {
+/**
+ * Runs TurnEnd (the caller checks that it has a handler); its failures are reported, never thrown. The dispatch's
+ * own promise is handed back (no async wrapper): the turn's end waits one microtask less for it.
+ */
+function turnEnd(options: TurnOptions, status: TurnStatus, toolCallCount: number): Promise<void> {
   const { runtime, session, turnId, emit } = options;
-  try {
-    const outcome = await runtime.hooks.dispatch({
-      event: 'TurnEnd',
-      sessionId: session.id,
-      turnId,
-      data: { status, toolCallCount },
-      timeoutMs: runtime.config.toolTimeoutMs,
-    });
-    for (const error of outcome.errors) emit({ type: 'error', error });
-  } catch (error) {
+  const failed = (error: unknown): void => {
     emit({ type: 'error', error: toAgentError(error, 'PLUGIN_ERROR', 'TurnEnd failed') });
+  };
+  try {
+    return runtime.hooks
+      .dispatch({
+        event: 'TurnEnd',
+        sessionId: session.id,
+        turnId,
+        data: { status, toolCallCount },
+        timeoutMs: runtime.config.toolTimeoutMs,
+      })
+      .then((outcome) => {
+        for (const error of outcome.errors) emit({ type: 'error', error });
+      }, failed);
+  } catch (error) {
+    failed(error);
+    return Promise.resolve();
   }
 }
 

@@ -205,8 +205,14 @@ export class TurnLinks {
 
   /** Registers a turn for as long as it runs (until `close`). */
   open(turnId: string, link: Omit<TurnLink, 'subagentUsage'>): TurnLink {
+    // Written out, not spread: one object of a fixed shape per turn.
     const full: TurnLink = {
-      ...link,
+      sessionId: link.sessionId,
+      depth: link.depth,
+      emit: link.emit,
+      log: link.log,
+      model: link.model,
+      budgetGate: link.budgetGate,
       subagentUsage: emptyUsageTotals(),
     };
     this.#links.set(turnId, full);
