@@ -105,7 +105,7 @@ export class SessionState {
     return this.#turnCount;
   }
 
-  /** True when messages entered since the last memory checkpoint (or since the resume). */
+  /** True when messages entered since the last memory checkpoint (or since the resume); false without memory. */
   get hasUncheckpointed(): boolean {
     return this.#sinceCheckpoint.length > 0;
   }
@@ -176,7 +176,9 @@ export class SessionState {
 
   #enter(message: Message, turnId?: string): void {
     this.context.push(message, turnId);
-    this.#sinceCheckpoint.push(message);
+    // Only a memory extraction reads them: without memory, keeping them would hold every message a compaction
+    // dropped from the context for as long as the session lives.
+    if (this.memory !== undefined) this.#sinceCheckpoint.push(message);
   }
 }
 
