@@ -5,6 +5,8 @@ import {
   InMemoryMemoryStorage,
   InMemorySessionStorage,
   type ModelInfo,
+  type SessionEvent,
+  type SessionEventPayload,
   type TokenUsage,
   type UsageTotals,
   usageCost,
@@ -18,6 +20,10 @@ import {
   storedPayloads,
 } from './support/agent-fixtures.js';
 import { expectCode } from './support/common.js';
+
+function isUsageRecord(payload: SessionEventPayload): boolean {
+  return payload.type === 'metadata' && payload.key === 'usage';
+}
 
 afterEach(shutdownAgents);
 
@@ -284,6 +290,40 @@ describe('persistence', () => {
     expect(third.payloads.at(-1)).toMatchObject({ type: 'turn_complete', usage: { modelCalls: 0 } });
     expect(resumed.usage()).toEqual(totals);
     await resumed.close();
+  });
+
+  test('a turn whose usage record the storage refused writes it before it ends, once the storage takes it', async () => {
+    /** Refuses the first write of a usage record (queued to go with the answer saved after the call). */
+    class RefusingOnce extends InMemorySessionStorage {
+      refused = false;
+      override async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
+        if (!this.refused && isUsageRecord(event.payload)) {
+          this.refused = true;
+          throw new Error('disk full');
+        }
+        return super.saveEvent(sessionId, event);
+      }
+    }
+    const sessionStorage = new RefusingOnce();
+    const provider = new ScriptedModelProvider({
+      responses: [
+        [
+          { type: 'text', text: 'hi' },
+          { type: 'usage', usage: TURN_1 },
+        ],
+      ],
+    });
+    const { agent } = await buildAgent({ provider, sessionStorage });
+    const session = await agent.newSession();
+    const turn = await session.sendMessage('hello');
+    const record = await collectTurn(turn);
+    await turn.done;
+    expect(sessionStorage.refused).toBe(true);
+    expect(record.errors.map((error) => error.code)).toContain('STORAGE_ERROR');
+    // Saved before the turn ended: the storage holds it now, before close() flushes anything.
+    const stored = await storedPayloads(sessionStorage, session.id);
+    expect(stored.filter(isUsageRecord)).toHaveLength(1);
+    await session.close();
   });
 
   test('the memory extraction of close() counts in the session totals and the log, with no event', async () => {

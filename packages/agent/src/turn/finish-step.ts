@@ -67,7 +67,8 @@ export async function finish(turn: TurnRun, next: NextStep): Promise<void> {
   // Sub-agents' usage joins the turn's totals (and the session's) before the turn reports them.
   foldSubagentUsage(options);
   // The turn's usage records are saved before it ends, like everything else it produced.
-  const unsaved = await session.usage.written();
+  const saving = session.usage.written();
+  const unsaved = saving === undefined ? undefined : await saving;
   if (unsaved !== undefined) {
     turn.reportError(toAgentError(unsaved, 'STORAGE_ERROR', 'saving the usage of a model call failed'));
   }

@@ -198,11 +198,16 @@ export class SessionUsage {
     this.#lastWrite = write;
   }
 
-  /** Waits for the usage records written so far; resolves with the storage's failure, if the last one failed. */
-  async written(): Promise<unknown> {
+  /**
+   * Waits for the usage records written so far; resolves with the storage's failure, if the last one failed.
+   * Undefined when there is nothing to wait for: most often the records went with the answer saved after them.
+   */
+  written(): Promise<unknown> | undefined {
     const log = this.#unflushed;
     if (log !== undefined) {
       this.#unflushed = undefined;
+      // An event leaves the log's queue only once the storage took it: an empty queue means they are saved.
+      if (log.pendingCount === 0 && this.#lastWrite === undefined) return undefined;
       const write = log.flush();
       // A refused write stays queued in the log (written before its next event); this reports it.
       write.catch(ignore);
@@ -210,6 +215,10 @@ export class SessionUsage {
     }
     const write = this.#lastWrite;
     if (write === undefined) return undefined;
+    return this.#settled(write);
+  }
+
+  async #settled(write: Promise<void>): Promise<unknown> {
     try {
       await write;
       return undefined;
