@@ -285,7 +285,7 @@ export class SessionController {
     const channel = new EventChannel();
     const state = this.state;
     const inbox = new SteeringInbox();
-    for (const message of options.steered ?? []) inbox.push(message);
+    if (options.steered !== undefined) for (const message of options.steered) inbox.push(message);
     // Asked once: a turn no observer wants pays nothing for observation.
     const observers = this.runtime.observers.enabledNow();
     let ended = false;
@@ -388,8 +388,10 @@ export class SessionController {
       this.activeTurn = undefined;
       // Steered messages the turn did not take (it ended or was cancelled first) start the next turn.
       // The first is the new turn's input; the others enter it as steered messages, before its model call.
-      const [first, ...others] = inbox.take();
-      if (first !== undefined) this.followUps.unshift({ content: first, steered: others });
+      if (inbox.hasPending) {
+        const [first, ...others] = inbox.take();
+        if (first !== undefined) this.followUps.unshift({ content: first, steered: others });
+      }
       this.startNextFollowUp();
       if (this.closing !== undefined && this.abandoned) void this.release();
     }

@@ -144,10 +144,12 @@ function textOf(content: readonly ContentBlock[]): string {
   return text;
 }
 
+const NO_SECTIONS: readonly string[] = Object.freeze([]);
+
 /** The dynamic sections the TurnStart hooks' data ends with (strings only, none empty). */
 function readDynamicSections(data: unknown): readonly string[] {
-  if (typeof data !== 'object' || data === null) return [];
+  if (typeof data !== 'object' || data === null) return NO_SECTIONS;
   const sections = (data as { dynamicSections?: unknown }).dynamicSections;
-  if (!Array.isArray(sections)) return [];
+  if (!Array.isArray(sections) || sections.length === 0) return NO_SECTIONS;
   return sections.filter((section): section is string => typeof section === 'string' && section !== '');
 }
