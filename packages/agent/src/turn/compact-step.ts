@@ -13,7 +13,8 @@ import { MetadataKey } from '../log/metadata-keys.js';
 import type { Observers } from '../model/observation.js';
 import type { UsageSink } from '../model/usage-sink.js';
 import type { BudgetGate } from '../usage/budget.js';
-import { gatedModel, turnStopper } from './model-gate.js';
+import { turnGatedModel } from './model-answer.js';
+import { turnStopper } from './model-gate.js';
 import type { AgentRuntime, SessionState } from './session-state.js';
 import { usageSink } from './turn-usage.js';
 
@@ -92,18 +93,7 @@ async function compactContext(
   if (signal.aborted) return 'cancelled';
   const compactModel = runtime.config.compactModel;
   const route = compactModel === undefined ? session.model : runtime.models.resolve(compactModel);
-  const gated = gatedModel(
-    {
-      runtime,
-      session,
-      turnId,
-      observers: options.observers,
-      budgetGate: options.budgetGate,
-      reportError: (error) => emit({ type: 'error', error }),
-      onFallback: (move) => emit({ type: 'model_fallback', ...move }),
-    },
-    route.provider,
-  );
+  const gated = turnGatedModel(options, route.provider);
   const result = await summariseHistory({
     context,
     contextWindow,

@@ -8,7 +8,8 @@ import { logPayloadOf } from '../context/context.js';
 import { toAgentError } from '../kernel/error.js';
 import type { Message } from '../kernel/types.js';
 import { copyUsageTotals } from '../usage/usage.js';
-import { gatedModel, turnStopper } from './model-gate.js';
+import { turnGatedModel } from './model-answer.js';
+import { turnStopper } from './model-gate.js';
 import type { TurnStatus } from './running-turn.js';
 import type { TurnOptions } from './turn-options.js';
 import type { NextStep, TurnRun } from './turn-run.js';
@@ -86,7 +87,7 @@ export async function finish(turn: TurnRun, next: NextStep): Promise<void> {
  * for the next extraction (at the next checkpoint or at close).
  */
 async function memoryCheckpoint(options: TurnOptions): Promise<'done' | 'cancelled'> {
-  const { runtime, session, turnId, signal, emit } = options;
+  const { runtime, session, signal, emit } = options;
   const memory = session.memory;
   const interval = runtime.config.memoryCheckpointInterval;
   if (memory === undefined || !session.checkpointDue(interval)) return 'done';
@@ -94,18 +95,7 @@ async function memoryCheckpoint(options: TurnOptions): Promise<'done' | 'cancell
   const messages = session.takeSinceCheckpoint();
   const memoryModel = runtime.config.memoryModel;
   const route = memoryModel === undefined ? session.model : runtime.models.resolve(memoryModel);
-  const gated = gatedModel(
-    {
-      runtime,
-      session,
-      turnId,
-      observers: options.observers,
-      budgetGate: options.budgetGate,
-      reportError: (error) => emit({ type: 'error', error }),
-      onFallback: (move) => emit({ type: 'model_fallback', ...move }),
-    },
-    route.provider,
-  );
+  const gated = turnGatedModel(options, route.provider);
   try {
     await memory.extract({
       messages,

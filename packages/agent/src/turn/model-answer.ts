@@ -1,17 +1,32 @@
 /** One streamed model answer of a turn (step 4d): its deltas emitted as they come, its message assembled. */
 
-import type { CancelScope } from '../kernel/cancel-scope.js';
 import { type AgentError, toAgentError } from '../kernel/error.js';
+import type { AgentEventPayload } from '../kernel/event.js';
 import type { ContentBlock, TokenUsage } from '../kernel/types.js';
 import { readChatStream } from '../model/model-call.js';
-import type { ChatRequest } from '../ports/model.js';
+import type { Observers } from '../model/observation.js';
+import type { ChatRequest, ModelProvider } from '../ports/model.js';
+import type { BudgetGate } from '../usage/budget.js';
 import { type GatedModel, gatedModel } from './model-gate.js';
-import type { TurnOptions } from './turn-options.js';
+import type { AgentRuntime, SessionState } from './session-state.js';
 import type { TurnRun } from './turn-run.js';
 import { usageSink } from './turn-usage.js';
 
-/** The provider a turn's model steps call: the session's model behind the turn's hooks, fallbacks, budget, observers. */
-function turnModel(options: TurnOptions): GatedModel {
+/** What a turn's model call is made in: a turn's options, or a compaction's. */
+interface TurnModelScope {
+  runtime: AgentRuntime;
+  session: SessionState;
+  turnId: string;
+  emit: (payload: AgentEventPayload) => void;
+  observers?: Observers | undefined;
+  budgetGate?: BudgetGate | undefined;
+}
+
+/**
+ * `provider` behind the turn's hooks, fallbacks, budget and observers, its failures and fallbacks reported as
+ * the turn's events: how every model call of a turn is made (its steps, a compaction, the memory extraction).
+ */
+export function turnGatedModel(options: TurnModelScope, provider: ModelProvider): GatedModel {
   const { session, turnId, emit } = options;
   return gatedModel(
     {
@@ -23,7 +38,7 @@ function turnModel(options: TurnOptions): GatedModel {
       reportError: (error) => emit({ type: 'error', error }),
       onFallback: (move) => emit({ type: 'model_fallback', ...move }),
     },
-    session.model.provider,
+    provider,
   );
 }
 
@@ -70,7 +85,7 @@ export async function streamAnswer(turn: TurnRun, request: ChatRequest): Promise
     reasoningOpen = false;
   };
   // The steps of a turn call the model one after another, so they share one gated provider.
-  turn.model ??= turnModel(options);
+  turn.model ??= turnGatedModel(options, options.session.model.provider);
   const gated = turn.model;
   try {
     await readChatStream({
