@@ -68,7 +68,7 @@ export function startTurnRun(options: TurnUsageOptions): TurnRun {
     reportError,
     beforeToolUse: hookRunner(runtime.hooks, 'BeforeToolUse', hookScope),
     afterToolUse: hookRunner(runtime.hooks, 'AfterToolUse', hookScope),
-    cancelScope: new CancelScope(options.signal),
+    cancelScope: options.cancelScope ?? new CancelScope(options.signal),
     model: undefined,
     dynamicSections: [],
     toolCallCount: 0,
