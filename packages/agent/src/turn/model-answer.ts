@@ -1,17 +1,16 @@
 /** One streamed model answer of a turn (step 4d): its deltas emitted as they come, its message assembled. */
 
-import type { CancelScope } from '../kernel/cancel-scope.js';
 import { type AgentError, toAgentError } from '../kernel/error.js';
 import type { ContentBlock, TokenUsage } from '../kernel/types.js';
 import { readChatStream } from '../model/model-call.js';
 import type { ChatRequest } from '../ports/model.js';
 import { type GatedModel, gatedModel } from './model-gate.js';
-import type { TurnOptions } from './turn-options.js';
 import type { TurnRun } from './turn-run.js';
 import { usageSink } from './turn-usage.js';
 
 /** The provider a turn's model steps call: the session's model behind the turn's hooks, fallbacks, budget, observers. */
-function turnModel(options: TurnOptions): GatedModel {
+function turnModel(turn: TurnRun): GatedModel {
+  const { options } = turn;
   const { session, turnId, emit } = options;
   return gatedModel(
     {
@@ -20,7 +19,7 @@ function turnModel(options: TurnOptions): GatedModel {
       turnId,
       observers: options.observers,
       budgetGate: options.budgetGate,
-      reportError: (error) => emit({ type: 'error', error }),
+      reportError: turn.reportError,
       onFallback: (move) => emit({ type: 'model_fallback', ...move }),
     },
     session.model.provider,
@@ -70,7 +69,7 @@ export async function streamAnswer(turn: TurnRun, request: ChatRequest): Promise
     reasoningOpen = false;
   };
   // The steps of a turn call the model one after another, so they share one gated provider.
-  turn.model ??= turnModel(options);
+  turn.model ??= turnModel(turn);
   const gated = turn.model;
   try {
     await readChatStream({
