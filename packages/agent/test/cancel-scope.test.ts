@@ -4,7 +4,7 @@
  */
 import { getEventListeners } from 'node:events';
 import { expect, test } from 'vitest';
-import { CancelScope } from '../src/kernel/cancel-scope.js';
+import { CancelScope, TurnAbortController } from '../src/kernel/cancel-scope.js';
 
 test('many waits, one listener: watchers come and go without touching the signal, close removes it', () => {
   const controller = new AbortController();
@@ -59,4 +59,45 @@ test('the abort calls each watcher still watching once, in order, even past one 
   // A signal that fired already is not watched.
   scope.watch(() => called.push('after the abort'));
   expect(called).toHaveLength(3);
+});
+
+test("a turn's own controller tells its scope with no listener; watchers run once, a throw is still reported", async () => {
+  const controller = new TurnAbortController();
+  const { scope, signal } = controller;
+  const called: string[] = [];
+  const heard: string[] = [];
+  signal.addEventListener('abort', () => heard.push(`signal aborted: ${signal.aborted}`));
+  scope.watch(() => called.push(`model call, signal aborted: ${signal.aborted}`));
+  scope.watch(() => {
+    called.push('thrower');
+    throw new Error('a watcher failed');
+  });
+  scope.watch(() => called.push('tool batch'));
+  // Only the test's own listener is on the signal.
+  expect(getEventListeners(signal, 'abort')).toHaveLength(1);
+  const reported: unknown[] = [];
+  const onUncaught = (error: unknown): void => {
+    reported.push(error);
+  };
+  process.prependListener('uncaughtException', onUncaught);
+  try {
+    controller.abort('stop');
+    controller.abort('again');
+    await new Promise((resolve) => setImmediate(resolve));
+  } finally {
+    process.removeListener('uncaughtException', onUncaught);
+  }
+  expect(signal.reason).toBe('stop');
+  expect(heard).toEqual(['signal aborted: true']);
+  expect(called).toEqual(['model call, signal aborted: true', 'thrower', 'tool batch']);
+  expect(reported).toMatchObject([{ message: 'a watcher failed' }]);
+  // Closed, or aborted already: nothing more is called.
+  scope.watch(() => called.push('after the abort'));
+  expect(called).toHaveLength(3);
+  const closed = new TurnAbortController();
+  closed.scope.watch(() => called.push('after close'));
+  closed.scope.close();
+  closed.abort();
+  expect(called).toHaveLength(3);
+  expect(closed.signal.aborted).toBe(true);
 });

@@ -11,9 +11,13 @@ export class CancelScope {
   #watchers: (() => void)[] = [];
   #listening = false;
   #closed = false;
+  /** Set when the signal's owner calls `aborted()` itself: the scope then never listens on the signal. */
+  readonly #told: boolean;
 
-  constructor(signal: AbortSignal) {
+  /** `told`: the signal's controller calls `aborted()` when it aborts (a TurnAbortController), so no listener is needed. */
+  constructor(signal: AbortSignal, told = false) {
     this.signal = signal;
+    this.#told = told;
   }
 
   /**
@@ -23,7 +27,7 @@ export class CancelScope {
   watch(onCancel: () => void): void {
     if (this.#closed || this.signal.aborted) return;
     this.#watchers.push(onCancel);
-    if (!this.#listening) {
+    if (!this.#listening && !this.#told) {
       this.#listening = true;
       // The scope itself is the listener (its handleEvent): no function is made for it.
       this.signal.addEventListener('abort', this, { once: true });
@@ -46,6 +50,20 @@ export class CancelScope {
     }
   }
 
+  /**
+   * The signal's owner aborted it (only for a scope made `told`). A watcher's throw is reported as an
+   * uncaught exception on the next tick, as the signal's listener's would be; the abort itself goes on.
+   */
+  aborted(): void {
+    try {
+      this.handleEvent();
+    } catch (error) {
+      process.nextTick(() => {
+        throw error;
+      });
+    }
+  }
+
   /** The signal fired: every watcher is called once, in the order they came. Not for callers. */
   handleEvent(): void {
     this.#listening = false;
@@ -62,5 +80,22 @@ export class CancelScope {
       }
     }
     if (failure !== undefined) throw failure.error;
+  }
+}
+
+/**
+ * The AbortController of a turn the runtime runs itself. Every abort of it goes through `abort()` (the runtime's
+ * cancel, close and shutdown, all of which hold this controller), which tells the turn's cancel scope directly:
+ * the scope puts no listener on the signal, a turn saves adding and removing one. The signal itself aborts as
+ * any controller's does, for the provider and the tools that listen to it.
+ */
+export class TurnAbortController extends AbortController {
+  /** The turn's cancel scope, told by `abort()`. */
+  readonly scope: CancelScope = new CancelScope(this.signal, true);
+
+  override abort(reason?: unknown): void {
+    if (this.signal.aborted) return;
+    super.abort(reason);
+    this.scope.aborted();
   }
 }

@@ -7,6 +7,7 @@ import {
   turnEndedRecord,
 } from '../approvals/interrupted-turn.js';
 import type { HeldBatch, InterruptedTurn, TurnRunOptions } from '../kernel/approval-types.js';
+import { TurnAbortController } from '../kernel/cancel-scope.js';
 import { checkBudget } from '../kernel/config-validation.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
@@ -281,7 +282,7 @@ export class SessionController {
   }): RunningTurn {
     const { content, output, resume } = options;
     const turnId = options.turnId ?? randomUUID();
-    const controller = new AbortController();
+    const controller = new TurnAbortController();
     const channel = new EventChannel();
     const state = this.state;
     const inbox = new SteeringInbox();
@@ -337,6 +338,7 @@ export class SessionController {
       input: { content },
       turnId,
       signal: controller.signal,
+      cancelScope: controller.scope,
       emit,
       steering: inbox,
       approval: options.run ?? this.lastRun ?? {},

@@ -62,12 +62,13 @@ export interface ModelAnswer {
 export async function streamAnswer(turn: TurnRun, request: ChatRequest): Promise<ModelAnswer> {
   const { options, cancelScope } = turn;
   const { session, signal, emit } = options;
-  const reasoning: ContentBlock[] = [];
+  // The answer's content: its reasoning blocks as they close, then its text at the end.
+  const content: ContentBlock[] = [];
   let reasoningText = '';
   let reasoningOpen = false;
   let text = '';
   const answer: ModelAnswer = {
-    content: [],
+    content,
     toolCalls: [],
     error: undefined,
     cancelled: false,
@@ -76,7 +77,7 @@ export async function streamAnswer(turn: TurnRun, request: ChatRequest): Promise
   };
   const closeReasoning = (signature?: string): void => {
     if (!reasoningOpen) return;
-    reasoning.push(
+    content.push(
       signature === undefined
         ? { type: 'reasoning', text: reasoningText }
         : { type: 'reasoning', text: reasoningText, signature },
@@ -146,7 +147,7 @@ export async function streamAnswer(turn: TurnRun, request: ChatRequest): Promise
   }
   closeReasoning();
   // Reasoning blocks come before the text, so providers can send them back (SPEC §3).
-  answer.content = text === '' ? reasoning : [...reasoning, { type: 'text', text }];
+  if (text !== '') content.push({ type: 'text', text });
   // Tool calls of an interrupted answer are neither run nor kept: the model did not finish its reply.
   if (answer.cancelled || answer.error !== undefined) answer.toolCalls = [];
   return answer;

@@ -49,10 +49,16 @@ export interface GatedModel {
 export function gatedModel(scope: ModelGateScope, provider: ModelProvider): GatedModel {
   const { runtime, session, turnId } = scope;
   const guarded = (inner: ModelProvider): ModelProvider => {
-    const observed = observedProvider(scope.observers, inner, {
-      sessionId: session.id,
-      ...(turnId === undefined ? {} : { turnId }),
-    });
+    const { observers } = scope;
+    // The observers' call scope is made only when some observer watches.
+    const observed =
+      observers === undefined
+        ? inner
+        : observedProvider(
+            observers,
+            inner,
+            turnId === undefined ? { sessionId: session.id } : { sessionId: session.id, turnId },
+          );
     const gate = scope.budgetGate;
     return gate === undefined ? observed : budgetedProvider(runtime, gate, observed);
   };
@@ -196,15 +202,17 @@ export function sessionBudgetGate(options: {
 }): BudgetGate | undefined {
   const { runtime, session } = options;
   const agentBudget: BudgetConfig = runtime.config.budget;
-  const sessionBudget: BudgetConfig = session.budget ?? {};
+  const sessionBudget = session.budget;
+  const turnLimit = options.turnBudget ?? sessionBudget?.turn ?? agentBudget.turn;
+  const sessionLimit = sessionBudget?.session ?? agentBudget.session;
+  // A turn with no limit (the usual case) makes nothing here.
+  if (!(options.inTurn && turnLimit !== undefined) && sessionLimit === undefined) return undefined;
   const scopes: BudgetScope[] = [];
-  const turnLimit = options.turnBudget ?? sessionBudget.turn ?? agentBudget.turn;
   if (options.inTurn && turnLimit !== undefined) scopes.push({ label: 'turn', limit: turnLimit });
-  const sessionLimit = sessionBudget.session ?? agentBudget.session;
   if (sessionLimit !== undefined) {
     scopes.push({ label: 'session', limit: sessionLimit, spentBefore: session.usage.totals() });
   }
-  return scopes.length === 0 ? undefined : new BudgetGate({ scopes });
+  return new BudgetGate({ scopes });
 }
 
 /**

@@ -13,7 +13,7 @@ import { fillTemplate, TOOL_LIMIT_NOTICE } from '../kernel/templates.js';
 import type { ToolCallRequest } from '../kernel/types.js';
 import type { ToolCallOutcome } from '../tools/tool-dispatch.js';
 import type { SessionState } from './session-state.js';
-import type { NextStep, TurnRun } from './turn-run.js';
+import { type NextStep, type TurnRun, toolHooksOf } from './turn-run.js';
 
 /**
  * One batch: calls that need approval are decided (or the batch is held and the turn suspends), then the batch
@@ -58,14 +58,15 @@ export async function toolStep(
     share: config.maxToolResultShare,
   });
   const results = batchResults(session, turn.openCalls, resultLimit);
+  const { beforeToolUse, afterToolUse } = toolHooksOf(turn);
   await runtime.tools.executeBatch({
     calls,
     sessionId: session.id,
     turnId,
     signal,
     cancelScope: turn.cancelScope,
-    beforeToolUse: turn.beforeToolUse,
-    afterToolUse: turn.afterToolUse,
+    beforeToolUse,
+    afterToolUse,
     runnable: config.maxToolCallsPerTurn - turn.toolCallCount,
     emit,
     refused: gate.refused,

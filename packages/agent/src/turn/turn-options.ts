@@ -1,5 +1,6 @@
 import type { InterruptedTurnRecord } from '../approvals/interrupted-turn.js';
 import type { HeldBatch, TurnRunOptions } from '../kernel/approval-types.js';
+import type { CancelScope } from '../kernel/cancel-scope.js';
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { UsageTotals, UserInput } from '../kernel/types.js';
 import type { Observers } from '../model/observation.js';
@@ -18,6 +19,8 @@ export interface TurnOptions {
   turnId: string;
   /** The turn's cancellation: handed to its provider calls and tools, and checked between its steps. */
   signal: AbortSignal;
+  /** The cancel scope of `signal` when its controller tells the scope itself (a TurnAbortController's); else one is made. */
+  cancelScope?: CancelScope;
   emit: (payload: AgentEventPayload) => void;
   /**
    * Takes the usage of each model call the turn makes (its own, compaction, memory). Absent, `runTurn` makes

@@ -29,10 +29,8 @@ export interface TurnRun {
   readonly options: TurnUsageOptions;
   /** Reports a failure as an `error` event; the turn goes on unless the step says otherwise. */
   readonly reportError: (error: AgentError) => void;
-  /** The turn's BeforeToolUse, bounded by the tool timeout (made once: every batch of the turn runs it). */
-  readonly beforeToolUse: BeforeToolUse;
-  /** The turn's AfterToolUse, bounded by the tool timeout. */
-  readonly afterToolUse: AfterToolUse;
+  /** The turn's BeforeToolUse and AfterToolUse runners (see `toolHooksOf`): made at its first tool batch. */
+  toolHooks: TurnToolHooks | undefined;
   /** The one listener on the turn's signal, watched by each model call and tool batch; closed as the turn ends. */
   readonly cancelScope: CancelScope;
   /** The provider the turn's model steps call (gated: hooks, fallbacks, budget, observers), made at the first one. */
@@ -55,20 +53,13 @@ export interface TurnRun {
 
 /** A turn about to begin. */
 export function startTurnRun(options: TurnUsageOptions): TurnRun {
-  const { runtime, session, turnId, emit } = options;
+  const { emit } = options;
   const reportError = (error: AgentError): void => emit({ type: 'error', error });
-  const hookScope: HookScope = {
-    sessionId: session.id,
-    turnId,
-    timeoutMs: runtime.tools.timeoutMs,
-    reportError,
-  };
   return {
     options,
     reportError,
-    beforeToolUse: hookRunner(runtime.hooks, 'BeforeToolUse', hookScope),
-    afterToolUse: hookRunner(runtime.hooks, 'AfterToolUse', hookScope),
-    cancelScope: new CancelScope(options.signal),
+    toolHooks: undefined,
+    cancelScope: options.cancelScope ?? new CancelScope(options.signal),
     model: undefined,
     dynamicSections: [],
     toolCallCount: 0,
@@ -78,4 +69,27 @@ export function startTurnRun(options: TurnUsageOptions): TurnRun {
     repairUsed: false,
     contextRetryUsed: false,
   };
+}
+
+/** A turn's tool hooks, each bounded by the tool timeout. */
+interface TurnToolHooks {
+  readonly beforeToolUse: BeforeToolUse;
+  readonly afterToolUse: AfterToolUse;
+}
+
+/** The turn's tool hook runners, made once at its first tool batch: a turn that calls no tool makes none. */
+export function toolHooksOf(turn: TurnRun): TurnToolHooks {
+  if (turn.toolHooks !== undefined) return turn.toolHooks;
+  const { runtime, session, turnId } = turn.options;
+  const hookScope: HookScope = {
+    sessionId: session.id,
+    turnId,
+    timeoutMs: runtime.tools.timeoutMs,
+    reportError: turn.reportError,
+  };
+  turn.toolHooks = {
+    beforeToolUse: hookRunner(runtime.hooks, 'BeforeToolUse', hookScope),
+    afterToolUse: hookRunner(runtime.hooks, 'AfterToolUse', hookScope),
+  };
+  return turn.toolHooks;
 }
