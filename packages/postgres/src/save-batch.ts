@@ -44,18 +44,24 @@ export async function writeBatch(
   const lastRow = rows.at(-1) as EventRow;
   const titled = rows.find((row) => row.title !== null);
   const context = `saving events of session '${sessionId}' failed`;
+  // The batch's columns, as both statements take them.
+  const messages = rows.reduce((count, row) => count + row.messages, 0);
+  const types = rows.map((row) => row.type);
+  const jsons = rows.map((row) => row.json);
+  const searchTexts = rows.map((row) => row.searchText);
+  const times = rows.map((row) => row.timestampMs);
   if (target.written) {
     const appended = await database.query({
       statement: sql.appendBatch,
       values: [
         firstRow.id,
         lastRow.timestampMs,
-        rows.reduce((count, row) => count + row.messages, 0),
+        messages,
         writeIds,
-        rows.map((row) => row.type),
-        rows.map((row) => row.json),
-        rows.map((row) => row.searchText),
-        rows.map((row) => row.timestampMs),
+        types,
+        jsons,
+        searchTexts,
+        times,
         rows.length,
         firstRow.leaseToken ?? null,
         titled?.title ?? null,
@@ -75,12 +81,12 @@ export async function writeBatch(
       titled?.titleSearch ?? null,
       firstRow.timestampMs,
       lastRow.timestampMs,
-      rows.reduce((count, row) => count + row.messages, 0),
+      messages,
       writeIds,
-      rows.map((row) => row.type),
-      rows.map((row) => row.json),
-      rows.map((row) => row.searchText),
-      rows.map((row) => row.timestampMs),
+      types,
+      jsons,
+      searchTexts,
+      times,
       firstRow.leaseToken ?? null,
       rows.length,
     ],
