@@ -43,7 +43,8 @@ test('chats are listed by title, found by search, started anew with New chat', a
   await send(page, 'What is the capital of France?');
   await page.locator('.assistant', { hasText: 'Paris is the capital.' }).waitFor();
   const firstSession = sessionIdOf(page);
-  await expect(page.locator('#title').textContent()).resolves.toBe('What is the capital of France?');
+  // The title follows the answer: waited for as a state, not read at once.
+  await expect.poll(() => page.locator('#title').textContent()).toBe('What is the capital of France?');
 
   await page.getByRole('button', { name: '+ New chat' }).click();
   await expect(page.locator('#transcript > li').count()).resolves.toBe(0);
