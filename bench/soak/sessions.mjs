@@ -7,7 +7,8 @@
  * Prints a markdown table (RSS against turns) and the verdict; exits 1 when the goal is missed.
  *
  * Goal: RSS after a full gc at the end within 10 MB of RSS after the first 100 sessions, and no Session, turn,
- * event channel, abort signal or timer of a closed session in the last snapshot.
+ * event channel, abort signal or timer of a closed session (nor, on SQLite, the storage's state of it) in the
+ * last snapshot.
  *
  * In memory each closed session is deleted from the storage (what it holds is data, not a leak); on SQLite
  * the sessions stay in the file, as a server keeps them.
