@@ -70,6 +70,7 @@ export class ClaimManager {
   readonly #onBackgroundError: (error: AgentError) => void;
   /** Held and lost claims by session id; a lost one stays until released, so its session stays fenced. */
   readonly #held = new Map<string, HeldClaim>();
+  readonly #releaseListeners: ((sessionId: string) => void)[] = [];
 
   constructor(options: {
     connection: SqliteConnection;
@@ -135,6 +136,19 @@ export class ClaimManager {
       claim.loseTo('another process took it over after it expired');
     }
     throw claim.lostError();
+  }
+
+  /**
+   * Runs `listener` with the session's id when a claim is released, inside the transaction that releases it:
+   * after every write of the session queued before the release.
+   */
+  onRelease(listener: (sessionId: string) => void): void {
+    this.#releaseListeners.push(listener);
+  }
+
+  /** Tells the listeners that the claim on `sessionId` is being released (see onRelease). */
+  releasing(sessionId: string): void {
+    for (const listener of this.#releaseListeners) listener(sessionId);
   }
 
   /** Forgets a claim that was released. */
@@ -245,6 +259,7 @@ class HeldClaim implements SqliteSessionClaim {
     this.#manager.forget(this);
     await this.#connection.write(`releasing the claim on session '${this.sessionId}'`, () => {
       this.#connection.statement(SQL.release).run(this.sessionId, this.token);
+      this.#manager.releasing(this.sessionId);
     });
   }
 

@@ -23,6 +23,7 @@ import { invalidInput } from './errors.js';
 import { eventId, eventRange } from './event-keys.js';
 import { SearchIndexer } from './search-index.js';
 import { SESSION_SQL as SQL } from './session-sql.js';
+import { KnownSessionState, SessionStateCache } from './session-states.js';
 import { codePointLength, ftsPhrase, TRIGRAM_LENGTH } from './text.js';
 
 /** An event made ready for the INSERT, outside the transaction. */
@@ -39,14 +40,6 @@ interface EventRow {
   searchable: 0 | 1;
 }
 
-/** Where a session stands, as this storage last wrote or read it; checked by every write. */
-interface SessionState {
-  key: number;
-  updatedAtMs: number;
-  eventCount: number;
-  titled: boolean;
-}
-
 type SummaryRow = [
   sessionId: string,
   title: string | null,
@@ -54,9 +47,6 @@ type SummaryRow = [
   updatedAt: number,
   messages: number,
 ];
-
-/** How many sessions this storage remembers the state of before it forgets them all. */
-const STATE_CACHE_SIZE = 10_000;
 
 function rowOf(event: SessionEvent): EventRow {
   const payload: SessionEventPayload = event.payload;
@@ -104,8 +94,7 @@ export class SqliteSessionStorage implements SessionStorage {
   readonly #connection: SqliteConnection;
   readonly #indexer: SearchIndexer;
   readonly #claims: ClaimManager;
-  /** Session id → its state after this storage's last write, so the next write needs no lookup. */
-  readonly #states = new Map<string, SessionState>();
+  readonly #states = new SessionStateCache();
 
   /** Made by `openSqliteStorage`. */
   constructor(options: { connection: SqliteConnection; claims: ClaimManager }) {
@@ -113,6 +102,8 @@ export class SqliteSessionStorage implements SessionStorage {
     this.#connection = connection;
     this.#claims = options.claims;
     this.#indexer = new SearchIndexer(connection);
+    // A released claim ends the session's run here (see SessionStateCache).
+    this.#claims.onRelease((sessionId) => this.#states.forget(sessionId));
     // A previous process may have left messages unindexed.
     this.#indexer.schedule();
   }
@@ -263,7 +254,7 @@ export class SqliteSessionStorage implements SessionStorage {
   async deleteSession(sessionId: string): Promise<void> {
     checkSessionId(sessionId);
     const connection = this.#connection;
-    this.#states.delete(sessionId);
+    this.#states.forget(sessionId);
     await connection.write(`deleting session '${sessionId}'`, () => {
       const found = connection.statement(SQL.sessionKey).raw().get(sessionId) as [number, number] | undefined;
       if (found === undefined) return;
@@ -298,7 +289,7 @@ export class SqliteSessionStorage implements SessionStorage {
       });
     } catch (error) {
       // The transaction was rolled back: what this storage remembers of the session may be ahead of it.
-      this.#states.delete(sessionId);
+      this.#states.forget(sessionId);
       throw error;
     }
     if (rows.some((row) => row.searchable === 1)) this.#indexer.schedule();
@@ -338,12 +329,12 @@ export class SqliteSessionStorage implements SessionStorage {
     }
     state.updatedAtMs = (rows[rows.length - 1] as EventRow).timestampMs;
     state.eventCount = firstSequence + rows.length - 1;
-    this.#remember(sessionId, state);
+    this.#states.remember(sessionId, state);
     return { sessionKey: state.key, firstSequence };
   }
 
   /** The UPDATE of the summary for `rows` from `from` on; false when the stored summary is not `state`. */
-  #move(sessionId: string, state: SessionState, rows: readonly EventRow[], from: number): boolean {
+  #move(sessionId: string, state: KnownSessionState, rows: readonly EventRow[], from: number): boolean {
     let messages = 0;
     for (let index = from; index < rows.length; index += 1) messages += (rows[index] as EventRow).messages;
     const { changes } = this.#connection
@@ -361,7 +352,7 @@ export class SqliteSessionStorage implements SessionStorage {
   }
 
   /** Where a stored session stands: its last event gives updatedAt and the event count (the invariant). */
-  #readState(sessionId: string): SessionState | undefined {
+  #readState(sessionId: string): KnownSessionState | undefined {
     const connection = this.#connection;
     const found = connection.statement(SQL.sessionKey).raw().get(sessionId) as [number, number] | undefined;
     if (found === undefined) return undefined;
@@ -376,22 +367,27 @@ export class SqliteSessionStorage implements SessionStorage {
         message: `session '${sessionId}' has no events: the database was changed outside @youyou/sqlite`,
       });
     }
-    return { key, updatedAtMs: lastEvent[1], eventCount: lastEvent[0] - first + 1, titled: titled === 1 };
+    return new KnownSessionState({
+      key,
+      updatedAtMs: lastEvent[1],
+      eventCount: lastEvent[0] - first + 1,
+      titled: titled === 1,
+    });
   }
 
   /** Creates the session with its first event; its state, before any other event of the write. */
-  #create(sessionId: string, row: EventRow): SessionState {
+  #create(sessionId: string, row: EventRow): KnownSessionState {
     const connection = this.#connection;
     const key = connection
       .statement(SQL.createSession)
       .pluck()
       .get(sessionId, sessionId.toLowerCase(), row.title, row.titleLower, row.timestampMs) as number;
     connection.statement(SQL.createActivity).run(row.timestampMs, sessionId, key, row.messages);
-    return { key, updatedAtMs: row.timestampMs, eventCount: 1, titled: row.title !== null };
-  }
-
-  #remember(sessionId: string, state: SessionState): void {
-    if (!this.#states.has(sessionId) && this.#states.size >= STATE_CACHE_SIZE) this.#states.clear();
-    this.#states.set(sessionId, state);
+    return new KnownSessionState({
+      key,
+      updatedAtMs: row.timestampMs,
+      eventCount: 1,
+      titled: row.title !== null,
+    });
   }
 }
