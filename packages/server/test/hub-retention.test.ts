@@ -51,6 +51,7 @@ test('after the sessions close and the retention passes, the hub holds nothing o
     idleMs: 10,
     journalCapacity: 100,
     journalRetentionMs: 10,
+    journalMaxBytes: 64 * 2 ** 20,
     busyRetryAfterSeconds: 1,
     autoContinue: false,
   };
