@@ -142,3 +142,23 @@ test('what a journal keeps is what it sent: the same JSON, Errors as their publi
     payload: { type: 'text_delta', text: '2' },
   });
 });
+
+test('a journal at its capacity keeps exactly its newest entries, and counts only their bytes, over many appends', () => {
+  let clock = 1_000;
+  vi.spyOn(Date, 'now').mockImplementation(() => clock++);
+  const budget = new JournalBudget(1_000_000);
+  const journal = new SessionJournal(4, undefined, budget);
+  const sequences = Array.from({ length: 50 }, (_, index) => journal.append(event(index)).sequence);
+  const kept = journal.since(0);
+  expect(kept.map((entry) => entry.sequence)).toEqual(sequences.slice(-4));
+  expect(kept.map((entry) => JSON.parse(entry.data).payload.text)).toEqual(['46', '47', '48', '49']);
+  expect(budget.keptBytes).toBe(journal.keptBytes);
+  expect(journal.keptBytes).toBe(
+    kept.reduce((sum, entry) => sum + 64 + JSON.stringify(JSON.parse(entry.data).payload).length, 0),
+  );
+  expect(journal.subscribe(sequences[45] ?? 0, () => undefined).continuous).toBe(true);
+  expect(journal.subscribe(sequences[44] ?? 0, () => undefined).continuous).toBe(false);
+  journal.release();
+  expect(budget.keptBytes).toBe(0);
+  expect(journal.since(0)).toEqual([]);
+});

@@ -115,6 +115,11 @@ export class SessionJournal {
   private readonly types: string[] = [];
   private readonly payloads: string[] = [];
   private readonly listeners = new Set<(entry: JournalEntry) => void>();
+  /**
+   * The index of the oldest kept entry in the arrays: a drop moves it instead of shifting six arrays per
+   * appended entry (a journal at its capacity drops one each time); the arrays are cut when half is dropped.
+   */
+  private head = 0;
   private last = 0;
   /** The sequence of the newest entry dropped (past the capacity or the budget); 0 while nothing was. */
   private lastDropped = 0;
@@ -157,7 +162,8 @@ export class SessionJournal {
     this.bytes += cost;
     const terminal = TERMINAL.has(type);
     if (terminal) this.lastTerminal = sequence;
-    if (this.sequences.length > this.capacity) this.drop(this.sequences.length - this.capacity);
+    const kept = this.sequences.length - this.head;
+    if (kept > this.capacity) this.drop(kept - this.capacity);
     this.budget?.grew(this, cost, terminal);
     const entry: JournalEntry = {
       sequence,
@@ -187,7 +193,9 @@ export class SessionJournal {
   subscribe(after: number, listener: (entry: JournalEntry) => void): JournalSubscription {
     const index = this.firstIndexAfter(after);
     const continuous =
-      after === this.last || after === this.lastDropped || (index > 0 && this.sequences[index - 1] === after);
+      after === this.last ||
+      after === this.lastDropped ||
+      (index > this.head && this.sequences[index - 1] === after);
     const backlog = this.entriesFrom(index);
     this.listeners.add(listener);
     return {
@@ -206,38 +214,45 @@ export class SessionJournal {
    */
   dropFinished(): boolean {
     if (this.lastTerminal === 0) return false;
-    this.drop(this.firstIndexAfter(this.lastTerminal));
+    this.drop(this.firstIndexAfter(this.lastTerminal) - this.head);
     return true;
   }
 
   /** Drops the oldest kept entry (a running turn's, when its journal alone is over the budget); false when empty. */
   dropOldest(): boolean {
-    if (this.sequences.length === 0) return false;
+    if (this.sequences.length === this.head) return false;
     this.drop(1);
     return true;
   }
 
   /** Drops everything kept (the hub forgets the session): its bytes leave the budget. */
   release(): void {
-    this.drop(this.sequences.length);
+    this.drop(this.sequences.length - this.head);
   }
 
   private drop(count: number): void {
     if (count <= 0) return;
+    const end = this.head + count;
     let freed = 0;
-    for (let index = 0; index < count; index++) {
+    for (let index = this.head; index < end; index++) {
       freed += ENTRY_OVERHEAD_BYTES + (this.payloads[index]?.length ?? 0);
+      // The payload goes now; the slot until the arrays are cut.
+      this.payloads[index] = '';
     }
-    this.lastDropped = this.sequences[count - 1] ?? this.lastDropped;
-    for (const column of [
-      this.sequences,
-      this.times,
-      this.sessionIds,
-      this.turnIds,
-      this.types,
-      this.payloads,
-    ]) {
-      column.splice(0, count);
+    this.lastDropped = this.sequences[end - 1] ?? this.lastDropped;
+    this.head = end;
+    if (this.head * 2 >= this.sequences.length) {
+      for (const column of [
+        this.sequences,
+        this.times,
+        this.sessionIds,
+        this.turnIds,
+        this.types,
+        this.payloads,
+      ]) {
+        column.splice(0, this.head);
+      }
+      this.head = 0;
     }
     this.bytes -= freed;
     const keepsFinished = this.lastTerminal > this.lastDropped;
@@ -264,7 +279,7 @@ export class SessionJournal {
 
   /** The index of the first kept entry with a sequence greater than `after` (binary search: they ascend). */
   private firstIndexAfter(after: number): number {
-    let low = 0;
+    let low = this.head;
     let high = this.sequences.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
