@@ -150,7 +150,9 @@ export class SessionJournal {
     this.last = Math.max(this.last + 1, Date.now() * 1000);
     const sequence = this.last;
     const type = event.payload.type;
-    const time = event.timestamp.getTime();
+    // A Date, as the type says; anything else is read as a date (an invalid one is sent as null).
+    const stamp: unknown = event.timestamp;
+    const time = stamp instanceof Date ? stamp.getTime() : new Date(stamp as string).getTime();
     const payload = payloadJson(event.payload);
     this.sequences.push(sequence);
     this.times.push(time);
