@@ -145,3 +145,13 @@ test('server.journalRetentionMs is taken in whole milliseconds from 1000 to 8640
     expect(() => parseServerConfig('config.json', { journalRetentionMs: bad })).toThrow(ConfigError);
   }
 });
+
+test('server.journalMaxBytes is taken in whole bytes from 0 to 16 GiB', () => {
+  expect(parseServerConfig('config.json', { journalMaxBytes: 8_388_608 })).toEqual({
+    journalMaxBytes: 8_388_608,
+  });
+  expect(parseServerConfig('config.json', { journalMaxBytes: 0 })).toEqual({ journalMaxBytes: 0 });
+  for (const bad of [-1, 16 * 2 ** 30 + 1, 1.5, '1000', null]) {
+    expect(() => parseServerConfig('config.json', { journalMaxBytes: bad })).toThrow(ConfigError);
+  }
+});

@@ -119,3 +119,41 @@ test('youyou serve takes its tokens from config.json, and a mutating tool waits 
   serving.child.kill('SIGTERM');
   expect((await serving.result).code).toBe(0);
 }, 60_000);
+
+test('server.journalMaxBytes in config.json bounds what youyou serve keeps: at 0 a turn still streams live, and a reconnect into it is told to resync', async () => {
+  await mkdir(sandbox.home, { recursive: true });
+  await writeFile(
+    path.join(sandbox.home, 'config.json'),
+    JSON.stringify({ server: { tokens: { [TOKEN]: 'team-c' }, journalMaxBytes: 0 } }),
+  );
+  serving = startCli({ args: ['serve', '--port', '0', '--base-url', wire.baseURL], sandbox });
+  const url = await waitForUrl(serving);
+  const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+  const created = await fetch(`${url}/sessions`, { method: 'POST', headers: auth, body: '{}' });
+  const { sessionId } = (await created.json()) as { sessionId: string };
+
+  wire.reply(textReply('Kept ', 'nowhere.'));
+  const live = await (
+    await fetch(`${url}/sessions/${sessionId}/messages`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ content: 'Hello' }),
+    })
+  ).text();
+  expect(live).toContain('Kept ');
+  expect(live).toContain('event: turn_complete');
+  const firstId = /^id: (\d+)$/m.exec(live)?.[1] ?? '';
+
+  const tail = await fetch(`${url}/sessions/${sessionId}/events`, {
+    headers: { ...auth, 'last-event-id': firstId },
+  });
+  const decoder = new TextDecoder();
+  let received = '';
+  for await (const chunk of tail.body as AsyncIterable<Uint8Array>) {
+    received += decoder.decode(chunk, { stream: true });
+    // Leaving the loop cancels the tail, which would otherwise stay open.
+    if (received.includes('\n\n')) break;
+  }
+  expect(received).toMatch(/^event: resync$/m);
+  expect(received).not.toContain('nowhere.');
+}, 60_000);

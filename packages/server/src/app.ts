@@ -18,6 +18,9 @@ import type { HeldElicitations } from './sessions/held-elicitations.js';
 import { SessionHub, tenantIn } from './sessions/hub.js';
 import { tenantTurnOptions } from './sessions/tenant-spend.js';
 
+/** The default of `limits.journalMaxBytes`: 64 MiB of kept events, over every session. */
+const DEFAULT_JOURNAL_MAX_BYTES = 64 * 2 ** 20;
+
 /** Limits of one server; every field has a default. */
 export interface ServerLimits {
   /** Largest request body in bytes (default 1 MiB); more is 413 PAYLOAD_TOO_LARGE. */
@@ -28,6 +31,12 @@ export interface ServerLimits {
   journalCapacity?: number;
   /** How long a session closed while idle is remembered, its events kept for reconnecting clients (default 15 min). */
   journalRetentionMs?: number;
+  /**
+   * The bytes all sessions' kept events may take together (default 64 MiB), counted as their sent JSON plus
+   * 64 bytes each: past it the finished turns of the session whose last turn ended longest ago are dropped
+   * first (a client reconnecting into them gets a `resync`), so a burst of turns cannot grow the memory.
+   */
+  journalMaxBytes?: number;
   /** Interval of the SSE keep-alive comment (default 15 s). */
   keepAliveMs?: number;
   /**
@@ -110,6 +119,10 @@ export function createServer(options: ServerOptions): YouyouServer {
   if (!Number.isInteger(busyRetryAfterSeconds) || busyRetryAfterSeconds < 0) {
     throw new TypeError('limits.busyRetryAfterSeconds must be a whole number of seconds, 0 or more');
   }
+  const journalMaxBytes = options.limits?.journalMaxBytes ?? DEFAULT_JOURNAL_MAX_BYTES;
+  if (!Number.isInteger(journalMaxBytes) || journalMaxBytes < 0) {
+    throw new TypeError('limits.journalMaxBytes must be a whole number of bytes, 0 or more');
+  }
   const turnOptionsOf = tenantTurnOptions({
     dailyCostUsd: options.limits?.tenantDailyCostUsd,
     storage: options.storage,
@@ -122,6 +135,7 @@ export function createServer(options: ServerOptions): YouyouServer {
     idleMs: options.limits?.idleSessionMs ?? 60_000,
     journalCapacity: options.limits?.journalCapacity ?? 10_000,
     journalRetentionMs: options.limits?.journalRetentionMs ?? 15 * 60_000,
+    journalMaxBytes,
     busyRetryAfterSeconds,
     autoContinue: checkContinueMode(options.continueInterrupted) === 'auto',
   });

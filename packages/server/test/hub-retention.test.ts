@@ -3,6 +3,7 @@ import { ScriptedModelProvider } from '@youyou/agent/testing';
 import { afterEach, expect, test } from 'vitest';
 import { SessionHub } from '../src/sessions/hub.js';
 import type { SessionJournal } from '../src/sessions/journal.js';
+import type { JournalBudget } from '../src/sessions/journal-budget.js';
 import {
   createSession,
   type Harness,
@@ -31,6 +32,11 @@ function heldBy(target: SessionHub): Record<string, number> {
   return Object.fromEntries(names.map((name) => [name, fields[name]?.size ?? -1]));
 }
 
+/** The hub's byte budget over its journals (a private field). */
+function budgetOf(target: SessionHub): JournalBudget {
+  return (target as unknown as { budget: JournalBudget }).budget;
+}
+
 const NOTHING_HELD = { open: 0, opening: 0, journals: 0, tenants: 0, forgetTimers: 0 };
 
 test('after the sessions close and the retention passes, the hub holds nothing of them and their journals are collected', async () => {
@@ -51,6 +57,7 @@ test('after the sessions close and the retention passes, the hub holds nothing o
     idleMs: 10,
     journalCapacity: 100,
     journalRetentionMs: 10,
+    journalMaxBytes: 64 * 2 ** 20,
     busyRetryAfterSeconds: 1,
     autoContinue: false,
   };
@@ -66,6 +73,8 @@ test('after the sessions close and the retention passes, the hub holds nothing o
   const other = new SessionHub(options);
   journals.push(await tailWhileHeld(other, ids));
   await eventually(() => JSON.stringify(heldBy(hub as SessionHub)) === JSON.stringify(NOTHING_HELD));
+  // The forgotten journals' bytes left the byte budget too (it would otherwise fill up and drop live sessions').
+  expect(budgetOf(hub as SessionHub).keptBytes).toBe(0);
   await other.close();
   const gc = globalThis.gc;
   if (gc === undefined) throw new Error('run with --expose-gc (the vitest config does)');

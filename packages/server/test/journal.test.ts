@@ -1,6 +1,7 @@
 import type { AgentEvent } from '@youyou/agent';
 import { afterEach, expect, test, vi } from 'vitest';
 import { SessionJournal } from '../src/sessions/journal.js';
+import { JournalBudget } from '../src/sessions/journal-budget.js';
 
 function event(index: number): AgentEvent {
   return {
@@ -87,4 +88,77 @@ test('the last stream to leave a journal is reported, once', () => {
   two.unsubscribe();
   expect(unused).toBe(1);
   expect(journal.hasSubscribers).toBe(false);
+});
+
+/** The end of turn `turnId`, as the core emits it. */
+function turnEnd(turnId: string): AgentEvent {
+  return { ...event(0), turnId, payload: { type: 'turn_complete' } } as unknown as AgentEvent;
+}
+
+test('over the byte budget, the journal whose last turn ended longest ago drops its finished turns first; a running turn only when none is left', () => {
+  let clock = 1_000;
+  vi.spyOn(Date, 'now').mockImplementation(() => clock++);
+  const budget = new JournalBudget(1_000);
+  const [first, second, third] = [1, 2, 3].map(() => new SessionJournal(100, undefined, budget));
+  if (first === undefined || second === undefined || third === undefined) throw new Error('three journals');
+  first.append(event(1));
+  first.append(turnEnd('t'));
+  const secondStart = second.append(event(1)).sequence;
+  const secondEnd = second.append(turnEnd('t')).sequence;
+  first.append(event(2));
+  first.append(turnEnd('t'));
+  const kept = budget.keptBytes;
+  expect(kept).toBe(first.keptBytes + second.keptBytes);
+  // The third journal's running turn grows past the budget: the second journal's last turn ended first.
+  while (budget.keptBytes + 100 <= 1_000) third.append(event(3));
+  third.append(event(3));
+  expect(second.keptBytes).toBe(0);
+  expect(first.since(0)).toHaveLength(4);
+  expect(second.subscribe(secondStart, () => undefined).continuous).toBe(false);
+  expect(second.subscribe(secondEnd, () => undefined).continuous).toBe(true);
+  // Then the first journal's; then, nothing finished being left, the running turn's own oldest entries.
+  for (let index = 0; index < 20; index++) third.append(event(4));
+  expect(first.keptBytes).toBe(0);
+  expect(budget.keptBytes).toBeLessThanOrEqual(1_000);
+  expect(budget.keptBytes).toBe(third.keptBytes);
+  expect(third.since(0).at(-1)?.data).toContain('"text":"4"');
+  expect(third.subscribe(0, () => undefined).continuous).toBe(false);
+});
+
+test('what a journal keeps is what it sent: the same JSON, Errors as their public code and message only', () => {
+  const journal = new SessionJournal(10);
+  const sent: string[] = [];
+  journal.subscribe(0, (entry) => sent.push(entry.data));
+  const failure = new Error('upstream down: key sk-secret');
+  journal.append({ ...event(1), payload: { type: 'error', error: failure } } as unknown as AgentEvent);
+  journal.append(event(2));
+  expect(journal.since(0).map((entry) => entry.data)).toEqual(sent);
+  expect(sent.join('')).not.toContain('sk-secret');
+  expect(JSON.parse(sent[1] ?? '')).toEqual({
+    sessionId: 's',
+    turnId: 't',
+    timestamp: new Date(0).toISOString(),
+    sequence: journal.lastSequence,
+    payload: { type: 'text_delta', text: '2' },
+  });
+});
+
+test('a journal at its capacity keeps exactly its newest entries, and counts only their bytes, over many appends', () => {
+  let clock = 1_000;
+  vi.spyOn(Date, 'now').mockImplementation(() => clock++);
+  const budget = new JournalBudget(1_000_000);
+  const journal = new SessionJournal(4, undefined, budget);
+  const sequences = Array.from({ length: 50 }, (_, index) => journal.append(event(index)).sequence);
+  const kept = journal.since(0);
+  expect(kept.map((entry) => entry.sequence)).toEqual(sequences.slice(-4));
+  expect(kept.map((entry) => JSON.parse(entry.data).payload.text)).toEqual(['46', '47', '48', '49']);
+  expect(budget.keptBytes).toBe(journal.keptBytes);
+  expect(journal.keptBytes).toBe(
+    kept.reduce((sum, entry) => sum + 64 + JSON.stringify(JSON.parse(entry.data).payload).length, 0),
+  );
+  expect(journal.subscribe(sequences[45] ?? 0, () => undefined).continuous).toBe(true);
+  expect(journal.subscribe(sequences[44] ?? 0, () => undefined).continuous).toBe(false);
+  journal.release();
+  expect(budget.keptBytes).toBe(0);
+  expect(journal.since(0)).toEqual([]);
 });

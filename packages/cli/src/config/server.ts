@@ -10,6 +10,8 @@ export interface ServerFileConfig {
   idleSessionMs?: number;
   /** How long a closed session's events stay in memory for streams that reconnect (default 15 min). */
   journalRetentionMs?: number;
+  /** The bytes all sessions' kept events may take together (default 64 MiB); past it the oldest finished turns go. */
+  journalMaxBytes?: number;
   /** `postgres://…`: sessions and memories in PostgreSQL instead of youyou.db (YOUYOU_DATABASE_URL and --database-url win). */
   databaseUrl?: string;
   /** The PostgreSQL schema of the tables (default "public"); created when missing. */
@@ -40,6 +42,7 @@ const SERVER_KEYS = [
   'maxActiveSessions',
   'idleSessionMs',
   'journalRetentionMs',
+  'journalMaxBytes',
   'databaseUrl',
   'databaseSchema',
   'webChat',
@@ -76,8 +79,11 @@ function checkTokens(where: string, tokens: Record<string, unknown>): Record<str
 /** The limits of "server" that are whole numbers in a range. */
 type ServerLimits = Pick<
   ServerFileConfig,
-  'maxActiveSessions' | 'idleSessionMs' | 'journalRetentionMs' | 'approvalWindowMs'
+  'maxActiveSessions' | 'idleSessionMs' | 'journalRetentionMs' | 'journalMaxBytes' | 'approvalWindowMs'
 >;
+
+/** The largest `server.journalMaxBytes`: 16 GiB. */
+const MAX_JOURNAL_BYTES = 16 * 2 ** 30;
 
 function parseServerLimits(file: string, value: Record<string, unknown>): ServerLimits {
   const limits: ServerLimits = {};
@@ -110,6 +116,20 @@ function parseServerLimits(file: string, value: Record<string, unknown>): Server
       );
     }
     limits.journalRetentionMs = retention;
+  }
+  const journalBytes = value.journalMaxBytes;
+  if (journalBytes !== undefined) {
+    if (
+      typeof journalBytes !== 'number' ||
+      !Number.isInteger(journalBytes) ||
+      journalBytes < 0 ||
+      journalBytes > MAX_JOURNAL_BYTES
+    ) {
+      throw new ConfigError(
+        `${file}: "server.journalMaxBytes" must be a whole number of bytes from 0 to ${MAX_JOURNAL_BYTES} (16 GiB)`,
+      );
+    }
+    limits.journalMaxBytes = journalBytes;
   }
   const window = value.approvalWindowMs;
   if (window !== undefined) {

@@ -4,7 +4,8 @@ import { HttpError } from '../http/errors.js';
 import { eventLogOf, type SessionEventLog } from '../sessions/event-log.js';
 import type { HeldElicitations } from '../sessions/held-elicitations.js';
 import type { SessionHub } from '../sessions/hub.js';
-import { isTerminal, streamJournal } from './sse.js';
+import { isTerminal } from '../sessions/journal.js';
+import { streamJournal } from './sse.js';
 
 /** What every route group is handed: the sessions, the storage, the stream settings and the shared steps. */
 export interface RouteDeps {
@@ -67,7 +68,7 @@ export function routeDeps(options: {
         after,
         keepAliveMs,
         turnId: turn.turnId,
-        until: (entry) => entry.event.turnId === turn.turnId && isTerminal(entry),
+        until: (entry) => entry.turnId === turn.turnId && isTerminal(entry),
       });
     },
   };

@@ -1,30 +1,6 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { publicError } from '../http/errors.js';
 import type { JournalEntry, SessionJournal } from '../sessions/journal.js';
-
-/**
- * The JSON of an event for the wire: Errors become `{ code, message, retryable }` (never a stack, a cause
- * or a provider's text: see errors.ts), Dates ISO strings.
- */
-export function eventJson(entry: JournalEntry): string {
-  return JSON.stringify(entry.event, function replace(this: unknown, key: string, value: unknown) {
-    // `value` has been through toJSON already; the holder still has the Error itself.
-    const original = (this as Record<string, unknown>)[key];
-    if (original instanceof Error) {
-      const { code, message, retryable } = publicError(original);
-      return { code, message, retryable };
-    }
-    return value;
-  });
-}
-
-const TERMINAL = new Set(['turn_complete', 'turn_cancelled', 'turn_suspended']);
-
-/** Whether an entry ends its turn. */
-export function isTerminal(entry: JournalEntry): boolean {
-  return TERMINAL.has(entry.event.payload.type);
-}
 
 /** A signal in a stream's queue: tell the client to reload the committed history (see `streamJournal`). */
 const RESYNC = Symbol('resync');
@@ -98,12 +74,8 @@ export function streamJournal(options: {
           });
           continue;
         }
-        if (options.turnId !== undefined && entry.event.turnId !== options.turnId) continue;
-        await stream.writeSSE({
-          id: String(entry.sequence),
-          event: entry.event.payload.type,
-          data: eventJson(entry),
-        });
+        if (options.turnId !== undefined && entry.turnId !== options.turnId) continue;
+        await stream.writeSSE({ id: String(entry.sequence), event: entry.type, data: entry.data });
         sent = entry.sequence;
         if (until?.(entry) === true) break;
       }

@@ -4,7 +4,7 @@ import { streamSSE } from 'hono/streaming';
 import { onlyKeys, readJsonObject } from '../http/body.js';
 import type { TenantContext } from '../http/context.js';
 import { HttpError } from '../http/errors.js';
-import type { JournalEntry } from '../sessions/journal.js';
+import { eventOf, type JournalEntry } from '../sessions/journal.js';
 import { type RouteGroup, SESSION_ID } from './route-deps.js';
 import { UI_MESSAGE_STREAM_HEADER, type UiMessageChunk, UiMessageStreamMapper } from './ui-message-stream.js';
 
@@ -70,11 +70,9 @@ export const uiChatRoutes: RouteGroup = (app, deps) => {
     // with the replayed one (same id, the turn's): the replay is the whole turn, from its first kept event.
     // A running turn that was suspended has been continued since: its suspensions are not the end of the
     // message, so they are left out (the held calls' parts come with the continuation's tool events).
-    const ownEvents = journal.since(0).filter((entry) => entry.event.turnId === turn.turnId);
+    const ownEvents = journal.since(0).filter((entry) => entry.turnId === turn.turnId);
     const first = ownEvents[0];
-    const continuedSuspensions = ownEvents.findLast(
-      (entry) => entry.event.payload.type === 'turn_suspended',
-    )?.sequence;
+    const continuedSuspensions = ownEvents.findLast((entry) => entry.type === 'turn_suspended')?.sequence;
     return streamUiTurn({
       context,
       entries: journal,
@@ -217,11 +215,10 @@ function streamUiTurn(options: {
           wake = undefined;
           continue;
         }
-        if (entry.event.turnId !== turnId) continue;
+        if (entry.turnId !== turnId) continue;
         const passedOver =
-          entry.event.payload.type === 'turn_suspended' &&
-          entry.sequence <= (options.continuedSuspensions ?? 0);
-        if (!passedOver) await send(mapper.map(entry.event));
+          entry.type === 'turn_suspended' && entry.sequence <= (options.continuedSuspensions ?? 0);
+        if (!passedOver) await send(mapper.map(eventOf(entry)));
       }
       if (!aborted) await stream.writeSSE({ data: '[DONE]' });
     } finally {

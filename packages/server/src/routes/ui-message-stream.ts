@@ -1,6 +1,6 @@
 import type { PendingToolCall } from '@youyou/agent';
 import { publicError } from '../http/errors.js';
-import type { JournalEvent, ServerEventPayload } from '../sessions/journal.js';
+import { type JournalEventView, SentError, type ServerEventPayload } from '../sessions/journal.js';
 
 /**
  * One chunk of the AI SDK UI message stream protocol (v1), the subset this server sends. The AI SDK's
@@ -28,7 +28,8 @@ export type UiMessageChunk =
 
 /** The `errorText` of an error event: `[CODE] message`, never a stack, a cause or a provider's text. */
 function errorText(error: unknown): string {
-  const { code, message } = publicError(error);
+  // A kept entry's error was made public when it was first sent.
+  const { code, message } = error instanceof SentError ? error : publicError(error);
   return `[${code}] ${message}`;
 }
 
@@ -79,7 +80,7 @@ export class UiMessageStreamMapper {
   }
 
   /** The chunks of one event of the turn; events the protocol has no part for (usage, steering) give none. */
-  map(event: JournalEvent): UiMessageChunk[] {
+  map(event: JournalEventView): UiMessageChunk[] {
     const payload = event.payload;
     switch (payload.type) {
       case 'text_delta':

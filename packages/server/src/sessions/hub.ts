@@ -14,6 +14,7 @@ import { HttpError } from '../http/errors.js';
 import { eventLogOf, type SessionEventLog } from './event-log.js';
 import type { HeldElicitationChange } from './held-elicitations.js';
 import { type ServerEventPayload, SessionJournal } from './journal.js';
+import { JournalBudget } from './journal-budget.js';
 
 /** The metadata key under which the server saves the tenant that created a session. */
 export const TENANT_METADATA_KEY = 'youyou_server_tenant';
@@ -66,6 +67,8 @@ export class SessionHub {
   /** The turn each question still held was announced in. */
   private readonly elicitationTurns = new Map<string, string>();
   private readonly log: SessionEventLog | undefined;
+  /** The bytes every journal of this hub may keep together. */
+  private readonly budget: JournalBudget;
 
   constructor(
     private readonly options: {
@@ -76,6 +79,8 @@ export class SessionHub {
       idleMs: number;
       journalCapacity: number;
       journalRetentionMs: number;
+      /** The bytes all journals may keep together (see journal-budget.ts). */
+      journalMaxBytes: number;
       /** The `Retry-After` of a 429 SERVER_BUSY, in seconds. */
       busyRetryAfterSeconds: number;
       /** Whether a session taken with a turn a crash cut continues that turn at once (else on request). */
@@ -83,6 +88,7 @@ export class SessionHub {
     },
   ) {
     this.log = eventLogOf(options.storage);
+    this.budget = new JournalBudget(options.journalMaxBytes);
   }
 
   /** Creates a session owned by `tenant`; the tenant is saved in its log before anyone can see the id. */
@@ -218,7 +224,7 @@ export class SessionHub {
       sequence: 0,
       payload,
     });
-    return entry.event.turnId;
+    return entry.turnId;
   }
 
   /** Announces an MCP server's question held for the session's client, or settled, on the session's stream. */
@@ -244,9 +250,13 @@ export class SessionHub {
 
   private newJournal(sessionId: string): SessionJournal {
     // The last stream of a session not open here left: the session is forgotten a retention later.
-    return new SessionJournal(this.options.journalCapacity, () => {
-      if (!this.open.has(sessionId)) this.forgetLater(sessionId);
-    });
+    return new SessionJournal(
+      this.options.journalCapacity,
+      () => {
+        if (!this.open.has(sessionId)) this.forgetLater(sessionId);
+      },
+      this.budget,
+    );
   }
 
   /** Relays every event of `turn` into the session's journal, once per turn whoever asks. */
@@ -409,7 +419,9 @@ export class SessionHub {
     const timer = setTimeout(() => {
       this.forgetTimers.delete(sessionId);
       if (this.open.has(sessionId) || this.opening.has(sessionId)) return;
-      if (this.journals.get(sessionId)?.hasSubscribers === true) return;
+      const journal = this.journals.get(sessionId);
+      if (journal?.hasSubscribers === true) return;
+      journal?.release();
       this.journals.delete(sessionId);
       this.tenants.delete(sessionId);
     }, this.options.journalRetentionMs);

@@ -95,6 +95,7 @@ export async function runServe(options: {
     const idleSessionMs = settings.server?.idleSessionMs;
     const tenantDailyCostUsd = settings.server?.tenantDailyCostUsd;
     const journalRetentionMs = settings.server?.journalRetentionMs;
+    const journalMaxBytes = settings.server?.journalMaxBytes;
     const server = createServer({
       agent: runtime.agent,
       storage: runtime.sessions,
@@ -105,6 +106,7 @@ export async function runServe(options: {
         ...(idleSessionMs === undefined ? {} : { idleSessionMs }),
         ...(tenantDailyCostUsd === undefined ? {} : { tenantDailyCostUsd }),
         ...(journalRetentionMs === undefined ? {} : { journalRetentionMs }),
+        ...(journalMaxBytes === undefined ? {} : { journalMaxBytes }),
       },
       ...(settings.server?.continueInterrupted === undefined
         ? {}
