@@ -11,7 +11,7 @@
  * - long: W4-long as the bench runs it (2,001 events saved, that session resumed);
  * - long, warm: long, with a turn on a fresh small session between the resume and the timed turn;
  * - long, 3rd turn: the third turn on the resumed long session.
- * BENCH_YOUYOU_DIST points at another build's dist/index.js; BENCH_COLD_ONLY=long,small runs only those setups.
+ * BENCH_YOUYOU_DIST points at another build's dist/index.js; BENCH_COLD_ONLY='long|small' runs only those setups.
  */
 import { spawnSync } from 'node:child_process';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -209,7 +209,7 @@ if (process.env.BENCH_COLD_CHILD !== undefined) {
   await agent.shutdown();
 } else {
   await agent.shutdown();
-  const only = process.env.BENCH_COLD_ONLY?.split(',');
+  const only = process.env.BENCH_COLD_ONLY?.split('|');
   for (const name of Object.keys(setups).filter((setup) => only === undefined || only.includes(setup))) {
     const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), String(RUNS)], {
       env: { ...process.env, BENCH_COLD_CHILD: name },
