@@ -228,9 +228,15 @@ export function rewindRecord(toTurnId: string): SessionEventPayload {
  */
 export function replaySessionEvents(
   events: readonly SessionEvent[],
-  options: { held?: ReadonlySet<string> | undefined; keepTrailingCalls?: boolean } = {},
+  options: {
+    held?: ReadonlySet<string> | undefined;
+    keepTrailingCalls?: boolean;
+    /** Called with every metadata payload, in log order: a resume sums its usage records in the same walk. */
+    onMetadata?: (payload: SessionEventPayload) => void;
+  } = {},
 ): ReplayedSession {
   const context = new ReplayedContext(events.length);
+  const { onMetadata } = options;
   let sessionConfig: SessionConfig | undefined;
   let turnCount = 0;
   // Indexed rather than `for of`: a replay runs once per resume, mostly before it is optimised, and an array
@@ -238,6 +244,7 @@ export function replaySessionEvents(
   for (let index = 0; index < events.length; index++) {
     const payload = (events[index] as SessionEvent).payload;
     if (payload.type === 'metadata') {
+      onMetadata?.(payload);
       if (payload.key === MetadataKey.sessionConfig) sessionConfig = readSessionConfig(payload.value);
       else context.applyMarker(payload.key, payload.value);
       continue;
