@@ -117,8 +117,8 @@ function messageOf(payload: SessionEventPayload): Message | undefined {
 }
 
 /**
- * At most this many message slots are made ahead for a replay. `new Array(length)` beyond 100,000 makes a
- * dictionary-backed array in V8, slow for good; a longer log grows the array past these as it goes.
+ * At most this many message slots are made ahead for a replay, so that what a replay reserves before it knows
+ * how many of the events are messages stays bounded; a longer log grows the array past these as it goes.
  */
 const MAX_SLOTS_AHEAD = 65_536;
 
