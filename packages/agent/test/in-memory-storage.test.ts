@@ -94,6 +94,53 @@ describe('InMemorySessionStorage', () => {
     expect(await storage.loadSession('s')).toEqual([call, result]);
   });
 
+  test('a loaded message has its own payload object and content array, around read-only blocks', async () => {
+    const storage = new InMemorySessionStorage();
+    const saved: SessionEvent = {
+      timestamp: new Date(1_700_000_000_000),
+      payload: {
+        type: 'assistant_message',
+        content: [
+          { type: 'reasoning', text: 'think' },
+          { type: 'text', text: 'answer' },
+        ],
+        status: 'complete',
+      },
+    };
+    await storage.saveEvent('s', saved);
+    for (let load = 0; load < 2; load++) {
+      const [loaded] = (await storage.loadSession('s')) ?? [];
+      if (loaded?.payload.type !== 'assistant_message') throw new Error('the message did not come back');
+      const message = loaded.payload;
+      const block = message.content[1] as { type: 'text'; text: string };
+      // Test files are ES modules, so strict mode: a write to a frozen block throws.
+      expect(() => {
+        block.text = 'changed';
+      }).toThrow(TypeError);
+      // The payload object and the array are this load's own: changing them is allowed and changes nothing saved.
+      message.content.push({ type: 'text', text: 'added' });
+      message.content[0] = { type: 'text', text: 'replaced' };
+      message.status = 'incomplete';
+    }
+    expect(await storage.loadSession('s')).toEqual([saved]);
+    // A block that is not flat (an object inside it) is copied on every load instead, and stays changeable.
+    await storage.saveEvent('nested', {
+      timestamp: new Date(1_700_000_000_000),
+      payload: { type: 'user_message', content: [{ type: 'text', text: 'hi', extra: { n: 1 } } as never] },
+    });
+    const [nested] = (await storage.loadSession('nested')) ?? [];
+    if (nested === undefined) throw new Error('the nested message did not come back');
+    const nestedBlock = (nested.payload as unknown as { content: { text: string; extra: { n: number } }[] })
+      .content[0];
+    if (nestedBlock === undefined) throw new Error('the nested block did not come back');
+    nestedBlock.text = 'changed';
+    nestedBlock.extra.n = 2;
+    const [again] = (await storage.loadSession('nested')) ?? [];
+    expect((again?.payload as { content: unknown[] } | undefined)?.content).toEqual([
+      { type: 'text', text: 'hi', extra: { n: 1 } },
+    ]);
+  });
+
   test('a loaded payload holding an array or a Date is a copy: changing it leaves the log as it was', async () => {
     const storage = new InMemorySessionStorage();
     const at = new Date(1_600_000_000_000);

@@ -131,6 +131,7 @@ describe('the token estimate (SPEC §4 Compaction, §5.11)', () => {
       { at: new Date(0) },
       { toJSON: () => 'short' },
       [-0, Number.NaN, Number.POSITIVE_INFINITY, 1e21, 0.1],
+      [0, 7, -7, 10, -10, 99, 100, 1e15, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 2 ** 53],
       { skipped: undefined, fn: () => 1, kept: 'yes' },
       Object.assign(Object.create(null) as object, { a: 1 }),
       ['lone \ud800 surrogate "quoted"\n'],
@@ -138,6 +139,33 @@ describe('the token estimate (SPEC §4 Compaction, §5.11)', () => {
     for (const args of odd) {
       const chars = messageChars({ type: 'tool_call', callId: 'c', toolName, arguments: args });
       expect(chars).toBe(toolName.length + (JSON.stringify(args)?.length ?? 0));
+    }
+  });
+
+  test('a replay gives exactly its messages, with no empty slot, whether the log has more events or fewer', () => {
+    const at = new Date(0);
+    const cut = (index: number): SessionEvent => ({
+      timestamp: at,
+      payload: {
+        type: 'assistant_message',
+        content: [{ type: 'text', text: `cut ${index}` }],
+        status: 'incomplete',
+      },
+    });
+    const note = (index: number): SessionEvent => ({
+      timestamp: at,
+      payload: { type: 'metadata', key: 'note', value: index },
+    });
+    // Every cut answer adds a notice: twice as many messages as events. Every note adds none.
+    for (const events of [
+      Array.from({ length: 100 }, (_, index) => cut(index)),
+      [...Array.from({ length: 100 }, (_, index) => note(index)), cut(0)],
+    ]) {
+      const { messages } = replaySessionEvents(events);
+      const cuts = events.filter((event) => event.payload.type === 'assistant_message').length;
+      expect(messages).toHaveLength(cuts * 2);
+      expect(Object.keys(messages)).toHaveLength(messages.length);
+      expect(messages.every((message) => message !== undefined)).toBe(true);
     }
   });
 

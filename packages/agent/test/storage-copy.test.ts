@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isAgentError } from '../src/kernel/error.js';
-import { copyOf } from '../src/storage/copy.js';
+import { copyOf, lastCopyHoldsObjectsOnly } from '../src/storage/copy.js';
 
 describe('copyOf (the in-memory storages’ defensive copy)', () => {
   const value = fc.letrec((tie) => ({
@@ -54,5 +54,36 @@ describe('copyOf (the in-memory storages’ defensive copy)', () => {
     } catch (error) {
       expect(isAgentError(error) && error.code).toBe('INVALID_INPUT');
     }
+  });
+
+  it('tells whether a copy holds objects alone, even when a getter made another copy meanwhile', () => {
+    copyOf({ a: { b: 1 } }, 'the value');
+    expect(lastCopyHoldsObjectsOnly()).toBe(true);
+    copyOf({ a: [1] }, 'the value');
+    expect(lastCopyHoldsObjectsOnly()).toBe(false);
+    copyOf({ at: new Date(0) }, 'the value');
+    expect(lastCopyHoldsObjectsOnly()).toBe(false);
+
+    // The outer value holds objects alone; its getter copies an array in the middle of the outer copy.
+    const objectsOutside = {
+      get inner() {
+        copyOf({ list: [1, 2] }, 'the inner value');
+        return { n: 1 };
+      },
+    };
+    const copied = copyOf(objectsOutside, 'the value');
+    expect(lastCopyHoldsObjectsOnly()).toBe(true);
+    expect(copied).toEqual({ inner: { n: 1 } });
+
+    // The other way round: an array outside, a copy of objects alone inside.
+    const arrayOutside = {
+      list: [0],
+      get inner() {
+        copyOf({ n: 1 }, 'the inner value');
+        return 'x';
+      },
+    };
+    copyOf(arrayOutside, 'the value');
+    expect(lastCopyHoldsObjectsOnly()).toBe(false);
   });
 });

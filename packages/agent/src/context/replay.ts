@@ -116,18 +116,44 @@ function messageOf(payload: SessionEventPayload): Message | undefined {
   }
 }
 
+/**
+ * At most this many message slots are made ahead for a replay, so that what a replay reserves before it knows
+ * how many of the events are messages stays bounded; a longer log grows the array past these as it goes.
+ */
+const MAX_SLOTS_AHEAD = 65_536;
+
 /** The context a replay builds up: its messages, their size, its turns and the calls still without a result. */
 class ReplayedContext {
-  messages: Message[] = [];
+  /**
+   * Made with a slot for each event of the log (most events are messages) and an eighth more, and cut to the
+   * messages added when read (`settled`): growing it by `push` would copy it a dozen times over for a long log,
+   * garbage that made a resume allocate a third more than its messages. The slack is for the resumed session's
+   * next turns, which push onto this array: V8 keeps the room when a length is cut by less than half, and
+   * without it the first turn after a resume would copy the whole history into a larger array.
+   */
+  #messages: Message[];
+  /** How many of `#messages` are filled. */
+  #count = 0;
   /** Measured as the messages are made, so that a resume walks its (often long) log once. */
   chars = 0;
   readonly turns = new TurnMarks();
   /** The calls without a result yet, each its own id. */
   readonly open = new OpenCalls<string>();
 
+  constructor(eventCount: number) {
+    this.#messages = new Array<Message>(Math.min(eventCount + (eventCount >> 3) + 16, MAX_SLOTS_AHEAD));
+  }
+
+  /** The messages so far, the array cut to them. */
+  settled(): Message[] {
+    if (this.#messages.length !== this.#count) this.#messages.length = this.#count;
+    return this.#messages;
+  }
+
   add(message: Message, turnId?: string): void {
-    this.turns.note(message, this.messages.length, turnId);
-    this.messages.push(message);
+    this.turns.note(message, this.#count, turnId);
+    // Past the slots made ahead, this appends (the index is the array's length).
+    this.#messages[this.#count++] = message;
     this.chars += messageChars(message);
   }
 
@@ -141,7 +167,8 @@ class ReplayedContext {
   /** Replaces the messages (the turns that begin within them stay) and measures them again. */
   replace(messages: Message[]): void {
     this.turns.truncate(messages.length);
-    this.messages = messages;
+    this.#messages = messages;
+    this.#count = messages.length;
     this.chars = 0;
     for (const message of messages) this.chars += messageChars(message);
   }
@@ -152,27 +179,30 @@ class ReplayedContext {
       const compaction = readCompaction(value);
       if (compaction === undefined) return;
       this.closeOpenCalls();
-      this.turns.compact(this.messages.length, compaction.keptMessages);
+      const messages = this.settled();
+      this.turns.compact(messages.length, compaction.keptMessages);
       this.replace(
-        compactedMessages(this.messages, {
+        compactedMessages(messages, {
           summary: compaction.summary,
           keptCount: compaction.keptMessages,
           messageLimitChars: compaction.messageLimitChars,
         }),
       );
     } else if (key === MetadataKey.turnContinued) {
-      const kept = withoutCutAnswer(this.messages);
-      if (kept !== this.messages) this.replace(kept);
+      const messages = this.settled();
+      const kept = withoutCutAnswer(messages);
+      if (kept !== messages) this.replace(kept);
     } else if (key === MetadataKey.contextPruned) {
-      const pruned = applyPruning(this.messages, readPrunedCallIds(value));
-      if (pruned !== this.messages) this.replace(pruned.slice());
+      const messages = this.settled();
+      const pruned = applyPruning(messages, readPrunedCallIds(value));
+      if (pruned !== messages) this.replace(pruned.slice());
     } else if (key === MetadataKey.rewind) {
       const turnId = readRewindTarget(value);
       if (turnId === undefined) return;
       // Calls left open by a crash got their result when the session was resumed, before it was rewound.
       this.closeOpenCalls();
       const start = this.turns.rewind(turnId);
-      if (start !== undefined) this.replace(this.messages.slice(0, start));
+      if (start !== undefined) this.replace(this.settled().slice(0, start));
     }
   }
 }
@@ -198,9 +228,15 @@ export function rewindRecord(toTurnId: string): SessionEventPayload {
  */
 export function replaySessionEvents(
   events: readonly SessionEvent[],
-  options: { held?: ReadonlySet<string> | undefined; keepTrailingCalls?: boolean } = {},
+  options: {
+    held?: ReadonlySet<string> | undefined;
+    keepTrailingCalls?: boolean;
+    /** Called with every metadata payload, in log order: a resume sums its usage records in the same walk. */
+    onMetadata?: (payload: SessionEventPayload) => void;
+  } = {},
 ): ReplayedSession {
-  const context = new ReplayedContext();
+  const context = new ReplayedContext(events.length);
+  const { onMetadata } = options;
   let sessionConfig: SessionConfig | undefined;
   let turnCount = 0;
   // Indexed rather than `for of`: a replay runs once per resume, mostly before it is optimised, and an array
@@ -208,6 +244,7 @@ export function replaySessionEvents(
   for (let index = 0; index < events.length; index++) {
     const payload = (events[index] as SessionEvent).payload;
     if (payload.type === 'metadata') {
+      onMetadata?.(payload);
       if (payload.key === MetadataKey.sessionConfig) sessionConfig = readSessionConfig(payload.value);
       else context.applyMarker(payload.key, payload.value);
       continue;
@@ -223,8 +260,8 @@ export function replaySessionEvents(
   }
   if (options.held !== undefined) for (const callId of options.held) context.open.delete(callId);
   if (options.keepTrailingCalls !== true) context.closeOpenCalls();
-  const { messages, chars, turns } = context;
-  return { messages, chars, sessionConfig, turnCount, turns };
+  const { chars, turns } = context;
+  return { messages: context.settled(), chars, sessionConfig, turnCount, turns };
 }
 
 /** The turn a user or system message opens, as it was saved; undefined for any other payload. */

@@ -16,7 +16,7 @@ import type { RoutedModel } from '../model/model-router.js';
 import type { SessionClaim, SessionEvent } from '../ports/storage.js';
 import type { ToolHandler } from '../ports/tool.js';
 import { type AgentRuntime, SessionState } from '../turn/session-state.js';
-import { usageTotalsOfLog } from '../usage/usage.js';
+import { addLoggedUsage, emptyUsageTotals } from '../usage/usage.js';
 import { checkForkArguments, forkTurnNotFound, writeFork } from './fork.js';
 import { Session } from './session.js';
 import { releaseSessionClaim } from './session-close.js';
@@ -230,7 +230,12 @@ export class Agent {
       claim = await this.claimSession(sessionId);
       const events = await this.loadLog(sessionId);
       const heldBatch = readHeldBatch(events);
-      const replayed = replaySessionEvents(events, { held: heldCallIds(heldBatch) });
+      // The usage records are summed in the replay's walk: a long log is walked once.
+      const usage = emptyUsageTotals();
+      const replayed = replaySessionEvents(events, {
+        held: heldCallIds(heldBatch),
+        onMetadata: (payload) => addLoggedUsage(usage, payload),
+      });
       const model = this.modelForResume(replayed.sessionConfig?.modelId, sessionId);
       const state = new SessionState({
         runtime: this.runtime,
@@ -246,7 +251,7 @@ export class Agent {
       state.context.reset(replayed.messages, replayed.chars);
       state.context.turns.replaceWith(replayed.turns);
       state.restoreCounts(replayed.turnCount, this.runtime.config.memoryCheckpointInterval);
-      state.usage.restore(usageTotalsOfLog(events));
+      state.usage.restore(usage);
       state.heldBatch = heldBatch;
       state.interrupted = heldBatch === undefined ? interruptedTurnOf(events) : undefined;
       state.memories = await this.loadMemories(state);

@@ -18,36 +18,48 @@ const MAX_DEPTH = 100;
  */
 const MAX_OBJECTS = 100_000;
 
-/** The state of one copy's walk, and what it found. */
-interface CopyWalk {
-  /** How many objects the walk may still make. */
-  objects: number;
-  /**
-   * True while the copy holds plain objects and primitives alone: no array and no Date. Such a copy can be frozen
-   * for good (`freezeObjects`); a frozen Date could still be changed (`setTime`), and a frozen array is slow to
-   * read: in V8, `for of`, `map` and the other iterating methods leave their fast path for it (several times
-   * slower, a result object per item), a cost every later reader of the value would pay.
-   */
-  objectsOnly: boolean;
-}
-
-/** A walk for one `copyOf`. */
-export function copyWalk(): CopyWalk {
-  return { objects: MAX_OBJECTS, objectsOnly: true };
-}
-
 /**
- * A deep copy, as structuredClone makes it; a value structuredClone cannot copy (a function, a symbol) is bad input.
- * `walk` tells afterwards whether the copy holds objects alone.
+ * The state of the copy under way: how many objects it may still make, and whether it holds plain objects and
+ * primitives alone (no array, no Date). Such a copy can be frozen for good (`freezeObjects`); a frozen Date could
+ * still be changed (`setTime`), and a frozen array is slow to read: in V8, `for of`, `map` and the other iterating
+ * methods leave their fast path for it (several times slower, a result object per item), a cost every later
+ * reader of the value would pay. Module state rather than an object per copy: a storage copies every event it
+ * saves and many it loads, and one object less per copy is one less for the gc. `copyOf` saves and restores
+ * them, so a copy made inside another (a getter of the value that saves an event) leaves the outer one's intact.
  */
-export function copyOf<T>(value: T, what: string, walk: CopyWalk = copyWalk()): T {
-  const copy = walkedCopy(value, walk);
-  if (copy !== NOT_PLAIN) return copy as T;
-  walk.objectsOnly = false;
-  return clonedOf(value, what) as T;
+let objectsLeft = 0;
+let objectsOnly = true;
+/** Whether the last copy `copyOf` made holds objects alone (see above). */
+let lastObjectsOnly = true;
+
+/** True when the last copy `copyOf` returned holds plain objects and primitives alone, so it may be frozen. */
+export function lastCopyHoldsObjectsOnly(): boolean {
+  return lastObjectsOnly;
 }
 
-/** Freezes every object of a copy that holds objects alone (see CopyWalk): nobody can change it any more. */
+/** A deep copy, as structuredClone makes it; a value structuredClone cannot copy (a function, a symbol) is bad input. */
+export function copyOf<T>(value: T, what: string): T {
+  const outerLeft = objectsLeft;
+  const outerOnly = objectsOnly;
+  objectsLeft = MAX_OBJECTS;
+  objectsOnly = true;
+  try {
+    const copy = walkedCopy(value);
+    if (copy !== NOT_PLAIN) {
+      lastObjectsOnly = objectsOnly;
+      return copy as T;
+    }
+    const cloned = clonedOf(value, what);
+    // Set after the clone: a getter it ran may have made a copy of its own.
+    lastObjectsOnly = false;
+    return cloned as T;
+  } finally {
+    objectsLeft = outerLeft;
+    objectsOnly = outerOnly;
+  }
+}
+
+/** Freezes every object of a copy that holds objects alone (see `objectsOnly`): nobody can change it any more. */
 export function freezeObjects(value: unknown): void {
   if (typeof value !== 'object' || value === null) return;
   const record = value as Record<string, unknown>;
@@ -56,9 +68,9 @@ export function freezeObjects(value: unknown): void {
 }
 
 /** `copyPlain`'s copy, or NOT_PLAIN when the value is not plain data or a getter threw. */
-function walkedCopy(value: unknown, walk: CopyWalk): unknown {
+function walkedCopy(value: unknown): unknown {
   try {
-    return copyPlain(value, walk, 0);
+    return copyPlain(value, 0);
   } catch {
     // A getter threw: structuredClone reports it.
     return NOT_PLAIN;
@@ -85,18 +97,18 @@ function clonedOf(value: unknown, what: string): unknown {
  * equal, which is all a stored value promises (no Set of the objects seen is kept, one allocation less per
  * event saved).
  */
-function copyPlain(value: unknown, walk: CopyWalk, depth: number): unknown {
+function copyPlain(value: unknown, depth: number): unknown {
   if (typeof value !== 'object' || value === null) {
     return typeof value === 'function' || typeof value === 'symbol' ? NOT_PLAIN : value;
   }
-  if (depth > MAX_DEPTH || --walk.objects < 0) return NOT_PLAIN;
+  if (depth > MAX_DEPTH || --objectsLeft < 0) return NOT_PLAIN;
   const prototype: unknown = Object.getPrototypeOf(value);
   if (prototype === Array.prototype) {
-    walk.objectsOnly = false;
+    objectsOnly = false;
     const array = value as unknown[];
     const copy = new Array<unknown>(array.length);
     for (let index = 0; index < array.length; index++) {
-      const item = copyPlain(array[index], walk, depth + 1);
+      const item = copyPlain(array[index], depth + 1);
       if (item === NOT_PLAIN) return NOT_PLAIN;
       copy[index] = item;
     }
@@ -112,14 +124,14 @@ function copyPlain(value: unknown, walk: CopyWalk, depth: number): unknown {
       if (!Object.hasOwn(record, key)) continue;
       // Assigning `__proto__` would set the copy's prototype instead of adding a property.
       if (key === '__proto__') return NOT_PLAIN;
-      const item = copyPlain(record[key], walk, depth + 1);
+      const item = copyPlain(record[key], depth + 1);
       if (item === NOT_PLAIN) return NOT_PLAIN;
       copy[key] = item;
     }
     return copy;
   }
   if (prototype === Date.prototype) {
-    walk.objectsOnly = false;
+    objectsOnly = false;
     return new Date(Date.prototype.getTime.call(value));
   }
   return NOT_PLAIN;

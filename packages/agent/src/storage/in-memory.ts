@@ -7,7 +7,7 @@ import type {
   SessionStorage,
   SessionSummary,
 } from '../ports/storage.js';
-import { copyOf, copyWalk, freezeObjects } from './copy.js';
+import { copyOf, freezeObjects, lastCopyHoldsObjectsOnly } from './copy.js';
 import {
   checkMemory,
   checkPageLimit,
@@ -30,12 +30,15 @@ interface StoredEvent {
   timeMs: number;
   payload: SessionEventPayload;
   /**
-   * How a load hands the payload out. `copy`: a copy each time, for a payload that holds an array (a message's
-   * content) or a Date (see CopyWalk). `freezable`: it holds plain objects alone, so the first load freezes it
-   * and hands it out as it is, `frozen` from then on. Frozen at the first load rather than when saved: most
+   * How a load hands the payload out. `freezable`: it holds plain objects alone, so the first load freezes it
+   * and hands it out as it is, `frozen` from then on. `message`: a user or assistant message, decided at its first
+   * load: when its content blocks hold plain objects alone they are frozen (`blocks`), and each load makes only
+   * the payload object and its content array anew, around the shared blocks; any other message is `copy`. `copy`:
+   * a copy each time, for a payload that holds an array or a Date anywhere else (see copy.ts: a frozen array is
+   * slow to iterate, a frozen Date can still change). Decided at the first load rather than when saved: most
    * saved events are never loaded in the process that saved them, and a freeze costs about what a copy does.
    */
-  sharing: 'copy' | 'freezable' | 'frozen';
+  sharing: 'copy' | 'freezable' | 'frozen' | 'message' | 'blocks';
 }
 
 /** What the storage keeps per session; the summary fields are kept up to date on every save. */
@@ -69,6 +72,44 @@ function searchTextsOf(record: SessionRecord): readonly string[] {
   return record.searchTexts;
 }
 
+/** How a load will hand out a payload just copied for saving (see StoredEvent.sharing). */
+function sharingOf(payload: SessionEventPayload, objectsOnly: boolean): StoredEvent['sharing'] {
+  if (objectsOnly) return 'freezable';
+  return payload.type === 'user_message' || payload.type === 'assistant_message' ? 'message' : 'copy';
+}
+
+/**
+ * Freezes the content blocks of a stored message and answers true when each of them is a flat plain object (a
+ * text, image or reasoning block: primitives alone) and the message's other fields are primitives; answers
+ * false, freezing nothing, for anything else (which is then copied on every load, as any payload with an array).
+ */
+function sharedBlocks(payload: SessionEventPayload): boolean {
+  const record = payload as unknown as Record<string, unknown>;
+  for (const key in record) {
+    if (key === 'content' || !Object.hasOwn(record, key)) continue;
+    const value = record[key];
+    if (typeof value === 'object' && value !== null) return false;
+  }
+  const content = record.content;
+  if (!Array.isArray(content) || !content.every(isFlatRecord)) return false;
+  for (const block of content) Object.freeze(block);
+  return true;
+}
+
+/** True for a plain object whose own values are all primitives. */
+function isFlatRecord(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const item = record[key];
+    if (typeof item === 'object' && item !== null) return false;
+  }
+  return true;
+}
+
 /** Newest first by `updatedAt`, ties by sessionId descending; negative when `a` comes first. */
 function compareNewestFirst(a: SessionPosition, b: SessionPosition): number {
   if (a.updatedAtMs !== b.updatedAtMs) return b.updatedAtMs - a.updatedAtMs;
@@ -92,9 +133,10 @@ function summaryOf(record: SessionRecord): SessionSummary {
  * object it saved. A payload made of plain objects alone (a tool call's, a tool result's, most metadata) is
  * deep-frozen when it is first loaded, and `loadSession` hands that very payload out, in a new event object with
  * a new Date, rather than copying it again on every load: such a loaded payload is read-only (changing it throws
- * a TypeError in strict mode). Any other payload (one holding an array, as every message's content, or a Date)
- * is copied on each load, since a frozen array is slow to iterate. Either way, changing a loaded event never
- * changes the log. `findSession` matches an id prefix, or the text of the
+ * a TypeError in strict mode). A user or assistant message gets a new payload object and a new content array on
+ * each load, since a frozen array is slow to iterate, but its content blocks (flat objects: text, image,
+ * reasoning) are frozen and shared the same way. Any other payload (one holding an array or a Date elsewhere) is
+ * copied on each load. Either way, changing a loaded event never changes the log. `findSession` matches an id prefix, or the text of the
  * title or of any user or assistant message (tool results and system messages are not searched),
  * ignoring case and surrounding white space.
  */
@@ -106,9 +148,8 @@ export class InMemorySessionStorage implements SessionStorage {
     checkSessionId(sessionId);
     checkSessionEvent(event);
     const timeMs = Date.prototype.getTime.call(event.timestamp);
-    const walk = copyWalk();
-    const payload = copyOf(event.payload, 'the session event', walk);
-    const stored: StoredEvent = { timeMs, payload, sharing: walk.objectsOnly ? 'freezable' : 'copy' };
+    const payload = copyOf(event.payload, 'the session event');
+    const stored: StoredEvent = { timeMs, payload, sharing: sharingOf(payload, lastCopyHoldsObjectsOnly()) };
     let record = this.#sessions.get(sessionId);
     if (record === undefined) {
       record = {
@@ -133,7 +174,7 @@ export class InMemorySessionStorage implements SessionStorage {
 
   /**
    * The whole log in save order, or null for an unknown id: new event objects and Dates, around frozen stored
-   * payloads or copies (see the class's comment).
+   * payloads, messages with their own content arrays of frozen blocks, or copies (see the class's comment).
    */
   async loadSession(sessionId: string): Promise<SessionEvent[] | null> {
     checkSessionId(sessionId);
@@ -144,10 +185,16 @@ export class InMemorySessionStorage implements SessionStorage {
     for (let index = 0; index < events.length; index++) {
       const event = events[index] as StoredEvent;
       let payload = event.payload;
-      // Each event was copied on its own when saved, so no object is shared between two of them: copying them
-      // one by one gives the same result as copying the whole log, without one walk remembering every object.
-      if (event.sharing === 'copy') payload = copyOf(payload, 'the session log');
-      else if (event.sharing === 'freezable') {
+      if (event.sharing === 'message') event.sharing = sharedBlocks(payload) ? 'blocks' : 'copy';
+      if (event.sharing === 'blocks') {
+        // Checked at the first load: a user or assistant message whose blocks are frozen.
+        const message = payload as Extract<SessionEventPayload, { content: unknown[] }>;
+        payload = { ...message, content: message.content.slice() } as SessionEventPayload;
+      } else if (event.sharing === 'copy') {
+        // Each event was copied on its own when saved, so no object is shared between two of them: copying them
+        // one by one gives the same result as copying the whole log, without one walk remembering every object.
+        payload = copyOf(payload, 'the session log');
+      } else if (event.sharing === 'freezable') {
         freezeObjects(payload);
         event.sharing = 'frozen';
       }

@@ -94,19 +94,26 @@ function usageEventPayload(report: UsageReport): AgentEventPayload {
  */
 export function usageTotalsOfLog(events: readonly SessionEvent[]): UsageTotals {
   const totals = emptyUsageTotals();
-  for (const event of events) {
-    const payload = event.payload;
-    if (payload.type !== 'metadata') continue;
-    if (payload.key === MetadataKey.subagentUsage) {
-      const summed = readLoggedTotals(payload.value);
-      if (summed !== undefined) addTotals(totals, summed);
-      continue;
-    }
-    if (payload.key !== MetadataKey.usage) continue;
-    const record = readLoggedUsage(payload.value);
-    if (record !== undefined) addUsage(totals, record.usage, record.costUsd);
+  for (let index = 0; index < events.length; index++) {
+    addLoggedUsage(totals, (events[index] as SessionEvent).payload);
   }
   return totals;
+}
+
+/**
+ * Adds one log payload's usage to `totals`: a `usage` record, or a sub-agent's totals; any other payload, or a
+ * record that cannot be read, adds nothing. For a reader that walks the log anyway (a resume's replay).
+ */
+export function addLoggedUsage(totals: UsageTotals, payload: SessionEventPayload): void {
+  if (payload.type !== 'metadata') return;
+  if (payload.key === MetadataKey.subagentUsage) {
+    const summed = readLoggedTotals(payload.value);
+    if (summed !== undefined) addTotals(totals, summed);
+    return;
+  }
+  if (payload.key !== MetadataKey.usage) return;
+  const record = readLoggedUsage(payload.value);
+  if (record !== undefined) addUsage(totals, record.usage, record.costUsd);
 }
 
 function readLoggedUsage(value: unknown): { usage: TokenUsage; costUsd: number | undefined } | undefined {
