@@ -71,6 +71,8 @@ export interface ExecuteBatchOptions {
 /** A call whose tool runs now: when its time is up, and the state of its signal. */
 interface RunningTool {
   readonly toolName: string;
+  /** True from the tool's start until its output is in (its answer or its timeout). */
+  running: boolean;
   /** The call's timeout in the runtime's shared deadlines, while it runs. */
   deadline: Deadline | undefined;
   /** Hands the call its output; called once, by whichever comes first: the tool's answer or the timeout. */
@@ -116,8 +118,11 @@ export class ToolBatch {
   readonly #timeoutMs: number;
   /** Per call: the tool to run, or the error text of a call that will not run. */
   readonly #plans: (RegisteredTool | string)[];
-  /** The tools running now, each until its answer or its timeout. */
-  readonly #running = new Set<RunningTool>();
+  /**
+   * The tools started, by call index (each running until its answer or its timeout): an array of the batch's
+   * size, made once, not a Set, which costs a hash table per batch and a rehash per removal.
+   */
+  readonly #tools: (RunningTool | undefined)[];
   /** The first error `onResult` threw or rejected with: nothing is handed over or started after it. */
   #failure: { error: unknown } | undefined;
 
@@ -127,6 +132,7 @@ export class ToolBatch {
     this.#plans = options.calls.map(
       (call, index) => options.refused?.get(call.callId) ?? plan(call, index, options.runnable, tools),
     );
+    this.#tools = new Array(options.calls.length);
   }
 
   /**
@@ -198,7 +204,7 @@ export class ToolBatch {
       // 3. The tool runs with a signal of its own, bounded by the timeout; its output comes back capped.
       emit({ type: 'tool_call_start', callId, toolName, arguments: args });
       const started = performance.now();
-      const output = await this.#runTool(plan.handler, callId, args);
+      const output = await this.#runTool(plan.handler, index, args);
       const durationMs = Math.round(performance.now() - started);
       emit({ type: 'tool_call_end', callId, toolName, output, durationMs, success: !output.isError });
       const outcome: ToolCallOutcome = { callId, toolName, arguments: args, output, durationMs };
@@ -218,21 +224,24 @@ export class ToolBatch {
    * Calls the tool with its own signal, which fires on the turn's cancel or at the timeout. Never rejects: a
    * throw or a rejection is an error result, and at the timeout the result is decided and a late answer ignored.
    */
-  #runTool(handler: ToolHandler, callId: string, args: unknown): Promise<ToolOutput> {
+  #runTool(handler: ToolHandler, index: number, args: unknown): Promise<ToolOutput> {
     const { sessionId, turnId, emit } = this.#options;
+    const callId = (this.#options.calls[index] as ToolCallRequest).callId;
     return new Promise<ToolOutput>((resolve) => {
       const tool: RunningTool = {
         toolName: handler.name,
+        running: false,
         deadline: undefined,
         resolve,
         controller: undefined,
         abortedWith: undefined,
       };
+      this.#tools[index] = tool;
       this.#startTiming(tool);
       // Live output counts only while the call runs: once settled, its tool_call_end is on its way.
       const onOutput = liveOutputSink(
         (text) => emit({ type: 'tool_output_delta', callId, text }),
-        () => this.#running.has(tool),
+        () => tool.running,
       );
       try {
         const answer = handler.execute({
@@ -259,7 +268,8 @@ export class ToolBatch {
 
   /** The tool's output is in: the call leaves the running tools. The first output a call gets is its result. */
   #settle(tool: RunningTool, output: ToolOutput): void {
-    if (!this.#running.delete(tool)) return;
+    if (!tool.running) return;
+    tool.running = false;
     deadlines.cancel(tool.deadline);
     tool.deadline = undefined;
     tool.resolve(output);
@@ -267,7 +277,7 @@ export class ToolBatch {
 
   /** A tool starts running, and its timeout with it. */
   #startTiming(tool: RunningTool): void {
-    this.#running.add(tool);
+    tool.running = true;
     tool.deadline = deadlines.schedule(this.#timeoutMs, this.#onTimeout, tool);
   }
 
@@ -281,7 +291,9 @@ export class ToolBatch {
 
   /** The turn was cancelled: the signal of every running tool fires, with the turn's reason. */
   readonly #cancelRunning = (): void => {
-    for (const tool of this.#running) abortTool(tool, this.#options.signal.reason);
+    for (const tool of this.#tools) {
+      if (tool?.running === true) abortTool(tool, this.#options.signal.reason);
+    }
   };
 
   /** Cancellation, or an `onResult` failure: calls not started yet are not started any more. */

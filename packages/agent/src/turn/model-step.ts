@@ -143,7 +143,7 @@ async function saveToolCalls(turn: TurnRun, answer: ModelAnswer): Promise<ToolCa
       ? { callId: call.callId, toolName: call.toolName, arguments: parsed.value }
       : { callId: call.callId, toolName: call.toolName, arguments: call.arguments, parseError: parsed.error };
     calls.push(request);
-    turn.openCalls.add(call.callId);
+    turn.openCalls.push(call.callId);
     const { callId, toolName, arguments: args } = request;
     const saved = session.commit({ type: 'tool_call', callId, toolName, arguments: args });
     // The calls' appends share the log's write pass, and so its promise; another one is joined, not dropped.

@@ -13,7 +13,7 @@ import { fillTemplate, TOOL_LIMIT_NOTICE } from '../kernel/templates.js';
 import type { ToolCallRequest } from '../kernel/types.js';
 import type { ToolCallOutcome } from '../tools/tool-dispatch.js';
 import type { SessionState } from './session-state.js';
-import { type NextStep, type TurnRun, toolHooksOf } from './turn-run.js';
+import { closeCall, type NextStep, type TurnRun, toolHooksOf } from './turn-run.js';
 
 /**
  * One batch: calls that need approval are decided (or the batch is held and the turn suspends), then the batch
@@ -96,12 +96,12 @@ export async function toolStep(
  * log keeps their order); `written` waits for the writes once, at the batch's end, and rejects with the first
  * storage failure among them.
  */
-function batchResults(session: SessionState, openCalls: Set<string>, resultLimit: number) {
+function batchResults(session: SessionState, openCalls: string[], resultLimit: number) {
   let last: Promise<void> = Promise.resolve();
   let failure: { error: unknown } | undefined;
   return {
     add(outcome: ToolCallOutcome): void {
-      openCalls.delete(outcome.callId);
+      closeCall(openCalls, outcome.callId);
       const { isError } = outcome.output;
       const content = capToolResult(outcome.output.content, resultLimit);
       last = session.commit({ type: 'tool_result', callId: outcome.callId, content, isError });

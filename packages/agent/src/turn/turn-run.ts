@@ -43,8 +43,11 @@ export interface TurnRun {
   held: HeldBatch | undefined;
   /** True once the turn saved something (its user message, or its continuation began): its end is recorded. */
   opened: boolean;
-  /** Calls saved without a result yet: a turn that fails gives each one, so every call keeps its result. */
-  readonly openCalls: Set<string>;
+  /**
+   * Calls saved without a result yet, in call order: a turn that fails gives each one, so every call keeps its
+   * result. An array, not a Set: results come in call order, so a call leaves from the front (no allocation).
+   */
+  readonly openCalls: string[];
   /** Structured output: whether the one repair round was used. */
   repairUsed: boolean;
   /** Whether the one retry after the provider said the request was too large was used. */
@@ -65,10 +68,20 @@ export function startTurnRun(options: TurnUsageOptions): TurnRun {
     toolCallCount: 0,
     held: undefined,
     opened: false,
-    openCalls: new Set(),
+    openCalls: [],
     repairUsed: false,
     contextRetryUsed: false,
   };
+}
+
+/** A call's result is saved: the call is no longer open (most often the first one, results come in call order). */
+export function closeCall(openCalls: string[], callId: string): void {
+  if (openCalls[0] === callId) {
+    openCalls.shift();
+    return;
+  }
+  const index = openCalls.indexOf(callId);
+  if (index > 0) openCalls.splice(index, 1);
 }
 
 /** A turn's tool hooks, each bounded by the tool timeout. */
