@@ -239,10 +239,7 @@ export class ToolBatch {
       this.#tools[index] = tool;
       this.#startTiming(tool);
       // Live output counts only while the call runs: once settled, its tool_call_end is on its way.
-      const onOutput = liveOutputSink(
-        (text) => emit({ type: 'tool_output_delta', callId, text }),
-        () => tool.running,
-      );
+      const onOutput = liveOutputSink(emit, callId, tool);
       try {
         const answer = handler.execute({
           callId,

@@ -8,6 +8,7 @@ import { type HookScope, hookRunner } from '../hooks/hook.js';
 import type { HeldBatch, PendingToolCall } from '../kernel/approval-types.js';
 import { CancelScope } from '../kernel/cancel-scope.js';
 import type { AgentError } from '../kernel/error.js';
+import type { UsageSink } from '../model/usage-sink.js';
 import type { AfterToolUse, BeforeToolUse } from '../tools/tool-dispatch.js';
 import type { GatedModel } from './model-gate.js';
 import type { TurnUsageOptions } from './turn-usage.js';
@@ -35,6 +36,8 @@ export interface TurnRun {
   readonly cancelScope: CancelScope;
   /** The provider the turn's model steps call (gated: hooks, fallbacks, budget, observers), made at the first one. */
   model: GatedModel | undefined;
+  /** The turn's usage sink with each call attributed to the model that answered it (`model`'s), made with it. */
+  modelUsage: UsageSink | undefined;
   /** Sections plugins (TurnStart) and structured output add to the dynamic part of the prompt. */
   dynamicSections: readonly string[];
   /** Tool calls run so far, a continued turn's earlier ones included (for the tool-call limit). */
@@ -64,6 +67,7 @@ export function startTurnRun(options: TurnUsageOptions): TurnRun {
     toolHooks: undefined,
     cancelScope: options.cancelScope ?? new CancelScope(options.signal),
     model: undefined,
+    modelUsage: undefined,
     dynamicSections: [],
     toolCallCount: 0,
     held: undefined,
