@@ -249,7 +249,7 @@ export class ToolBatch {
       // 3. The tool runs with a signal of its own, bounded by the timeout; its output comes back capped.
       emit({ type: 'tool_call_start', callId, toolName, arguments: args });
       const started = performance.now();
-      const output = await this.#runTool(plan.handler, index, args);
+      const output = await this.#runTool(plan.handler, index, args, started);
       const durationMs = Math.round(performance.now() - started);
       emit({ type: 'tool_call_end', callId, toolName, output, durationMs, success: !output.isError });
       const outcome: ToolCallOutcome = { callId, toolName, arguments: args, output, durationMs };
@@ -269,7 +269,7 @@ export class ToolBatch {
    * Calls the tool with its own signal, which fires on the turn's cancel or at the timeout. Never rejects: a
    * throw or a rejection is an error result, and at the timeout the result is decided and a late answer ignored.
    */
-  #runTool(handler: ToolHandler, index: number, args: unknown): Promise<ToolOutput> {
+  #runTool(handler: ToolHandler, index: number, args: unknown, started: number): Promise<ToolOutput> {
     const { sessionId, turnId, emit } = this.#options;
     const callId = (this.#options.calls[index] as ToolCallRequest).callId;
     return new Promise<ToolOutput>((resolve) => {
@@ -282,7 +282,7 @@ export class ToolBatch {
         abortedWith: undefined,
       };
       this.#tools[index] = tool;
-      this.#startTiming(tool);
+      this.#startTiming(tool, started);
       // Live output counts only while the call runs: once settled, its tool_call_end is on its way.
       const onOutput = liveOutputSink(emit, callId, tool);
       try {
@@ -308,10 +308,10 @@ export class ToolBatch {
     tool.resolve(output);
   }
 
-  /** A tool starts running, and its timeout with it. */
-  #startTiming(tool: RunningTool): void {
+  /** A tool starts running, and its timeout with it, counted from the call's start (`started`, a performance.now()). */
+  #startTiming(tool: RunningTool, started: number): void {
     tool.running = true;
-    tool.deadline = deadlines.schedule(this.#timeoutMs, this.#onTimeout, tool);
+    tool.deadline = deadlines.schedule(this.#timeoutMs, this.#onTimeout, tool, started);
   }
 
   /** A running tool's time is up: its result is the timeout's, and its signal fires with TOOL_TIMEOUT. */
