@@ -24,6 +24,9 @@ describe('ToolInput.signal', () => {
     const copy = { ...seen! };
     expect(copy.signal).toBeInstanceOf(AbortSignal);
     expect(copy.signal).toBe(seen!.signal);
+    expect(copy.onOutput).toBeTypeOf('function');
+    expect(copy.onOutput).toBe(seen!.onOutput);
+    expect(Object.getOwnPropertyDescriptor(seen!, 'signal')?.enumerable).toBe(true);
   });
 
   it('first read after a turn cancel that came while the tool ran: aborted, with the turn’s reason', async () => {

@@ -71,8 +71,11 @@ export class HookChain {
   readonly #site: HookSite;
   readonly #entries: readonly HookEntry[];
   readonly #result: HookDispatchResult;
-  /** The dispatch's time: every handler's payload carries the same one. */
-  readonly #time = Date.now();
+  /**
+   * The dispatch's time, read when the first handler's payload is made: every handler's payload carries the same
+   * one (one clock read per dispatch, not two).
+   */
+  #time: number | undefined;
   #index = 0;
   /** Counts the answers waited for: an answer to an earlier wait (after its time-out) is late and ignored. */
   #wait = 0;
@@ -217,7 +220,11 @@ export class HookChain {
     const { event, sessionId, turnId } = this.#site;
     const { pluginConfig } = entry;
     const data = this.#result.data;
-    const timestamp = new Date(this.#time);
+    let timestamp: Date;
+    if (this.#time === undefined) {
+      timestamp = new Date();
+      this.#time = timestamp.getTime();
+    } else timestamp = new Date(this.#time);
     return turnId === undefined
       ? { event, sessionId, pluginConfig, data, timestamp }
       : { event, sessionId, turnId, pluginConfig, data, timestamp };

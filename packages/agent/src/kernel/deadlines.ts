@@ -79,11 +79,16 @@ export class DeadlineScheduler {
   /**
    * Calls `onDue(subject)` once `delayMs` have passed (0 for less, MAX_TIMER_MS for more), unless the
    * deadline is cancelled first. Passing the subject instead of a closure lets a caller register with a function
-   * it made once.
+   * it made once. `now` is the `performance.now()` time the delay counts from, for a caller that has just read
+   * the clock (a tool call's start): one clock read less. It must not be later than the clock.
    */
-  schedule<Subject>(delayMs: number, onDue: (subject: Subject) => void, subject: Subject): Deadline {
+  schedule<Subject>(
+    delayMs: number,
+    onDue: (subject: Subject) => void,
+    subject: Subject,
+    now = performance.now(),
+  ): Deadline {
     const delay = delayMs > 0 ? Math.min(delayMs, MAX_TIMER_MS) : 0;
-    const now = performance.now();
     const due = now + delay;
     let list = this.#lists.get(delay);
     if (list === undefined) {

@@ -18,7 +18,11 @@ const EVENT_TYPES = 'text_delta, reasoning_delta, reasoning_signature, tool_call
 /** Reads and rebuilds the events of one model answer; one instance per stream (it remembers the call ids). */
 export class ChatEventChecker {
   readonly #providerId: string;
-  /** The call ids of this answer so far, made on the first tool call: two calls of one id cannot be told apart. */
+  /**
+   * The call ids of this answer so far (two calls of one id cannot be told apart): the first one alone, then a
+   * Set from the second call on; most answers have one call, and a Set is a hash table to make.
+   */
+  #firstCallId: string | undefined;
   #callIds: Set<string> | undefined;
 
   constructor(providerId: string) {
@@ -83,11 +87,14 @@ export class ChatEventChecker {
     if (typeof toolName !== 'string' || toolName === '') {
       throw this.#field('tool_call', 'toolName', toolName, 'a non-empty string');
     }
-    this.#callIds ??= new Set();
-    if (this.#callIds.has(callId)) {
+    if (callId === this.#firstCallId || this.#callIds?.has(callId) === true) {
       throw this.#error(`sent two tool_call events with the callId ${JSON.stringify(callId)} in one answer`);
     }
-    this.#callIds.add(callId);
+    if (this.#firstCallId === undefined) this.#firstCallId = callId;
+    else {
+      this.#callIds ??= new Set();
+      this.#callIds.add(callId);
+    }
     return { type: 'tool_call', callId, toolName, arguments: this.#arguments(event.arguments) };
   }
 

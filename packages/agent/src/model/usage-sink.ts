@@ -14,5 +14,9 @@ export interface UsageReport {
   costUsd?: number;
 }
 
-/** Takes the usage of one finished model call (before its price is known). */
+/**
+ * Takes the usage of one finished model call (before its price is known). The sink keeps `call.usage` (in the
+ * `usage` event and the log record): the caller hands over an object of its own, as the provider-event check
+ * makes one for every `usage` event, and does not change it afterwards.
+ */
 export type UsageSink = (call: Omit<UsageReport, 'costUsd'>) => void;

@@ -4,7 +4,7 @@ import { AgentError, describeError } from '../kernel/error.js';
 import type { AgentEventPayload } from '../kernel/event.js';
 import type { SchemaCheck } from '../kernel/json-schema.js';
 import type { ToolCallRequest } from '../kernel/types.js';
-import type { ToolHandler, ToolOutput } from '../ports/tool.js';
+import type { ToolHandler, ToolInput, ToolOutput } from '../ports/tool.js';
 import { failed, liveOutputSink, normalizeOutput } from './tool-output.js';
 
 export type { ToolCallRequest };
@@ -71,6 +71,8 @@ export interface ExecuteBatchOptions {
 /** A call whose tool runs now: when its time is up, and the state of its signal. */
 interface RunningTool {
   readonly toolName: string;
+  /** True from the tool's start until its output is in (its answer or its timeout). */
+  running: boolean;
   /** The call's timeout in the runtime's shared deadlines, while it runs. */
   deadline: Deadline | undefined;
   /** Hands the call its output; called once, by whichever comes first: the tool's answer or the timeout. */
@@ -100,6 +102,51 @@ function signalOf(tool: RunningTool): AbortSignal {
   return tool.controller.signal;
 }
 
+/** The own, enumerable `signal` accessor of every ToolCallInput: one getter for all (set in the class's static block). */
+const signalProperty: PropertyDescriptor = { enumerable: true, configurable: true };
+
+/**
+ * What a tool's `execute` receives. `signal` is an own enumerable accessor, so that a spread copy of the input
+ * carries it, that makes the call's AbortSignal on first read (see `signalOf`). It is defined with one shared
+ * getter: an object literal with a `get signal()` of its own costs a closure and a fresh accessor, and about half a
+ * microsecond, on every call.
+ */
+class ToolCallInput implements ToolInput {
+  // Declared only: the constructor defines them, in this order (a class field would be defined first, and the
+  // keys' order would change).
+  declare callId: string;
+  declare arguments: unknown;
+  declare sessionId: string;
+  declare turnId: string;
+  declare signal: AbortSignal;
+  declare onOutput: (text: string) => void;
+  readonly #tool: RunningTool;
+
+  constructor(
+    tool: RunningTool,
+    callId: string,
+    args: unknown,
+    sessionId: string,
+    turnId: string,
+    onOutput: (text: string) => void,
+  ) {
+    this.callId = callId;
+    this.arguments = args;
+    this.sessionId = sessionId;
+    this.turnId = turnId;
+    this.#tool = tool;
+    // Defined here, between turnId and onOutput: the input's keys keep the order a literal had.
+    Object.defineProperty(this, 'signal', signalProperty);
+    this.onOutput = onOutput;
+  }
+
+  static {
+    signalProperty.get = function signal(this: ToolCallInput): AbortSignal {
+      return signalOf(this.#tool);
+    };
+  }
+}
+
 /**
  * One `ToolDispatcher.executeBatch` call (0006 §12, SPEC §4 "Tool calls"). Each call lives through
  * `#runCall`, top to bottom: checked (parsed, known, limit, schema) → BeforeToolUse → tool_call_start → the
@@ -116,8 +163,11 @@ export class ToolBatch {
   readonly #timeoutMs: number;
   /** Per call: the tool to run, or the error text of a call that will not run. */
   readonly #plans: (RegisteredTool | string)[];
-  /** The tools running now, each until its answer or its timeout. */
-  readonly #running = new Set<RunningTool>();
+  /**
+   * The tools started, by call index (each running until its answer or its timeout): an array of the batch's
+   * size, made once, not a Set, which costs a hash table per batch and a rehash per removal.
+   */
+  readonly #tools: (RunningTool | undefined)[];
   /** The first error `onResult` threw or rejected with: nothing is handed over or started after it. */
   #failure: { error: unknown } | undefined;
 
@@ -127,6 +177,7 @@ export class ToolBatch {
     this.#plans = options.calls.map(
       (call, index) => options.refused?.get(call.callId) ?? plan(call, index, options.runnable, tools),
     );
+    this.#tools = new Array(options.calls.length);
   }
 
   /**
@@ -198,7 +249,7 @@ export class ToolBatch {
       // 3. The tool runs with a signal of its own, bounded by the timeout; its output comes back capped.
       emit({ type: 'tool_call_start', callId, toolName, arguments: args });
       const started = performance.now();
-      const output = await this.#runTool(plan.handler, callId, args);
+      const output = await this.#runTool(plan.handler, index, args, started);
       const durationMs = Math.round(performance.now() - started);
       emit({ type: 'tool_call_end', callId, toolName, output, durationMs, success: !output.isError });
       const outcome: ToolCallOutcome = { callId, toolName, arguments: args, output, durationMs };
@@ -218,33 +269,24 @@ export class ToolBatch {
    * Calls the tool with its own signal, which fires on the turn's cancel or at the timeout. Never rejects: a
    * throw or a rejection is an error result, and at the timeout the result is decided and a late answer ignored.
    */
-  #runTool(handler: ToolHandler, callId: string, args: unknown): Promise<ToolOutput> {
+  #runTool(handler: ToolHandler, index: number, args: unknown, started: number): Promise<ToolOutput> {
     const { sessionId, turnId, emit } = this.#options;
+    const callId = (this.#options.calls[index] as ToolCallRequest).callId;
     return new Promise<ToolOutput>((resolve) => {
       const tool: RunningTool = {
         toolName: handler.name,
+        running: false,
         deadline: undefined,
         resolve,
         controller: undefined,
         abortedWith: undefined,
       };
-      this.#startTiming(tool);
+      this.#tools[index] = tool;
+      this.#startTiming(tool, started);
       // Live output counts only while the call runs: once settled, its tool_call_end is on its way.
-      const onOutput = liveOutputSink(
-        (text) => emit({ type: 'tool_output_delta', callId, text }),
-        () => this.#running.has(tool),
-      );
+      const onOutput = liveOutputSink(emit, callId, tool);
       try {
-        const answer = handler.execute({
-          callId,
-          arguments: args,
-          sessionId,
-          turnId,
-          get signal() {
-            return signalOf(tool);
-          },
-          onOutput,
-        });
+        const answer = handler.execute(new ToolCallInput(tool, callId, args, sessionId, turnId, onOutput));
         // Whatever the tool answered is awaited the same way: a value that is not a promise is no faster.
         Promise.resolve(answer).then(
           (value) => this.#settle(tool, normalizeOutput(value, handler.name)),
@@ -259,16 +301,17 @@ export class ToolBatch {
 
   /** The tool's output is in: the call leaves the running tools. The first output a call gets is its result. */
   #settle(tool: RunningTool, output: ToolOutput): void {
-    if (!this.#running.delete(tool)) return;
+    if (!tool.running) return;
+    tool.running = false;
     deadlines.cancel(tool.deadline);
     tool.deadline = undefined;
     tool.resolve(output);
   }
 
-  /** A tool starts running, and its timeout with it. */
-  #startTiming(tool: RunningTool): void {
-    this.#running.add(tool);
-    tool.deadline = deadlines.schedule(this.#timeoutMs, this.#onTimeout, tool);
+  /** A tool starts running, and its timeout with it, counted from the call's start (`started`, a performance.now()). */
+  #startTiming(tool: RunningTool, started: number): void {
+    tool.running = true;
+    tool.deadline = deadlines.schedule(this.#timeoutMs, this.#onTimeout, tool, started);
   }
 
   /** A running tool's time is up: its result is the timeout's, and its signal fires with TOOL_TIMEOUT. */
@@ -281,7 +324,9 @@ export class ToolBatch {
 
   /** The turn was cancelled: the signal of every running tool fires, with the turn's reason. */
   readonly #cancelRunning = (): void => {
-    for (const tool of this.#running) abortTool(tool, this.#options.signal.reason);
+    for (const tool of this.#tools) {
+      if (tool?.running === true) abortTool(tool, this.#options.signal.reason);
+    }
   };
 
   /** Cancellation, or an `onResult` failure: calls not started yet are not started any more. */

@@ -1,3 +1,4 @@
+import type { AgentEventPayload } from '../kernel/event.js';
 import type { ToolOutput } from '../ports/tool.js';
 
 /** The most UTF-8 bytes of tool output that enter the context (1 MiB). */
@@ -43,18 +44,20 @@ const LIVE_OUTPUT_LIMIT_DELTAS = 4096;
 const LIVE_OUTPUT_NOTICE = '\n[live output truncated; the result has the whole output]';
 
 /**
- * The `onOutput` of one call: each string becomes a delta through `emit` while `isRunning()`, within the call's
- * limits (then one notice, then nothing). Anything but a non-empty string is ignored, and it never throws: the
- * tool calling it is not to be stopped by a reader's failure.
+ * The `onOutput` of one call: each string becomes a `tool_output_delta` of `callId` through `emit` while
+ * `call.running`, within the call's limits (then one notice, then nothing). Anything but a non-empty string is
+ * ignored, and it never throws: the tool calling it is not to be stopped by a reader's failure. One closure per
+ * call: every call gets a sink, and most tools never call it.
  */
 export function liveOutputSink(
-  emit: (text: string) => void,
-  isRunning: () => boolean,
+  emit: (payload: AgentEventPayload) => void,
+  callId: string,
+  call: { readonly running: boolean },
 ): (text: string) => void {
   let charsLeft = LIVE_OUTPUT_LIMIT_CHARS;
   let deltasLeft = LIVE_OUTPUT_LIMIT_DELTAS;
   return (text: unknown): void => {
-    if (typeof text !== 'string' || text === '' || deltasLeft === 0 || !isRunning()) return;
+    if (typeof text !== 'string' || text === '' || deltasLeft === 0 || !call.running) return;
     let kept = text.length > charsLeft ? text.slice(0, charsLeft) : text;
     // A cut between the halves of a surrogate pair would leave a lone half.
     if (kept.length < text.length && /[\uD800-\uDBFF]$/.test(kept)) kept = kept.slice(0, -1);
@@ -63,8 +66,8 @@ export function liveOutputSink(
     const full = kept.length < text.length || charsLeft === 0 || deltasLeft === 0;
     if (full) deltasLeft = 0;
     try {
-      if (kept !== '') emit(kept);
-      if (full) emit(LIVE_OUTPUT_NOTICE);
+      if (kept !== '') emit({ type: 'tool_output_delta', callId, text: kept });
+      if (full) emit({ type: 'tool_output_delta', callId, text: LIVE_OUTPUT_NOTICE });
     } catch {
       // The event sink failed: the call's result is unaffected, and the live output is best effort.
     }

@@ -78,7 +78,7 @@ export async function continueHeld(turn: TurnRun, held: HeldBatch): Promise<Next
   const { session, turnId } = turn.options;
   addOutputSection(turn);
   turn.toolCallCount = held.toolCallCount;
-  for (const call of held.calls) turn.openCalls.add(call.callId);
+  for (const call of held.calls) turn.openCalls.push(call.callId);
   await session.log.append(continuedRecord(turnId));
   turn.opened = true;
   turn.held = held;
@@ -110,7 +110,7 @@ export async function continueInterrupted(
     askedAgain: held.calls.length === 0,
   });
   if (held.calls.length === 0) return { type: 'run_again' };
-  for (const call of held.calls) turn.openCalls.add(call.callId);
+  for (const call of held.calls) turn.openCalls.push(call.callId);
   turn.held = held;
   return toolStep(turn, held.calls, promptChars(turn));
 }

@@ -88,6 +88,8 @@ export async function streamAnswer(turn: TurnRun, request: ChatRequest): Promise
   // The steps of a turn call the model one after another, so they share one gated provider.
   turn.model ??= turnGatedModel(options, options.session.model.provider);
   const gated = turn.model;
+  turn.modelUsage ??= gated.attribute(usageSink(options));
+  const reportUsage = turn.modelUsage;
   try {
     await readChatStream({
       provider: gated.provider,
@@ -138,7 +140,7 @@ export async function streamAnswer(turn: TurnRun, request: ChatRequest): Promise
   }
   if (signal.aborted) answer.cancelled = true;
   if (answer.usage !== undefined) {
-    gated.attribute(usageSink(options))({
+    reportUsage({
       purpose: request.purpose,
       providerId: session.model.provider.id,
       modelId: request.modelId,

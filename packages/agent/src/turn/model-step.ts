@@ -83,7 +83,10 @@ export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {
     const judged = judgeFinalAnswer(turn, answer);
     return judged instanceof Promise ? await judged : judged;
   }
-  return { type: 'run_tools', calls: await saveToolCalls(turn, answer), promptChars };
+  // The tools start once the calls are saved; awaited here, not in a function of its own: a tick less per step.
+  const saved = saveToolCalls(turn, answer);
+  if (saved.written !== undefined) await saved.written;
+  return { type: 'run_tools', calls: saved.calls, promptChars };
 }
 
 /**
@@ -131,9 +134,12 @@ async function repairOrFail(
 
 /**
  * 4f. Tool calls enter the context before they run, then their results in call order. The calls are queued for
- * writing together (appends made without waiting share one write pass) and the tools start once all are saved.
+ * writing together (appends made without waiting share one write pass); the tools start once `written` settled.
  */
-async function saveToolCalls(turn: TurnRun, answer: ModelAnswer): Promise<ToolCallRequest[]> {
+function saveToolCalls(
+  turn: TurnRun,
+  answer: ModelAnswer,
+): { calls: ToolCallRequest[]; written: Promise<unknown> | undefined } {
   const { session } = turn.options;
   const calls: ToolCallRequest[] = [];
   let written: Promise<unknown> | undefined;
@@ -143,12 +149,11 @@ async function saveToolCalls(turn: TurnRun, answer: ModelAnswer): Promise<ToolCa
       ? { callId: call.callId, toolName: call.toolName, arguments: parsed.value }
       : { callId: call.callId, toolName: call.toolName, arguments: call.arguments, parseError: parsed.error };
     calls.push(request);
-    turn.openCalls.add(call.callId);
+    turn.openCalls.push(call.callId);
     const { callId, toolName, arguments: args } = request;
     const saved = session.commit({ type: 'tool_call', callId, toolName, arguments: args });
     // The calls' appends share the log's write pass, and so its promise; another one is joined, not dropped.
     written = written === undefined || written === saved ? saved : Promise.all([written, saved]);
   }
-  if (written !== undefined) await written;
-  return calls;
+  return { calls, written };
 }

@@ -25,6 +25,10 @@ export class EventChannel {
   private head = 0;
   private closed = false;
   private waiting: ((result: IteratorResult<AgentEvent>) => void) | undefined;
+  /** The executor of the promise a reader waits on: made once per channel, not once per wait. */
+  private readonly wait = (resolve: (result: IteratorResult<AgentEvent>) => void): void => {
+    this.waiting = resolve;
+  };
 
   /** Adds an event; ignored after close. */
   push(event: AgentEvent): void {
@@ -64,9 +68,7 @@ export class EventChannel {
       return Promise.resolve({ value: event, done: false });
     }
     if (this.closed) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve) => {
-      this.waiting = resolve;
-    });
+    return new Promise(this.wait);
   }
 }
 

@@ -8,6 +8,7 @@ import { type HookScope, hookRunner } from '../hooks/hook.js';
 import type { HeldBatch, PendingToolCall } from '../kernel/approval-types.js';
 import { CancelScope } from '../kernel/cancel-scope.js';
 import type { AgentError } from '../kernel/error.js';
+import type { UsageSink } from '../model/usage-sink.js';
 import type { AfterToolUse, BeforeToolUse } from '../tools/tool-dispatch.js';
 import type { GatedModel } from './model-gate.js';
 import type { TurnUsageOptions } from './turn-usage.js';
@@ -35,6 +36,8 @@ export interface TurnRun {
   readonly cancelScope: CancelScope;
   /** The provider the turn's model steps call (gated: hooks, fallbacks, budget, observers), made at the first one. */
   model: GatedModel | undefined;
+  /** The turn's usage sink with each call attributed to the model that answered it (`model`'s), made with it. */
+  modelUsage: UsageSink | undefined;
   /** Sections plugins (TurnStart) and structured output add to the dynamic part of the prompt. */
   dynamicSections: readonly string[];
   /** Tool calls run so far, a continued turn's earlier ones included (for the tool-call limit). */
@@ -43,8 +46,11 @@ export interface TurnRun {
   held: HeldBatch | undefined;
   /** True once the turn saved something (its user message, or its continuation began): its end is recorded. */
   opened: boolean;
-  /** Calls saved without a result yet: a turn that fails gives each one, so every call keeps its result. */
-  readonly openCalls: Set<string>;
+  /**
+   * Calls saved without a result yet, in call order: a turn that fails gives each one, so every call keeps its
+   * result. An array, not a Set: results come in call order, so a call leaves from the front (no allocation).
+   */
+  readonly openCalls: string[];
   /** Structured output: whether the one repair round was used. */
   repairUsed: boolean;
   /** Whether the one retry after the provider said the request was too large was used. */
@@ -61,14 +67,25 @@ export function startTurnRun(options: TurnUsageOptions): TurnRun {
     toolHooks: undefined,
     cancelScope: options.cancelScope ?? new CancelScope(options.signal),
     model: undefined,
+    modelUsage: undefined,
     dynamicSections: [],
     toolCallCount: 0,
     held: undefined,
     opened: false,
-    openCalls: new Set(),
+    openCalls: [],
     repairUsed: false,
     contextRetryUsed: false,
   };
+}
+
+/** A call's result is saved: the call is no longer open (most often the first one, results come in call order). */
+export function closeCall(openCalls: string[], callId: string): void {
+  if (openCalls[0] === callId) {
+    openCalls.shift();
+    return;
+  }
+  const index = openCalls.indexOf(callId);
+  if (index > 0) openCalls.splice(index, 1);
 }
 
 /** A turn's tool hooks, each bounded by the tool timeout. */

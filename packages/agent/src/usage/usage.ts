@@ -71,9 +71,13 @@ export function copyUsageTotals(totals: UsageTotals): UsageTotals {
   return { ...totals };
 }
 
-/** The usage report with its price: `costUsd` is set only when the model's pricing is known. */
+/**
+ * The usage report with its price: `costUsd` is set only when the model's pricing is known. Its `usage` is the
+ * call's own: a sink's caller hands over the object the provider-event check made for it (see UsageSink).
+ */
 function pricedReport(call: Omit<UsageReport, 'costUsd'>, pricing: ModelPricing | undefined): UsageReport {
-  const report: UsageReport = { ...call, usage: { ...call.usage } };
+  const { purpose, providerId, modelId, usage } = call;
+  const report: UsageReport = { purpose, providerId, modelId, usage };
   if (pricing !== undefined) report.costUsd = usageCost(call.usage, pricing);
   return report;
 }
