@@ -14,7 +14,8 @@
  * server's node run with --no-concurrent-sweeping so that the gc has given back what it freed when it returns
  * (see NODE_FLAGS). Each sample also splits the RSS by mapping (/proc/PID/smaps: glibc's main and thread
  * arenas, other anonymous memory against the V8 heap's total, files); glibc's MALLOC_* settings and
- * GLIBC_TUNABLES in the bench's environment are passed on to the server.
+ * GLIBC_TUNABLES in the bench's environment are passed on to the server; SOAK_DEBUG=1 prints each sample's
+ * split to stderr as it is taken.
  * After the clients go, it waits for the server's open sockets to fall back to what it had before the load
  * (the listening socket) and reports them. Prints a markdown table; exits 1 when RSS after the warm-up
  * (the first 1,000 turns) grows by more than 10 MB or a socket stays open.
