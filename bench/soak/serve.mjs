@@ -10,13 +10,26 @@
  *
  * Every 500 turns the server's RSS is sampled as the OS sees it (/proc), then after a full gc that the bench
  * asks for through gc-probe.cjs (a signal handler loaded with --require: the runtime never forces a gc; the
- * measure does, because RSS without it follows V8's lazy heap sizing, not what is retained).
+ * measure does, because RSS without it follows V8's lazy heap sizing, not what is retained), with the
+ * server's node run with --no-concurrent-sweeping so that the gc has given back what it freed when it returns
+ * (see NODE_FLAGS). Each sample also splits the RSS by mapping (/proc/PID/smaps: glibc's main and thread
+ * arenas, other anonymous memory against the V8 heap's total, files); glibc's MALLOC_* settings and
+ * GLIBC_TUNABLES in the bench's environment are passed on to the server; SOAK_DEBUG=1 prints each sample's
+ * split to stderr as it is taken.
  * After the clients go, it waits for the server's open sockets to fall back to what it had before the load
  * (the listening socket) and reports them. Prints a markdown table; exits 1 when RSS after the warm-up
  * (the first 1,000 turns) grows by more than 10 MB or a socket stays open.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +72,78 @@ function socketsOf(pid) {
     }
   }
   return count;
+}
+
+const ARENA_BYTES = 64 * 2 ** 20;
+// The server's node runs with --no-concurrent-sweeping, part of the instrument like --expose-gc: with it
+// the probe's gc sweeps and gives the pages it freed back to the OS before it returns. With V8's default a
+// background job releases them (~33 MB here, the young generation's) at a moment of its own, and each sample
+// read RSS before or after that job by chance: spreads of 12–36 MB set by single low samples. Flags in
+// SOAK_NODE_FLAGS (space-separated) come after it (`--concurrent-sweeping` puts V8's default back).
+const NODE_FLAGS = [
+  '--no-concurrent-sweeping',
+  ...(process.env.SOAK_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== ''),
+];
+// glibc's malloc settings other than MALLOC_ARENA_MAX (model-server.mjs passes that one), passed on to the
+// server when the bench runs with them, to see how its allocator's trimming moves RSS.
+const GLIBC_TUNING = Object.fromEntries(
+  ['MALLOC_TRIM_THRESHOLD_', 'MALLOC_TOP_PAD_', 'MALLOC_MMAP_THRESHOLD_', 'GLIBC_TUNABLES']
+    .filter((name) => process.env[name] !== undefined)
+    .map((name) => [name, process.env[name]]),
+);
+
+/**
+ * The process's resident memory by kind of mapping, from /proc/PID/smaps: `brk` (glibc's main arena, the
+ * [heap] mapping), `arenas` (glibc's thread arenas: a read-write mapping at a 64 MB-aligned address whose
+ * reservation, with the inaccessible rest after it, spans 64 MB), `files` (the binary, libraries and other
+ * files), `stack` (the main thread's) and `anon` (every other anonymous mapping: the V8 heap's pages, its
+ * code, threads' stacks and malloc's large chunks), plus the count of thread arenas.
+ */
+function residentByMapping(pid) {
+  const parts = { total: 0, brk: 0, arenas: 0, arenaCount: 0, files: 0, stack: 0, anon: 0 };
+  const mappings = [];
+  let current;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const header = /^([0-9a-f]+)-([0-9a-f]+) (\S{4}) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (header) {
+      current = {
+        start: Number.parseInt(header[1], 16),
+        end: Number.parseInt(header[2], 16),
+        perms: header[3],
+        path: header[4],
+        rss: 0,
+      };
+      mappings.push(current);
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && current) current.rss = Number(rss[1]) * 1024;
+    const lazy = /^(LazyFree|AnonHugePages):\s+(\d+) kB/.exec(line);
+    if (lazy) parts[lazy[1]] = (parts[lazy[1]] ?? 0) + Number(lazy[2]) * 1024;
+  }
+  mappings.forEach((mapping, index) => {
+    parts.total += mapping.rss;
+    if (mapping.path === '[heap]') parts.brk += mapping.rss;
+    else if (mapping.path === '[stack]') parts.stack += mapping.rss;
+    else if (mapping.path.startsWith('/')) parts.files += mapping.rss;
+    else if (mapping.path !== '') parts.anon += mapping.rss;
+    else {
+      const next = mappings[index + 1];
+      const reservedEnd =
+        next !== undefined && next.start === mapping.end && next.perms === '---p' && next.path === ''
+          ? next.end
+          : mapping.end;
+      const isArena =
+        mapping.perms === 'rw-p' &&
+        mapping.start % ARENA_BYTES === 0 &&
+        reservedEnd - mapping.start === ARENA_BYTES;
+      if (isArena) {
+        parts.arenas += mapping.rss;
+        parts.arenaCount++;
+      } else parts.anon += mapping.rss;
+    }
+  });
+  return parts;
 }
 
 const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
@@ -129,7 +214,19 @@ const model = await startModelServer();
 const baseURL = `http://127.0.0.1:${model.address().port}/v1`;
 const child = spawn(
   process.execPath,
-  [...PROBE_ARGS, BIN, 'serve', '--port', '0', '--host', '127.0.0.1', '--base-url', baseURL, '--no-web-chat'],
+  [
+    ...NODE_FLAGS,
+    ...PROBE_ARGS,
+    BIN,
+    'serve',
+    '--port',
+    '0',
+    '--host',
+    '127.0.0.1',
+    '--base-url',
+    baseURL,
+    '--no-web-chat',
+  ],
   {
     cwd: join(home, 'workspace'),
     env: {
@@ -141,6 +238,7 @@ const child = spawn(
       YOUYOU_SERVER_TOKENS: `${TOKEN}=soak`,
       SOAK_PROBE_FILE: probeFile,
       ...MALLOC_ENV,
+      ...GLIBC_TUNING,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   },
@@ -172,7 +270,9 @@ const started = Date.now();
 async function sample(turns) {
   const rss = rssOf(child.pid);
   const afterGc = await probeAfterGc(child.pid, probeFile);
+  const mappings = residentByMapping(child.pid);
   return {
+    mappings,
     turns,
     rss,
     rssAfterGc: afterGc.rss,
@@ -202,7 +302,7 @@ async function client(index) {
         nextSample += SAMPLE_EVERY;
         samples.push(await sample(finished));
         process.stderr.write(
-          `${finished} turns: RSS after gc ${(samples.at(-1).rssAfterGc / 2 ** 20).toFixed(1)} MB\n`,
+          `${finished} turns: RSS after gc ${(samples.at(-1).rssAfterGc / 2 ** 20).toFixed(1)} MB ${process.env.SOAK_DEBUG ? JSON.stringify(samples.at(-1).mappings) : ''}\n`,
         );
       }
     }
@@ -228,6 +328,8 @@ model.close();
 rmSync(home, { recursive: true, force: true });
 
 const mb = (bytes) => (bytes / 2 ** 20).toFixed(1);
+const mappingColumns = ({ mappings, afterGc }) =>
+  `${mb(mappings.total)} | ${mb(mappings.brk)} | ${mb(mappings.arenas)} (${mappings.arenaCount}) | ${mb(mappings.anon)} | ${mb(mappings.anon - afterGc.heapTotal)} | ${mb(mappings.files)}`;
 const afterWarmUp = samples.filter((sample) => sample.turns >= WARM_UP);
 const low = Math.min(...afterWarmUp.map((sample) => sample.rssAfterGc));
 const high = Math.max(...afterWarmUp.map((sample) => sample.rssAfterGc));
@@ -239,13 +341,15 @@ const lines = [
   `${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC · Node ${process.version} · ${seconds.toFixed(0)} s · load average ${os
     .loadavg()
     .map((value) => value.toFixed(1))
-    .join(' ')} at the end${MALLOC_NOTE} · ${dropped} turns dropped mid-turn by their client`,
+    .join(' ')} at the end${MALLOC_NOTE}${Object.entries(GLIBC_TUNING)
+    .map(([name, value]) => ` · ${name}=${value}`)
+    .join('')} · node ${NODE_FLAGS.join(' ')} · ${dropped} turns dropped mid-turn by their client`,
   '',
-  '| turns | server RSS MB | RSS MB after a full gc | V8 heap used MB after it | V8 heap total MB | external MB | array buffers MB | open sockets |',
-  '|---:|---:|---:|---:|---:|---:|---:|---:|',
+  '| turns | server RSS MB | RSS MB after a full gc | V8 heap used MB after it | V8 heap total MB | external MB | array buffers MB | RSS MB in smaps, read after the probe answered | glibc main arena MB | glibc thread arenas MB (count) | other anonymous MB | other anonymous − V8 heap total MB | files MB | open sockets |',
+  '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ...[...samples, gone, ...(JOURNAL_RETENTION_MS > 0 ? [idle] : [])].map(
     (row) =>
-      `| ${row.turns} | ${mb(row.rss)} | ${mb(row.rssAfterGc)} | ${mb(row.heapUsed)} | ${heapColumns(row.afterGc)} | ${row.sockets} |`,
+      `| ${row.turns} | ${mb(row.rss)} | ${mb(row.rssAfterGc)} | ${mb(row.heapUsed)} | ${heapColumns(row.afterGc)} | ${mappingColumns(row)} | ${row.sockets} |`,
   ),
   '',
   `RSS after a full gc, after the warm-up (${WARM_UP.toLocaleString('en')} turns): ${mb(low)}–${mb(high)} MB, a spread of ${spread.toFixed(1)} MB (goal ≤ ${LIMIT_MB}). Sockets before the load ${socketsBefore}, after the clients went ${socketsAfter}. Goal ${met ? '**met**' : '**missed**'}.`,
