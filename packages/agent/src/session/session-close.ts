@@ -52,6 +52,8 @@ export async function finishSession(options: {
     for (const error of outcome.errors) config.onBackgroundError(error);
   }
   if (memory !== undefined && state.hasUncheckpointed) await extractAtClose(options);
+  // A log with nothing queued and no write under way has nothing to flush: no pass, no bound to wait on.
+  if (state.log.isIdle) return;
   // Bounded like every other wait of close: a storage that never answers must not hang it.
   const flushed = await settleWithin(state.log.flush(), config.toolTimeoutMs);
   if (flushed.status === 'rejected') {

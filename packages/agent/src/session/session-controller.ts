@@ -436,7 +436,9 @@ export class SessionController {
   }
 
   private async runClose(cancelRunning: boolean): Promise<void> {
-    await settleRunningTurn({ turn: this.activeTurn, cancelRunning, config: this.runtime.config });
+    // An idle session (the usual close) has no turn to wait for: no call, no promise.
+    const turn = this.activeTurn;
+    if (turn !== undefined) await settleRunningTurn({ turn, cancelRunning, config: this.runtime.config });
     try {
       await finishSession({ state: this.state, runtime: this.runtime, priceOf: this.priceOf });
     } finally {
@@ -451,11 +453,14 @@ export class SessionController {
   private async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    await releaseSessionClaim({
-      claim: this.state.claim,
-      sessionId: this.state.id,
-      config: this.runtime.config,
-    });
+    // A storage that makes no claims has none to release: the slot is freed without a wait.
+    if (this.state.claim !== undefined) {
+      await releaseSessionClaim({
+        claim: this.state.claim,
+        sessionId: this.state.id,
+        config: this.runtime.config,
+      });
+    }
     this.slot.release(this);
   }
 }
