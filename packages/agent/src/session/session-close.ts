@@ -31,6 +31,15 @@ export async function settleRunningTurn(options: {
   }
 }
 
+/** True when ending the session has something to do: a SessionEnd handler, messages to extract, events to save. */
+export function hasCloseWork(state: SessionState, runtime: AgentRuntime): boolean {
+  return (
+    runtime.hooks.has('SessionEnd') ||
+    (runtime.memory !== undefined && state.hasUncheckpointed) ||
+    !state.log.isIdle
+  );
+}
+
 /**
  * Ends an idle session: runs SessionEnd, extracts memories from the messages since the last checkpoint, and
  * flushes the log. Failures go to onBackgroundError; the caller releases the claim and the slot afterwards.

@@ -30,7 +30,7 @@ import type { TurnOptions } from '../turn/turn-options.js';
 import { copyUsageTotals, emptyUsageTotals } from '../usage/usage.js';
 import { normaliseUserInput } from './input.js';
 import { checkRewindOptions, rewindSession } from './rewind.js';
-import { finishSession, releaseSessionClaim, settleRunningTurn } from './session-close.js';
+import { finishSession, hasCloseWork, releaseSessionClaim, settleRunningTurn } from './session-close.js';
 
 /** The turn a controller runs now. */
 interface ActiveTurn {
@@ -440,7 +440,8 @@ export class SessionController {
     const turn = this.activeTurn;
     if (turn !== undefined) await settleRunningTurn({ turn, cancelRunning, config: this.runtime.config });
     try {
-      await finishSession({ state: this.state, runtime: this.runtime, priceOf: this.priceOf });
+      const { state, runtime } = this;
+      if (hasCloseWork(state, runtime)) await finishSession({ state, runtime, priceOf: this.priceOf });
     } finally {
       await this.release();
     }
