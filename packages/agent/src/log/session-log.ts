@@ -28,6 +28,11 @@ export class SessionLog {
     return this.storage === undefined;
   }
 
+  /** True when nothing is queued and no write pass runs: a flush now would have nothing to wait for. */
+  get isIdle(): boolean {
+    return this.running === undefined && this.pending.length === 0;
+  }
+
   /** How many events wait for the storage to come back. */
   get pendingCount(): number {
     return this.pending.length;

@@ -125,7 +125,10 @@ export class Agent {
     this.reserveSlot(sessionId);
     let claim: SessionClaim | undefined;
     try {
-      claim = await this.claimSession(sessionId);
+      // Each step below is awaited only when it has something to do: a storage that makes no claims, no memory
+      // storage, no SessionStart handler (a host's usual set-up) cost no call, promise or tick.
+      if (this.runtime.sessionStorage?.acquireSession !== undefined)
+        claim = await this.claimSession(sessionId);
       const state = new SessionState({
         runtime: this.runtime,
         sessionId,
@@ -143,8 +146,8 @@ export class Agent {
       if (budget !== undefined) sessionConfig.budget = budget;
       if (fallbackModels !== undefined) sessionConfig.fallbackModels = [...fallbackModels];
       await state.log.append({ type: 'metadata', key: MetadataKey.sessionConfig, value: sessionConfig });
-      state.memories = await this.loadMemories(state);
-      await this.runSessionStart(sessionId, model.info.id);
+      if (state.memory !== undefined) state.memories = await this.loadMemories(state);
+      if (this.runtime.hooks.has('SessionStart')) await this.runSessionStart(sessionId, model.info.id);
       return new Session(this.activate(state));
     } catch (error) {
       if (this.reserved.has(sessionId)) {
@@ -195,7 +198,7 @@ export class Agent {
         message: `session '${sessionId}' cannot be forked: no session storage is registered`,
       });
     }
-    const source = [...this.active].find((active) => active.state.id === sessionId);
+    const source = this.activeSession(sessionId);
     // What the source holds here but has not written yet belongs to the history being forked.
     await source?.state.log.flush();
     const events = await this.loadLog(sessionId);
@@ -227,7 +230,8 @@ export class Agent {
     let claim: SessionClaim | undefined;
     try {
       // Claimed before the log is read, so that this read sees everything the previous holder wrote.
-      claim = await this.claimSession(sessionId);
+      if (this.runtime.sessionStorage?.acquireSession !== undefined)
+        claim = await this.claimSession(sessionId);
       const events = await this.loadLog(sessionId);
       const heldBatch = readHeldBatch(events);
       // The usage records are summed in the replay's walk: a long log is walked once.
@@ -254,7 +258,7 @@ export class Agent {
       state.usage.restore(usage);
       state.heldBatch = heldBatch;
       state.interrupted = heldBatch === undefined ? interruptedTurnOf(events) : undefined;
-      state.memories = await this.loadMemories(state);
+      if (state.memory !== undefined) state.memories = await this.loadMemories(state);
       return new Session(this.activate(state));
     } catch (error) {
       if (this.reserved.has(sessionId)) {
@@ -332,7 +336,7 @@ export class Agent {
 
   private reserveSlot(sessionId: string): void {
     const limit = this.runtime.config.maxActiveSessions;
-    if (this.reserved.has(sessionId) || [...this.active].some((active) => active.state.id === sessionId)) {
+    if (this.reserved.has(sessionId) || this.activeSession(sessionId) !== undefined) {
       throw new AgentError({
         code: 'SESSION_BUSY',
         message: `session '${sessionId}' is already active on this agent: use its Session, or close it first`,
@@ -348,6 +352,12 @@ export class Agent {
       });
     }
     this.reserved.add(sessionId);
+  }
+
+  /** The active session of this id, if any (the set is walked, not copied). */
+  private activeSession(sessionId: string): SessionController | undefined {
+    for (const active of this.active) if (active.state.id === sessionId) return active;
+    return undefined;
   }
 
   private activate(state: SessionState): SessionController {

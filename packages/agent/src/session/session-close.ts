@@ -31,6 +31,15 @@ export async function settleRunningTurn(options: {
   }
 }
 
+/** True when ending the session has something to do: a SessionEnd handler, messages to extract, events to save. */
+export function hasCloseWork(state: SessionState, runtime: AgentRuntime): boolean {
+  return (
+    runtime.hooks.has('SessionEnd') ||
+    (runtime.memory !== undefined && state.hasUncheckpointed) ||
+    !state.log.isIdle
+  );
+}
+
 /**
  * Ends an idle session: runs SessionEnd, extracts memories from the messages since the last checkpoint, and
  * flushes the log. Failures go to onBackgroundError; the caller releases the claim and the slot afterwards.
@@ -52,6 +61,8 @@ export async function finishSession(options: {
     for (const error of outcome.errors) config.onBackgroundError(error);
   }
   if (memory !== undefined && state.hasUncheckpointed) await extractAtClose(options);
+  // A log with nothing queued and no write under way has nothing to flush: no pass, no bound to wait on.
+  if (state.log.isIdle) return;
   // Bounded like every other wait of close: a storage that never answers must not hang it.
   const flushed = await settleWithin(state.log.flush(), config.toolTimeoutMs);
   if (flushed.status === 'rejected') {

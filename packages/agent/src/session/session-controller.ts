@@ -30,7 +30,7 @@ import type { TurnOptions } from '../turn/turn-options.js';
 import { copyUsageTotals, emptyUsageTotals } from '../usage/usage.js';
 import { normaliseUserInput } from './input.js';
 import { checkRewindOptions, rewindSession } from './rewind.js';
-import { finishSession, releaseSessionClaim, settleRunningTurn } from './session-close.js';
+import { finishSession, hasCloseWork, releaseSessionClaim, settleRunningTurn } from './session-close.js';
 
 /** The turn a controller runs now. */
 interface ActiveTurn {
@@ -436,9 +436,12 @@ export class SessionController {
   }
 
   private async runClose(cancelRunning: boolean): Promise<void> {
-    await settleRunningTurn({ turn: this.activeTurn, cancelRunning, config: this.runtime.config });
+    // An idle session (the usual close) has no turn to wait for: no call, no promise.
+    const turn = this.activeTurn;
+    if (turn !== undefined) await settleRunningTurn({ turn, cancelRunning, config: this.runtime.config });
     try {
-      await finishSession({ state: this.state, runtime: this.runtime, priceOf: this.priceOf });
+      const { state, runtime } = this;
+      if (hasCloseWork(state, runtime)) await finishSession({ state, runtime, priceOf: this.priceOf });
     } finally {
       await this.release();
     }
@@ -451,11 +454,14 @@ export class SessionController {
   private async release(): Promise<void> {
     if (this.released) return;
     this.released = true;
-    await releaseSessionClaim({
-      claim: this.state.claim,
-      sessionId: this.state.id,
-      config: this.runtime.config,
-    });
+    // A storage that makes no claims has none to release: the slot is freed without a wait.
+    if (this.state.claim !== undefined) {
+      await releaseSessionClaim({
+        claim: this.state.claim,
+        sessionId: this.state.id,
+        config: this.runtime.config,
+      });
+    }
     this.slot.release(this);
   }
 }

@@ -156,9 +156,10 @@ export class Session implements AsyncDisposable {
   }
 
   /** Waits for a running turn, runs SessionEnd and memory extraction, and frees the agent for a new session. */
-  async close(): Promise<void> {
+  close(): Promise<void> {
     abandonedSessions.unregister(this.controller);
-    await this.controller.close({ cancelRunning: false });
+    // The controller's close promise itself (it never throws at once): no async frame of its own around it.
+    return this.controller.close({ cancelRunning: false });
   }
 
   /** Same as `close()`, for `await using`. */

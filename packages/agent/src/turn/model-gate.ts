@@ -63,6 +63,7 @@ export function gatedModel(scope: ModelGateScope, provider: ModelProvider): Gate
     return gate === undefined ? observed : budgetedProvider(runtime, gate, observed);
   };
   const fallbacks = session.fallbackModels ?? runtime.config.fallbackModels;
+  if (fallbacks.length === 0) return ungatedByFallbacks(scope, guarded(provider));
   const sessionModel = session.model.info.id;
   let answered: { providerId: string; modelId: string } | undefined;
   /** The chain of one call: its own model (or the session's sticky fallback), then the fallback models. */
@@ -71,7 +72,6 @@ export function gatedModel(scope: ModelGateScope, provider: ModelProvider): Gate
     const stickyRoute = preferred === undefined ? undefined : runtime.models.find(preferred);
     const sent = stickyRoute === undefined ? request : { ...request, modelId: stickyRoute.info.id };
     const first = guarded(stickyRoute?.provider ?? provider);
-    if (fallbacks.length === 0) return { provider: first, request: sent };
     // After a sticky fallback the session's own model is tried again last.
     const order = stickyRoute === undefined ? fallbacks : [...fallbacks, sessionModel];
     const chain = fallbackProvider({
@@ -105,6 +105,32 @@ export function gatedModel(scope: ModelGateScope, provider: ModelProvider): Gate
     }),
     attribute: (sink) => (call) => sink(answered === undefined ? call : { ...call, ...answered }),
   };
+}
+
+/**
+ * Without fallback models a call has one model to go to: the provider (guarded once, not per call) behind the
+ * hooks, and the usage attributed as it is (only a fallback can answer for another model; without one, no call
+ * ever moves, so the session never gets a sticky model either). Nothing wraps what nothing gates: with no
+ * model-call hook, observer or budget, the provider is called as it is.
+ */
+function ungatedByFallbacks(scope: ModelGateScope, provider: ModelProvider): GatedModel {
+  const { runtime } = scope;
+  const { hooks } = runtime;
+  const hooked =
+    hooks.has('BeforeModelCall') || hooks.has('AfterModelCall')
+      ? hookedProvider(hooks, provider, {
+          sessionId: scope.session.id,
+          ...(scope.turnId === undefined ? {} : { turnId: scope.turnId }),
+          timeoutMs: runtime.config.toolTimeoutMs,
+          reportError: scope.reportError,
+        })
+      : provider;
+  return { provider: hooked, attribute: unattributed };
+}
+
+/** The sink as it is: each call's usage is that of the model it was sent to. */
+function unattributed(sink: UsageSink): UsageSink {
+  return sink;
 }
 
 /** The registered models after `modelId` in the fallback list, each once, with their guarded providers. */
