@@ -47,17 +47,6 @@ const DEFAULT_FILE_MODE = 0o600;
  * one session at a time, and the file's pages sit in the OS cache anyway (bench/README.md, "Soaks").
  */
 const PAGE_CACHE_KIB = 2_000;
-/**
- * How many WAL pages a commit may leave before it folds the WAL back into the file (SQLite's default is 1,000).
- * A checkpoint costs two fsyncs (the WAL, then the file) whatever it copies, and an agent's log rewrites the
- * same few pages over and over (the tail of a session's events, its summary row), so a checkpoint every 4,000
- * pages does a quarter of the syncing for the same commits: W5 (bench/) went from a checkpoint every ~250 tool
- * steps (≈ 1 ms of fsync each) to one every ~1,000. The cost: the WAL file grows to ≈ 16 MB (it is reused,
- * not regrown, after each checkpoint). A commit survives a crash of the process either way; with
- * `synchronous: 'normal'` no commit is fsynced (only checkpoints are), so what a power failure can take is
- * what the OS had not written back yet, as before; with `'full'` every commit is fsynced anyway.
- */
-const CHECKPOINT_PAGES = 4_000;
 const BACKOFF_BASE_MS = 20;
 const BACKOFF_CAP_MS = 500;
 
@@ -174,7 +163,6 @@ export class SqliteConnection {
           database.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
           database.pragma('foreign_keys = ON');
           database.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
-          database.pragma(`wal_autocheckpoint = ${CHECKPOINT_PAGES}`);
           runMigrations({ database, migrations, path });
         },
       });
