@@ -242,7 +242,8 @@ async function durableAgent() {
   if (durable !== undefined) return durable;
   let sqlite;
   try {
-    sqlite = await import('../../packages/sqlite/dist/index.js');
+    // BENCH_YOUYOU_SQLITE_DIST points at another build of @youyou/sqlite (its dist/index.js), as compare.mjs does.
+    sqlite = await import(process.env.BENCH_YOUYOU_SQLITE_DIST ?? '../../packages/sqlite/dist/index.js');
   } catch {
     durable = null;
     return durable;

@@ -47,6 +47,16 @@ const DEFAULT_FILE_MODE = 0o600;
  * one session at a time, and the file's pages sit in the OS cache anyway (bench/README.md, "Soaks").
  */
 const PAGE_CACHE_KIB = 2_000;
+/**
+ * The page size of a new file, in bytes (SQLite's default is 4096; an existing file keeps its own). In WAL mode a
+ * commit writes every page it touched whole, and the fsync of each checkpoint costs about what was written, so
+ * for a log of small events (a tool step: two commits of a few hundred bytes, each touching a page of `events`
+ * and one of `session_activity`) a smaller page is less to write and to sync for the same data. Measured
+ * against 4 KiB (tool steps saved as the core saves them): 0.8x the time with 2 KB and 8 KB tool outputs, the
+ * same time and 1.05x the CPU with 32 KB ones; loading 10,000 events up to 1.07x, indexing and search the same.
+ * 1 KiB gained more on small events but lost 20-30% on loads, large writes and searches.
+ */
+const PAGE_SIZE = 2_048;
 const BACKOFF_BASE_MS = 20;
 const BACKOFF_CAP_MS = 500;
 
@@ -159,6 +169,8 @@ export class SqliteConnection {
         operation: errorContext.operation,
         body: () => {
           // WAL lets readers work while one connection writes; switching needs a lock, hence the retries.
+          // Only a new, empty file takes a page size, and only before it is switched to WAL.
+          if (!readonly) database.pragma(`page_size = ${PAGE_SIZE}`);
           if (!readonly) database.pragma('journal_mode = WAL');
           database.pragma(`synchronous = ${options.synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
           database.pragma('foreign_keys = ON');

@@ -41,7 +41,7 @@ const event = (text: string) => ({
   payload: { type: 'user_message' as const, content: [{ type: 'text' as const, text }] },
 });
 
-test('a new file gets the current schema version, WAL, foreign keys and a 2 MB page cache; data survives close and reopen', async () => {
+test('a new file gets the current schema version, WAL, foreign keys, 2 KiB pages and a 2 MB page cache; data survives close and reopen', async () => {
   const path = folder.file('agent.db');
   const first = await openSqliteStorage(path);
   expect(first.database.pragma('journal_mode', { simple: true })).toBe('wal');
@@ -49,6 +49,8 @@ test('a new file gets the current schema version, WAL, foreign keys and a 2 MB p
   expect(first.database.pragma('busy_timeout', { simple: true })).toBe(5000);
   // SQLite's own 2 MB page cache, not the 16 MB better-sqlite3 builds it with (a long-running process keeps it).
   expect(first.database.pragma('cache_size', { simple: true })).toBe(-2000);
+  // 2 KiB pages: a commit of a small event writes (and a checkpoint syncs) half of what 4 KiB pages would.
+  expect(first.database.pragma('page_size', { simple: true })).toBe(2048);
   await first.sessions.saveEvent('kept', event('remember me'));
   await first.memories.save({
     id: 'm1',
@@ -71,6 +73,26 @@ test('a new file gets the current schema version, WAL, foreign keys and a 2 MB p
   } finally {
     await again.close();
   }
+});
+
+test('a file made with 4 KiB pages keeps them: it is migrated, written and read as it is', async () => {
+  const path = folder.file('older.db');
+  const older = new Database(path);
+  older.pragma('page_size = 4096');
+  // A first write fixes the page size of the file.
+  older.exec('CREATE TABLE kept_by_the_host (x INTEGER)');
+  older.close();
+
+  const storage = await openSqliteStorage(path);
+  try {
+    expect(storage.database.pragma('page_size', { simple: true })).toBe(4096);
+    await storage.sessions.saveEvent('old-file', event('written to 4 KiB pages'));
+    expect(await storage.sessions.loadSession('old-file')).toStrictEqual([event('written to 4 KiB pages')]);
+  } finally {
+    await storage.close();
+  }
+  expect(pragma(path, 'page_size')).toBe(4096);
+  expect(pragma(path, 'user_version')).toBe(SCHEMA_VERSION);
 });
 
 test('a file of a newer schema version is refused with STORAGE_ERROR, and left as it was', async () => {
