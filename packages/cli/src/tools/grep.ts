@@ -78,13 +78,18 @@ async function filesToSearch(options: {
   return [{ absolute: real, relative: path.basename(real) }];
 }
 
+/** What grep answers once its signal has fired, wherever it notices. */
+const CANCELLED = 'grep was cancelled';
+
 /**
  * The bytes of a file a search met, read through a descriptor opened inside the workspace (the walk's name
- * may have become a symlink since); 'too large' past GREP_MAX_FILE_BYTES, undefined when it cannot be read.
+ * may have become a symlink since); 'too large' past GREP_MAX_FILE_BYTES, undefined when it cannot be read
+ * or the signal fired (a 16 MiB read stops part-way).
  */
 async function readSearchedFile(
   workspace: Workspace,
   absolute: string,
+  signal: AbortSignal,
 ): Promise<Buffer | 'too large' | undefined> {
   const resolved = await resolveInWorkspace(workspace, absolute);
   if (!resolved.ok) return undefined;
@@ -92,7 +97,7 @@ async function readSearchedFile(
     const { handle, stats } = await openFileToRead(workspace, resolved.path, absolute);
     try {
       if (stats.size > GREP_MAX_FILE_BYTES) return 'too large';
-      return await handle.readFile();
+      return await handle.readFile({ signal });
     } finally {
       await handle.close();
     }
@@ -192,10 +197,12 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
   let truncated = false;
   let busySince = performance.now();
   search: for await (const file of files) {
-    if (input.signal.aborted) return failure('grep was cancelled');
+    if (input.signal.aborted) return failure(CANCELLED);
     if (fileFilter !== undefined && !fileFilter(file)) continue;
-    const bytes = await readSearchedFile(workspace, file.absolute);
-    // Reading waited for the disk, and the event loop ran meanwhile.
+    const bytes = await readSearchedFile(workspace, file.absolute, input.signal);
+    // Reading waited for the disk, and the event loop ran meanwhile: a cancel may have come in, and matching
+    // would not hear it until its first yield, up to MAX_BUSY_MS later.
+    if (input.signal.aborted) return failure(CANCELLED);
     busySince = performance.now();
     if (bytes === 'too large') {
       skippedLarge += 1;
@@ -209,7 +216,7 @@ async function grepTool(workspace: Workspace, input: ToolInput): Promise<ToolOut
       for (let index = 0; index < lines.length; index += 1) {
         if (index % 256 === 0 && performance.now() - busySince > MAX_BUSY_MS) {
           await nextTurn();
-          if (input.signal.aborted) return failure('grep was cancelled');
+          if (input.signal.aborted) return failure(CANCELLED);
           busySince = performance.now();
         }
         lineNumber += 1;

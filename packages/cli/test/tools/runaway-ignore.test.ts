@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { makeWorkspace, type TestWorkspace } from './helpers.js';
@@ -69,6 +69,37 @@ describe('patterns that make a backtracking engine run away', () => {
       expect(readings).toBeLessThan(wholeReadings / 4);
     } finally {
       clock.mockRestore();
+    }
+  });
+
+  it('grep hears a cancel that fired while it read a file, before it matches a line of that file', async () => {
+    await put('one.txt', 'needle z\n');
+    expect((await workspace.call('grep', { pattern: 'needle', path: 'one.txt' })).content).toBe(
+      'one.txt:1: needle z',
+    );
+    // The test's hook cancels as the read completes: grep gets the whole file after the signal has fired, and
+    // its matching (which yields only after MAX_BUSY_MS) would otherwise report the line.
+    const controller = new AbortController();
+    const probe = await open(path.join(workspace.root, 'one.txt'));
+    type ReadFile = (this: FileHandle, options?: unknown) => Promise<Buffer | string>;
+    const fileHandles = Object.getPrototypeOf(probe) as { readFile: ReadFile };
+    await probe.close();
+    const readFile = fileHandles.readFile;
+    const readThenCancel = vi.spyOn(fileHandles, 'readFile').mockImplementation(async function (
+      this: FileHandle,
+      options?: unknown,
+    ) {
+      const bytes = await readFile.call(this, options);
+      controller.abort();
+      return bytes;
+    });
+    try {
+      const output = await workspace.call('grep', { pattern: 'needle', path: 'one.txt' }, controller.signal);
+      expect(readThenCancel).toHaveBeenCalled();
+      expect(output.isError).toBe(true);
+      expect(output.content).not.toContain('needle z');
+    } finally {
+      readThenCancel.mockRestore();
     }
   });
 
