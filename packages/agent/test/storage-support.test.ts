@@ -152,6 +152,16 @@ describe('text', () => {
     const emoji = '😀'.repeat(150);
     expect(sessionTitleOf(emoji)).toBe('😀'.repeat(100));
     expect(sessionTitleOf(`${'a'.repeat(99)}😀b`)).toBe(`${'a'.repeat(99)}😀`);
+    // A lone surrogate (hostile or cut text) counts as one code point, as a string's iterator counts it.
+    for (const text of [
+      `${'a'.repeat(99)}\ud800b`,
+      `${'a'.repeat(99)}\udc00😀`,
+      `${'😀'.repeat(60)}\ud83d${'x'.repeat(60)}`,
+      `${'b'.repeat(98)}😀😀😀`,
+      '日本語'.repeat(50),
+    ]) {
+      expect(sessionTitleOf(text)).toBe([...text].slice(0, 100).join(''));
+    }
   });
 
   test('searchWordsOf gives the distinct lower-cased words of any script', () => {

@@ -15,8 +15,9 @@ import { turnRoutes } from './routes/turns.js';
 import { uiChatRoutes } from './routes/ui-chat.js';
 import { mountWebChat, type WebChatOptions } from './routes/web-chat.js';
 import type { HeldElicitations } from './sessions/held-elicitations.js';
-import { SessionHub, tenantIn } from './sessions/hub.js';
+import { SessionHub } from './sessions/hub.js';
 import { tenantTurnOptions } from './sessions/tenant-spend.js';
+import { tenantIn } from './sessions/tenants.js';
 
 /** The default of `limits.journalMaxBytes`: 64 MiB of kept events, over every session. */
 const DEFAULT_JOURNAL_MAX_BYTES = 64 * 2 ** 20;

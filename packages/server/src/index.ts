@@ -20,5 +20,5 @@ export {
   type HeldElicitationView,
   type HoldElicitationOptions,
 } from './sessions/held-elicitations.js';
-export { TENANT_METADATA_KEY, tenantMemoryNamespace } from './sessions/hub.js';
 export type { JournalEvent, ServerEventPayload } from './sessions/journal.js';
+export { TENANT_METADATA_KEY, tenantMemoryNamespace } from './sessions/tenants.js';

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { SessionEventPayload, ToolHandler } from '@youyou/agent';
 import { openSqliteStorage } from '@youyou/sqlite';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { TENANT_METADATA_KEY } from '../src/sessions/hub.js';
+import { TENANT_METADATA_KEY } from '../src/sessions/tenants.js';
 import { type Harness, isTurnEnd, readUntil, startHarness } from './support/harness.js';
 
 let folder: string;

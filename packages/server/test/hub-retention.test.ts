@@ -25,16 +25,24 @@ afterEach(async () => {
   hub = undefined;
 });
 
-/** How many entries each per-session map of the hub holds (private fields: what a long-running server keeps). */
-function heldBy(target: SessionHub): Record<string, number> {
-  const fields = target as unknown as Record<string, Map<string, unknown>>;
-  const names = ['open', 'opening', 'journals', 'tenants', 'forgetTimers'] as const;
-  return Object.fromEntries(names.map((name) => [name, fields[name]?.size ?? -1]));
+/** The hub's retention (a private field), whose maps and budget are private fields too. */
+function retentionOf(target: SessionHub): Record<string, unknown> {
+  return (target as unknown as { retention: Record<string, unknown> }).retention;
 }
 
-/** The hub's byte budget over its journals (a private field). */
+/**
+ * How many entries each per-session map of the hub and its retention holds (private fields: what a
+ * long-running server keeps).
+ */
+function heldBy(target: SessionHub): Record<string, number> {
+  const fields = { ...(target as unknown as Record<string, unknown>), ...retentionOf(target) };
+  const names = ['open', 'opening', 'journals', 'tenants', 'forgetTimers'] as const;
+  return Object.fromEntries(names.map((name) => [name, (fields[name] as Map<string, unknown>)?.size ?? -1]));
+}
+
+/** The hub's byte budget over its journals (a private field of its retention). */
 function budgetOf(target: SessionHub): JournalBudget {
-  return (target as unknown as { budget: JournalBudget }).budget;
+  return retentionOf(target).budget as JournalBudget;
 }
 
 const NOTHING_HELD = { open: 0, opening: 0, journals: 0, tenants: 0, forgetTimers: 0 };

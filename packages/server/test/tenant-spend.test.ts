@@ -1,8 +1,8 @@
 /** The day's spend of a tenant, summed from a session storage's usage records. */
 import { InMemorySessionStorage, type SessionEvent } from '@youyou/agent';
 import { expect, test } from 'vitest';
-import { TENANT_METADATA_KEY, tenantIn } from '../src/sessions/hub.js';
 import { startOfUtcDay, tenantSpentSince, tenantTurnOptions } from '../src/sessions/tenant-spend.js';
+import { TENANT_METADATA_KEY, tenantIn } from '../src/sessions/tenants.js';
 
 const DAY = startOfUtcDay(new Date('2026-03-10T15:00:00Z'));
 const YESTERDAY = new Date(DAY.getTime() - 60_000);

@@ -146,14 +146,12 @@ export function messageTextOf(content: readonly ContentBlock[]): string {
 /** A session's title from its first user message's text: cut to 100 code points, never splitting a pair. */
 export function sessionTitleOf(text: string): string {
   if (text.length <= TITLE_LENGTH) return text;
-  let result = '';
-  let count = 0;
-  for (const character of text) {
-    if (count === TITLE_LENGTH) break;
-    result += character;
-    count += 1;
+  // Finds where the 100th code point ends and cuts there once: a pair is two code units, a lone surrogate one.
+  let end = 0;
+  for (let kept = 0; kept < TITLE_LENGTH && end < text.length; kept += 1) {
+    end += (text.codePointAt(end) as number) > 0xffff ? 2 : 1;
   }
-  return result;
+  return text.slice(0, end);
 }
 
 /** The distinct lower-cased words of a memory query: runs of letters, digits and marks, in any script. */

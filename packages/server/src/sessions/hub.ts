@@ -6,43 +6,15 @@ import {
   type PendingToolCall,
   type RunningTurn,
   type Session,
-  type SessionEvent,
   type SessionStorage,
   type TurnRunOptions,
 } from '@youyou/agent';
 import { HttpError } from '../http/errors.js';
 import { eventLogOf, type SessionEventLog } from './event-log.js';
 import type { HeldElicitationChange } from './held-elicitations.js';
-import { type ServerEventPayload, SessionJournal } from './journal.js';
-import { JournalBudget } from './journal-budget.js';
-
-/** The metadata key under which the server saves the tenant that created a session. */
-export const TENANT_METADATA_KEY = 'youyou_server_tenant';
-
-/**
- * The long-term memory namespace of a tenant's sessions: each tenant has its own, and none is the agent's
- * default namespace (`default`, the local CLI's), so no memory crosses from one tenant to another or to it.
- */
-export function tenantMemoryNamespace(tenant: string): string {
-  return `tenant:${tenant}`;
-}
-
-/** How many events from the start of a session's log `ownerOf` reads before it reads the whole log. */
-const OWNER_SEARCH_EVENTS = 20;
-
-/** The tenant a session's events name (the first tenant metadata), if any. */
-export function tenantIn(events: readonly SessionEvent[]): string | undefined {
-  for (const { payload } of events) {
-    if (
-      payload.type === 'metadata' &&
-      payload.key === TENANT_METADATA_KEY &&
-      typeof payload.value === 'string'
-    ) {
-      return payload.value;
-    }
-  }
-  return undefined;
-}
+import type { ServerEventPayload, SessionJournal } from './journal.js';
+import { SessionRetention } from './retention.js';
+import { savedTenantOf, TENANT_METADATA_KEY, tenantMemoryNamespace } from './tenants.js';
 
 interface OpenSession {
   session: Session;
@@ -56,10 +28,8 @@ interface OpenSession {
 export class SessionHub {
   private readonly open = new Map<string, OpenSession>();
   private readonly opening = new Map<string, Promise<OpenSession>>();
-  private readonly journals = new Map<string, SessionJournal>();
-  private readonly tenants = new Map<string, string>();
-  /** The pending forget of each session not open here (see `forgetLater`): one per session, the latest wins. */
-  private readonly forgetTimers = new Map<string, NodeJS.Timeout>();
+  /** The journals and tenants of the sessions met here, and when they are forgotten. */
+  private readonly retention: SessionRetention;
   private readonly pumped = new WeakSet<RunningTurn>();
   /** The turns this hub started to continue a cut turn on its own (see `autoContinue`). */
   private readonly continuations = new WeakSet<RunningTurn>();
@@ -67,8 +37,6 @@ export class SessionHub {
   /** The turn each question still held was announced in. */
   private readonly elicitationTurns = new Map<string, string>();
   private readonly log: SessionEventLog | undefined;
-  /** The bytes every journal of this hub may keep together. */
-  private readonly budget: JournalBudget;
 
   constructor(
     private readonly options: {
@@ -88,7 +56,13 @@ export class SessionHub {
     },
   ) {
     this.log = eventLogOf(options.storage);
-    this.budget = new JournalBudget(options.journalMaxBytes);
+    this.retention = new SessionRetention({
+      open: this.open,
+      opening: this.opening,
+      journalCapacity: options.journalCapacity,
+      journalRetentionMs: options.journalRetentionMs,
+      journalMaxBytes: options.journalMaxBytes,
+    });
   }
 
   /** Creates a session owned by `tenant`; the tenant is saved in its log before anyone can see the id. */
@@ -106,7 +80,7 @@ export class SessionHub {
       await this.options.storage?.deleteSession(sessionId).catch(() => undefined);
       throw error;
     }
-    this.tenants.set(sessionId, tenant);
+    this.retention.keepTenant(sessionId, tenant);
     const entry: OpenSession = { session, idleTimer: undefined };
     this.open.set(sessionId, entry);
     this.scheduleIdleClose(sessionId, entry);
@@ -115,21 +89,15 @@ export class SessionHub {
 
   /** The tenant that owns a session, or undefined when the session does not exist (here or in the storage). */
   async ownerOf(sessionId: string): Promise<string | undefined> {
-    const known = this.tenants.get(sessionId);
+    const known = this.retention.tenantOf(sessionId);
     if (known !== undefined) return known;
     const storage = this.options.storage;
     if (storage === undefined) return undefined;
-    // The tenant is saved right after the session's first events: a log readable by position is read from
-    // its start only, not whole (for every session of a listing, and for every session another process made).
-    const head = await this.log?.readEventsAfter(sessionId, 0, OWNER_SEARCH_EVENTS);
-    const tenant =
-      head !== undefined && (head.length < OWNER_SEARCH_EVENTS || tenantIn(head) !== undefined)
-        ? tenantIn(head)
-        : tenantIn((await storage.loadSession(sessionId)) ?? []);
+    const tenant = await savedTenantOf(storage, this.log, sessionId);
     if (tenant !== undefined) {
-      this.tenants.set(sessionId, tenant);
+      this.retention.keepTenant(sessionId, tenant);
       // Kept for the requests that follow (a listing's sessions, a tail): while open, or for the retention.
-      if (!this.open.has(sessionId)) this.forgetLater(sessionId);
+      if (!this.open.has(sessionId)) this.retention.forgetLater(sessionId);
     }
     return tenant;
   }
@@ -160,7 +128,7 @@ export class SessionHub {
         .finally(() => {
           this.opening.delete(sessionId);
           // A resume that failed (busy, held elsewhere) leaves what it learnt to be forgotten.
-          if (!this.open.has(sessionId)) this.forgetLater(sessionId);
+          if (!this.open.has(sessionId)) this.retention.forgetLater(sessionId);
         })
         .catch(() => undefined);
     }
@@ -203,13 +171,7 @@ export class SessionHub {
    * a status) is forgotten after the retention like a closed session's: its first stream subscribes at once.
    */
   journal(sessionId: string): SessionJournal {
-    let journal = this.journals.get(sessionId);
-    if (journal === undefined) {
-      journal = this.newJournal(sessionId);
-      this.journals.set(sessionId, journal);
-      if (!this.open.has(sessionId)) this.forgetLater(sessionId);
-    }
-    return journal;
+    return this.retention.journal(sessionId);
   }
 
   /**
@@ -248,17 +210,6 @@ export class SessionHub {
     });
   }
 
-  private newJournal(sessionId: string): SessionJournal {
-    // The last stream of a session not open here left: the session is forgotten a retention later.
-    return new SessionJournal(
-      this.options.journalCapacity,
-      () => {
-        if (!this.open.has(sessionId)) this.forgetLater(sessionId);
-      },
-      this.budget,
-    );
-  }
-
   /** Relays every event of `turn` into the session's journal, once per turn whoever asks. */
   track(sessionId: string, turn: RunningTurn): void {
     if (this.pumped.has(turn)) return;
@@ -293,8 +244,7 @@ export class SessionHub {
     await Promise.allSettled([...this.pumps]);
     await Promise.allSettled([...this.open.values()].map((entry) => entry.session.close()));
     this.open.clear();
-    for (const timer of this.forgetTimers.values()) clearTimeout(timer);
-    this.forgetTimers.clear();
+    this.retention.stop();
   }
 
   private async resume(sessionId: string): Promise<OpenSession> {
@@ -380,7 +330,7 @@ export class SessionHub {
       if (entry.idleTimer !== undefined) clearTimeout(entry.idleTimer);
       this.open.delete(sessionId);
       await entry.session.close().catch(() => undefined);
-      this.forgetLater(sessionId);
+      this.retention.forgetLater(sessionId);
       return true;
     }
     return false;
@@ -401,32 +351,9 @@ export class SessionHub {
       if (entry.session.isTurnRunning || this.open.get(sessionId) !== entry) return;
       this.open.delete(sessionId);
       entry.session.close().catch(() => undefined);
-      this.forgetLater(sessionId);
+      this.retention.forgetLater(sessionId);
     }, this.options.idleMs);
     entry.idleTimer.unref();
-  }
-
-  /**
-   * Forgets a session not open here after `journalRetentionMs`: its journal (kept events and all) and its
-   * tenant leave the hub's maps, so a long-running server holds the recent sessions only. Not while it is open
-   * again or a stream reads its journal (the last stream to leave calls this again). The session is then as if
-   * this process never had it: a client that comes back with a cursor of the forgotten journal is told to
-   * resync, and the next journal numbers after that cursor (see journal.ts).
-   */
-  private forgetLater(sessionId: string): void {
-    const pending = this.forgetTimers.get(sessionId);
-    if (pending !== undefined) clearTimeout(pending);
-    const timer = setTimeout(() => {
-      this.forgetTimers.delete(sessionId);
-      if (this.open.has(sessionId) || this.opening.has(sessionId)) return;
-      const journal = this.journals.get(sessionId);
-      if (journal?.hasSubscribers === true) return;
-      journal?.release();
-      this.journals.delete(sessionId);
-      this.tenants.delete(sessionId);
-    }, this.options.journalRetentionMs);
-    timer.unref();
-    this.forgetTimers.set(sessionId, timer);
   }
 }
 
