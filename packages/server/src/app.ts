@@ -33,9 +33,10 @@ export interface ServerLimits {
   /** How long a session closed while idle is remembered, its events kept for reconnecting clients (default 15 min). */
   journalRetentionMs?: number;
   /**
-   * The bytes all sessions' kept events may take together (default 64 MiB), counted as their sent JSON plus
-   * 64 bytes each: past it the finished turns of the session whose last turn ended longest ago are dropped
-   * first (a client reconnecting into them gets a `resync`), so a burst of turns cannot grow the memory.
+   * The bytes all sessions' kept events may take together (default 64 MiB), counted as their sent JSON (two
+   * bytes a character when it has one above U+00FF, one otherwise, as V8 keeps it) plus 64 bytes each: past
+   * it the finished turns of the session whose last turn ended longest ago are dropped first (a client
+   * reconnecting into them gets a `resync`), so a burst of turns cannot grow the memory.
    */
   journalMaxBytes?: number;
   /** Interval of the SSE keep-alive comment (default 15 s). */

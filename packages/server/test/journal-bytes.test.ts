@@ -133,3 +133,38 @@ test('past journalMaxBytes the finished turns of the session idle the longest ar
   expect(next.at(-1)).toMatch(/^event: turn_complete$/m);
   expect(Number(idOf(next[0] ?? ''))).toBeGreaterThan(Number(idOf(olderTurn.at(-1) ?? '')));
 });
+
+/**
+ * How many finished turns of one session the server keeps under `journalMaxBytes` when every answer is `text`:
+ * turns are sent until a reconnect into the first one is told to resync (its turn was dropped for the budget).
+ */
+async function turnsKeptUnder(journalMaxBytes: number, text: string): Promise<number> {
+  const most = 6;
+  const target = await startHarness({
+    limits: { journalMaxBytes },
+    responses: Array.from({ length: most }, () => [{ type: 'text' as const, text }]),
+  });
+  harness = target;
+  const sessionId = await createSession(target);
+  const firstTurn = await sendAndRead(target, sessionId, 'Turn 1');
+  for (let turn = 2; turn <= most; turn++) {
+    await sendAndRead(target, sessionId, `Turn ${turn}`);
+    const rest = await tailFrames(target, sessionId, idOf(firstTurn[0] ?? ''), firstTurn.length - 1);
+    if (rest.map(eventOf).includes('resync')) {
+      await target.close();
+      harness = undefined;
+      return turn - 1;
+    }
+  }
+  throw new Error(`the budget kept all ${most} turns`);
+}
+
+test('journalMaxBytes counts text above U+00FF at two bytes a character, as V8 keeps it: the budget holds half as many such turns', async () => {
+  // Each turn keeps its 4,000-character answer and ~300 bytes more (its turn_complete, each event's 64 bytes).
+  // Latin-1 text, accents and all, counts 4,300 bytes a turn: 18,000 bytes hold 4 turns. Chinese (or emoji) text
+  // of the same length counts 8,300: the same budget holds 2.
+  const latin1 = await turnsKeptUnder(18_000, 'café'.repeat(1_000));
+  const wide = await turnsKeptUnder(18_000, '東京'.repeat(2_000));
+  expect(latin1).toBe(4);
+  expect(wide).toBe(latin1 / 2);
+});

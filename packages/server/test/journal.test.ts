@@ -162,3 +162,25 @@ test('a journal at its capacity keeps exactly its newest entries, and counts onl
   expect(budget.keptBytes).toBe(0);
   expect(journal.since(0)).toEqual([]);
 });
+
+test('a payload counts a byte a character, two when one is above U+00FF, and a drop gives back what was counted', () => {
+  const budget = new JournalBudget(1_000_000);
+  const cases: [text: string, bytesPerCharacter: number][] = [
+    ['plain', 1],
+    ['café, naïve, ÿ (Latin-1)', 1],
+    ['“quoted”', 2],
+    ['東京', 2],
+    ['ok 🙂', 2],
+    [`${'x'.repeat(500)}東`, 2],
+  ];
+  const journals = cases.map(([text, bytesPerCharacter]) => {
+    const journal = new SessionJournal(10, undefined, budget);
+    journal.append({ ...event(0), payload: { type: 'text_delta', text } } as AgentEvent);
+    const json = JSON.stringify({ type: 'text_delta', text });
+    expect(journal.keptBytes).toBe(64 + bytesPerCharacter * json.length);
+    return journal;
+  });
+  expect(budget.keptBytes).toBe(journals.reduce((sum, journal) => sum + journal.keptBytes, 0));
+  for (const journal of journals) journal.release();
+  expect(budget.keptBytes).toBe(0);
+});
