@@ -124,14 +124,12 @@ test('a turn on A is tailed from B; A killed mid-turn, the session continues on 
   });
   expect(turn.status).toBe(200);
   const turnEvents = readSse(turn);
-  // A streams the tool call live; B sees the same turn's committed events through the log, well
-  // within the 5 s poll interval (the NOTIFY woke it).
-  const started = Date.now();
+  // A streams the tool call live; B sees the same turn's committed events through the log. The servers' safety
+  // poll is longer than the test (fixtures/server-process.mjs), so only the NOTIFY can have woken B's tail.
   await until(
     () => types(onB).includes('tool_call'),
     () => `the tool call tailed from B: A ${types(onA)} B ${types(onB)}`,
   );
-  expect(Date.now() - started).toBeLessThan(4_000);
   await until(
     () => types(onA).includes('tool_call'),
     () => `the tool call tailed from A: A ${types(onA)} B ${types(onB)}`,

@@ -16,13 +16,13 @@ beforeEach(async () => {
 
 afterEach(() => workspace.cleanup());
 
+// A backtracking engine takes minutes on these patterns; the suite's test timeout (20 s) is what fails such a run,
+// so these tests assert the answers and never a wall time (which a loaded machine could exceed).
 describe('patterns that make a backtracking engine run away', () => {
   it('grep answers `(a+)+$` over long lines of a’s at once', async () => {
     // In V8 `/(a+)+$/.test('a'.repeat(40) + 'b')` alone takes minutes.
     await put('aaa.txt', `${'a'.repeat(60)}b\n${'a'.repeat(60)}\n`.repeat(200));
-    const started = performance.now();
     const output = await workspace.call('grep', { pattern: '(a+)+$' });
-    expect(performance.now() - started).toBeLessThan(2000);
     expect(output.isError).toBe(false);
     expect(output.content.split('\n')).toHaveLength(200);
     expect(output.content.split('\n')[0]).toBe(`aaa.txt:2: ${'a'.repeat(60)}`);
@@ -31,9 +31,7 @@ describe('patterns that make a backtracking engine run away', () => {
   it('glob answers `*a*a*a*a*a*a*b` over long names of a’s at once', async () => {
     for (let index = 0; index < 20; index += 1) await put(`${'a'.repeat(200)}${index}`, '');
     await put(`${'a'.repeat(100)}b`, '');
-    const started = performance.now();
     const output = await workspace.call('glob', { pattern: '*a*a*a*a*a*a*b' });
-    expect(performance.now() - started).toBeLessThan(2000);
     expect(output.content).toBe(`${'a'.repeat(100)}b`);
   });
 
@@ -173,9 +171,8 @@ describe('.gitignore', () => {
     await put('deep/.gitignore', '*a*a*a*a*a*a*a*a*b\n*.tmp\n');
     await put(`deep/${'a'.repeat(200)}`, '');
     await put('deep/x.tmp', '');
-    const started = performance.now();
+    // A backtracking matcher takes minutes on this rule: the test timeout, not a wall-time assertion, fails it.
     const output = await workspace.call('glob', { pattern: 'deep/*' });
-    expect(performance.now() - started).toBeLessThan(2000);
     expect(output.content.split('\n')).toEqual(['deep/.gitignore', `deep/${'a'.repeat(200)}`]);
   });
 

@@ -148,10 +148,9 @@ describe('shell', () => {
 
   it('returns when the shell exits and ends what it left running in the background', async () => {
     const sleeper = uniqueSleep();
-    const started = Date.now();
+    // The sleeper runs 30 s, past the test's timeout: a shell tool that waited for it fails the test.
     const output = await workspace.call('shell', { command: `${sleeper} & echo done` });
     expect(output).toEqual({ isError: false, content: 'done\n[exit code 0]' });
-    expect(Date.now() - started).toBeLessThan(5000);
     await vi.waitFor(() => expect(pidsOf(sleeper)).toEqual([]), { timeout: 5000, interval: 20 });
   });
 
