@@ -2,7 +2,13 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AgentBuilder, type ModelPricing, type ToolHandler } from '@youyou/agent';
+import {
+  AgentBuilder,
+  type ChatEvent,
+  type ModelPricing,
+  type ModelProvider,
+  type ToolHandler,
+} from '@youyou/agent';
 import { ScriptedModelProvider, scriptedModel } from '@youyou/agent/testing';
 import { openSqliteStorage } from '@youyou/sqlite';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -45,6 +51,11 @@ export async function startChatServer(
     pricing?: ModelPricing;
     /** The server's held MCP questions. */
     elicitations?: HeldElicitations;
+    /**
+     * Awaited before each event the scripted model sends: a test holds the stream there until the page has
+     * reached a state (drawn a chunk, had an element marked), so nothing hangs on how fast the machine is.
+     */
+    pace?: (event: ChatEvent) => Promise<void>;
   } = {},
 ): Promise<ChatServer> {
   const { tools = [], webChat = true, restart } = options;
@@ -59,7 +70,7 @@ export async function startChatServer(
     maxActiveSessions: 4,
     ...(options.approvalWindowMs === undefined ? {} : { approvalWindowMs: options.approvalWindowMs }),
   })
-    .registerModelProvider(provider)
+    .registerModelProvider(options.pace === undefined ? provider : paced(provider, options.pace))
     .registerSessionStorage(storage.sessions);
   for (const tool of tools) builder = builder.registerTool(tool);
   const agent = await builder.build();
@@ -81,6 +92,20 @@ export async function startChatServer(
       await agent.shutdown();
       await storage.close();
       if (!keepDatabase) await rm(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `provider`'s answers, each event sent once `pace(event)` has resolved. */
+function paced(provider: ModelProvider, pace: (event: ChatEvent) => Promise<void>): ModelProvider {
+  return {
+    id: provider.id,
+    models: provider.models,
+    async *chat(request, signal) {
+      for await (const event of await provider.chat(request, signal)) {
+        await pace(event);
+        yield event;
+      }
     },
   };
 }
