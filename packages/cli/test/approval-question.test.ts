@@ -2,7 +2,6 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, test } from 'vitest';
 import {
   contentText,
@@ -23,6 +22,8 @@ const harness = useTmuxHarness();
 
 /** The choices line of an open question. */
 const CHOICES = 'y = yes · n = no · r = no, say why · a = always';
+/** The choices drawn again after `a`'s second step was left with Backspace: the question is still open. */
+const BACK_TO_CHOICES = /back ›\s*y = yes · n = no/;
 
 async function startChat(config?: unknown): Promise<TmuxSession> {
   if (config !== undefined) {
@@ -195,9 +196,15 @@ describe('the approval question in a terminal', () => {
     // The y (and Enter) arrive while the model is still answering, before the question is drawn.
     await chat.type('write a note\ryy\r');
     await chat.waitFor(CHOICES);
-    await delay(1000);
+    // A key typed now is handled after every key typed before it: once this `a` has opened the second step,
+    // the question has seen all the stray keys and is still open, so none of them answered it.
+    await chat.type('a');
+    const screen = await chat.waitFor(/always allow, for this session|›\s*yes/);
+    expect(screen).toContain('always allow, for this session');
     expect(existsSync(path.join(harness.sandbox.workspace, 'note.txt'))).toBe(false);
-    expect(await chat.screen()).not.toMatch(/›\s*yes/);
+    expect(screen).not.toMatch(/›\s*yes/);
+    await chat.keys('BSpace');
+    await chat.waitFor(BACK_TO_CHOICES);
 
     await chat.type('y');
     await chat.waitFor('Answered.');
@@ -299,9 +306,13 @@ describe('the approval question in a terminal', () => {
     await chat.type('a');
     const offer = await chat.waitFor('always allow, for this session');
     expect(offer).toContain('1 (or Enter) = shell commands starting with `echo hello`');
-    await delay(300);
-    // One stray `a` allowed nothing yet: the first command has not run.
+    // One stray `a` allowed nothing yet: Backspace takes the question back to its choices, so it is still
+    // open, and the first command has not run.
+    await chat.keys('BSpace');
+    await chat.waitFor(BACK_TO_CHOICES);
     expect(harness.server.turnRequests()).toHaveLength(1);
+    await chat.type('a');
+    await chat.waitFor(/back ›[\s\S]*back ›/);
     await chat.type('1');
 
     const screen = await chat.waitFor(/│ echo hello three; touch pwned[\s\S]*y = yes/);
