@@ -121,6 +121,11 @@ export function zList(output: Buffer): string[] {
     .filter((entry) => entry !== '');
 }
 
+/** `paths` as a `-z --stdin` list for git: each one ended by a NUL. */
+export function nulJoined(paths: readonly string[]): string {
+  return `${paths.join('\0')}\0`;
+}
+
 /**
  * True when a folder on the way to `relative` (not the entry itself) is a link or no folder: what lies behind
  * it is elsewhere. `folders` remembers the answers for the folders seen (one snapshot's worth).

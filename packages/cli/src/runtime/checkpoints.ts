@@ -13,37 +13,19 @@ import {
   behindLink,
   leftOutTest,
   lstatOrUndefined,
-  readable,
+  nulJoined,
   type ShadowGit,
   shadowGit,
   zList,
 } from './checkpoint-git.js';
 import { type CallEntry, CheckpointJournal } from './checkpoint-journal.js';
-
-/** What a snapshot leaves out by size. */
-export interface CheckpointLimits {
-  /** A file larger than this is not recorded (nor restored). */
-  maxFileBytes: number;
-  /** Files are recorded in path order until their sizes add up to this; the rest are left out. */
-  maxTotalBytes: number;
-}
-
-/** 10 MiB per file, 256 MiB per snapshot. */
-export const DEFAULT_CHECKPOINT_LIMITS: CheckpointLimits = {
-  maxFileBytes: 10 * 1024 * 1024,
-  maxTotalBytes: 256 * 1024 * 1024,
-};
-
-/** One recorded state: a git tree, and the paths left out of it. */
-export interface Snapshot {
-  tree: string;
-  /** Left out by the limits, being unreadable or lying behind a link. */
-  skipped: string[];
-  /** Those of `skipped` that lie behind a link: no file of the workspace is at that path. */
-  linked: string[];
-  /** Left out by the `.gitignore` files (a folder ends in `/`). */
-  ignored: string[];
-}
+import {
+  type CheckpointLimits,
+  DEFAULT_CHECKPOINT_LIMITS,
+  leftOutOf,
+  type Snapshot,
+  takeSnapshot,
+} from './checkpoint-snapshot.js';
 
 /** A path a restore changes: written from the target state, or deleted since the target did not have it. */
 export interface PathChange {
@@ -131,7 +113,6 @@ export class CheckpointStore {
   }
 
   async #snapshot(): Promise<Snapshot> {
-    const git = this.#git;
     if (!this.#labelled) {
       mkdirSync(this.#folder, { recursive: true, mode: 0o700 });
       // Names the workspace, so that a person clearing out checkpoints/ knows whose folder this is.
@@ -143,48 +124,7 @@ export class CheckpointStore {
       }
       this.#labelled = true;
     }
-    const listed = zList(await git.run(['ls-files', '-z', '--cached', '--others', '--exclude-standard']));
-    const ignoredTracked = zList(
-      await git.run(['ls-files', '-z', '--cached', '--ignored', '--exclude-standard']),
-    );
-    const ignored = zList(
-      await git.run(['ls-files', '-z', '--others', '--ignored', '--exclude-standard', '--directory']),
-    );
-    const update: string[] = [];
-    const skipped: string[] = [];
-    const linked: string[] = [];
-    let total = 0;
-    const folders = new Map<string, boolean>();
-    for (const relative of [...new Set(listed)].sort()) {
-      // A folder holding a repository of its own is listed as `dir/`: its files are that repository's.
-      if (relative.endsWith('/')) continue;
-      if (behindLink(this.workspace, relative, folders)) {
-        skipped.push(relative);
-        linked.push(relative);
-        continue;
-      }
-      const stats = lstatOrUndefined(path.join(this.workspace, relative));
-      const size = stats?.isFile() === true ? stats.size : 0;
-      const tooLarge = size > this.#limits.maxFileBytes || total + size > this.#limits.maxTotalBytes;
-      if (tooLarge || (stats?.isFile() === true && !readable(path.join(this.workspace, relative)))) {
-        skipped.push(relative);
-        continue;
-      }
-      total += size;
-      update.push(relative);
-    }
-    // Removals first: a link that replaced a folder cannot be added while the folder's files are indexed.
-    const dropped = [...skipped, ...ignoredTracked];
-    if (dropped.length > 0) {
-      await git.run(['update-index', '-z', '--force-remove', '--stdin'], { input: nulJoined(dropped) });
-    }
-    if (update.length > 0) {
-      await git.run(['update-index', '-z', '--add', '--remove', '--replace', '--stdin'], {
-        input: nulJoined(update),
-      });
-    }
-    const tree = (await git.run(['write-tree'])).toString('utf8').trim();
-    return { tree, skipped, linked, ignored: [...new Set([...ignored, ...ignoredTracked])] };
+    return takeSnapshot(this.#git, this.workspace, this.#limits);
   }
 
   /** Hands this process's index back for the next run (the last one to close wins; any of them will do). */
@@ -277,7 +217,6 @@ export class CheckpointStore {
     return this.#plan(sessionId, calls.slice(first));
   }
 
-  /** The plan that returns the files to the state before `taken[0]`, taking back the calls `taken`. */
   /** The plan that returns the files to the state before `taken[0]`, taking back the calls `taken`. */
   #plan(sessionId: string, taken: readonly CallEntry[]): Promise<RestorePlan> {
     const start = taken[0];
@@ -435,14 +374,4 @@ export class CheckpointStore {
       return { text: output.subarray(0, maxBytes).toString('utf8'), cut: output.length > maxBytes };
     });
   }
-}
-
-/** The paths of the workspace a snapshot did not record (what lies behind a link is elsewhere). */
-function leftOutOf(snapshot: Snapshot): string[] {
-  const linked = new Set(snapshot.linked);
-  return [...snapshot.skipped.filter((entry) => !linked.has(entry)), ...snapshot.ignored];
-}
-
-function nulJoined(paths: readonly string[]): string {
-  return `${paths.join('\0')}\0`;
 }
