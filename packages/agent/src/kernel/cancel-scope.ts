@@ -59,7 +59,8 @@ export class CancelScope {
   /** Ends the scope: its listener leaves the signal, and no watcher is called any more. */
   close(): void {
     this.#closed = true;
-    this.#watchers = [];
+    // Emptied in place (an abort swaps the array out before calling its watchers): no array per turn's end.
+    this.#watchers.length = 0;
     if (this.#listening) {
       this.#listening = false;
       this.signal.removeEventListener('abort', this);
