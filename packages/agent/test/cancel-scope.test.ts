@@ -101,3 +101,23 @@ test("a turn's own controller tells its scope with no listener; watchers run onc
   expect(called).toHaveLength(3);
   expect(closed.signal.aborted).toBe(true);
 });
+
+test('`cancelled` follows the signal: a told scope from its own flag, as the signal aborts and after close', () => {
+  const controller = new TurnAbortController();
+  const { scope, signal } = controller;
+  const seen: string[] = [];
+  // A listener of the signal (a provider's, a tool's) already sees the scope cancelled.
+  signal.addEventListener('abort', () => seen.push(`listener: cancelled ${scope.cancelled}`));
+  expect(scope.cancelled).toBe(false);
+  scope.close();
+  controller.abort();
+  expect(signal.aborted).toBe(true);
+  expect(scope.cancelled).toBe(true);
+  expect(seen).toEqual(['listener: cancelled true']);
+
+  const plain = new AbortController();
+  const listening = new CancelScope(plain.signal);
+  expect(listening.cancelled).toBe(false);
+  plain.abort();
+  expect(listening.cancelled).toBe(true);
+});

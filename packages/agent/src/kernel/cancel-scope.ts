@@ -13,6 +13,8 @@ export class CancelScope {
   #closed = false;
   /** Set when the signal's owner calls `aborted()` itself: the scope then never listens on the signal. */
   readonly #told: boolean;
+  /** For a `told` scope: set by the owner as it aborts the signal (see `cancelled`). */
+  #abortTold = false;
 
   /** `told`: the signal's controller calls `aborted()` when it aborts (a TurnAbortController), so no listener is needed. */
   constructor(signal: AbortSignal, told = false) {
@@ -25,13 +27,27 @@ export class CancelScope {
    * signal that fired already (the caller checks `signal.aborted` first), nor after `close`.
    */
   watch(onCancel: () => void): void {
-    if (this.#closed || this.signal.aborted) return;
+    if (this.#closed || this.cancelled) return;
     this.#watchers.push(onCancel);
     if (!this.#listening && !this.#told) {
       this.#listening = true;
       // The scope itself is the listener (its handleEvent): no function is made for it.
       this.signal.addEventListener('abort', this, { once: true });
     }
+  }
+
+  /**
+   * True once the signal fired (also after `close`). A `told` scope answers from its own flag: Node's
+   * `AbortSignal.aborted` getter checks its receiver on every read, and a turn reads this at every step and for
+   * every streamed event.
+   */
+  get cancelled(): boolean {
+    return this.#told ? this.#abortTold : this.signal.aborted;
+  }
+
+  /** The owner is about to abort the signal (only for a scope made `told`): `cancelled` answers true from now on. */
+  aborting(): void {
+    this.#abortTold = true;
   }
 
   /** Forgets `onCancel`: the wait it was for has ended. */
@@ -43,7 +59,8 @@ export class CancelScope {
   /** Ends the scope: its listener leaves the signal, and no watcher is called any more. */
   close(): void {
     this.#closed = true;
-    this.#watchers = [];
+    // Emptied in place (an abort swaps the array out before calling its watchers): no array per turn's end.
+    this.#watchers.length = 0;
     if (this.#listening) {
       this.#listening = false;
       this.signal.removeEventListener('abort', this);
@@ -55,6 +72,7 @@ export class CancelScope {
    * uncaught exception on the next tick, as the signal's listener's would be; the abort itself goes on.
    */
   aborted(): void {
+    this.#abortTold = true;
     try {
       this.handleEvent();
     } catch (error) {
@@ -95,6 +113,7 @@ export class TurnAbortController extends AbortController {
 
   override abort(reason?: unknown): void {
     if (this.signal.aborted) return;
+    this.scope.aborting();
     super.abort(reason);
     this.scope.aborted();
   }

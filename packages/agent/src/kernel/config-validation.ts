@@ -171,10 +171,11 @@ const BUDGET_FIELDS = ['maxCostUsd', 'maxTokens', 'maxModelCalls'] as const;
  * `code` (INVALID_CONFIG for the agent's, INVALID_INPUT for a session's or a turn's).
  */
 export function checkBudget(label: string, value: unknown, code: AgentErrorCode): Budget | undefined {
+  // Most turns give no budget: answered before anything is made.
+  if (value === undefined) return undefined;
   const fail = (message: string): never => {
     throw new AgentError({ code, message });
   };
-  if (value === undefined) return undefined;
   if (!isPlainObject(value)) {
     return fail(
       `${label} must be an object { maxCostUsd?, maxTokens?, maxModelCalls? }, got ${describeKind(value)}`,

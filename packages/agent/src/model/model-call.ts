@@ -41,11 +41,11 @@ interface ChatStreamOptions {
  */
 export function readChatStream(options: ChatStreamOptions): Promise<void> {
   const { signal } = options;
-  if (signal.aborted) return Promise.resolve();
-  const read = new ChatStreamRead(options);
   const given = options.cancelScope;
   // Without the caller's scope the read has one of its own, closed (its listener removed) when the read ends.
   const shared = given !== undefined && given.signal === signal;
+  if (shared ? given.cancelled : signal.aborted) return Promise.resolve();
+  const read = new ChatStreamRead(options);
   const scope = shared ? given : new CancelScope(signal);
   return new Promise<void>((resolve, reject) => {
     const onAbort = (): void => {

@@ -285,10 +285,12 @@ export class SessionController {
     const controller = new TurnAbortController();
     const channel = new EventChannel();
     const state = this.state;
+    // Read once: tools replaced while this turn runs are the next turn's (`Agent.replaceTools`).
+    const runtime = this.runtime;
     const inbox = new SteeringInbox();
     if (options.steered !== undefined) for (const message of options.steered) inbox.push(message);
     // Asked once: a turn no observer wants pays nothing for observation.
-    const observers = this.runtime.observers.enabledNow();
+    const observers = runtime.observers.enabledNow();
     let ended = false;
     const emit = (payload: AgentEventPayload): void => {
       // Nothing comes after the terminal event, not even a follow_up_queued given in the last moment.
@@ -310,12 +312,12 @@ export class SessionController {
       });
     }
     const budgetGate = sessionBudgetGate({
-      runtime: this.runtime,
+      runtime,
       session: state,
       turnBudget: options.budget,
       inTurn: true,
     });
-    this.runtime.turns.open(turnId, {
+    runtime.turns.open(turnId, {
       sessionId: state.id,
       budgetGate,
       depth: 0,
@@ -332,8 +334,7 @@ export class SessionController {
       turnTotals: usageTotals,
     });
     const turnOptions: TurnOptions = {
-      // Read now: tools replaced while this turn runs are the next turn's (`Agent.replaceTools`).
-      runtime: this.runtime,
+      runtime,
       session: state,
       input: { content },
       turnId,
@@ -385,7 +386,7 @@ export class SessionController {
       }
       observers?.notify({ type: 'turn_end', sessionId: this.state.id, turnId, status: settled.status });
     } finally {
-      this.runtime.turns.close(turnId);
+      turnOptions.runtime.turns.close(turnId);
       channel.close();
       this.activeTurn = undefined;
       // Steered messages the turn did not take (it ended or was cancelled first) start the next turn.

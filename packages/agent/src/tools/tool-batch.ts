@@ -170,9 +170,13 @@ export class ToolBatch {
   readonly #tools: (RunningTool | undefined)[];
   /** The first error `onResult` threw or rejected with: nothing is handed over or started after it. */
   #failure: { error: unknown } | undefined;
+  /** The caller's scope of the batch's signal, when it has one: asked whether the turn was cancelled. */
+  readonly #scope: CancelScope | undefined;
 
   constructor(options: ExecuteBatchOptions, tools: ReadonlyMap<string, RegisteredTool>, timeoutMs: number) {
     this.#options = options;
+    const given = options.cancelScope;
+    this.#scope = given !== undefined && given.signal === options.signal ? given : undefined;
     this.#timeoutMs = timeoutMs;
     this.#plans = options.calls.map(
       (call, index) => options.refused?.get(call.callId) ?? plan(call, index, options.runnable, tools),
@@ -189,8 +193,7 @@ export class ToolBatch {
     const { calls, signal } = this.#options;
     const serial = this.#plans.some(isMutatingPlan);
     const outcomes: ToolCallOutcome[] = [];
-    const given = this.#options.cancelScope;
-    const scope = given !== undefined && given.signal === signal ? given : undefined;
+    const scope = this.#scope;
     if (scope !== undefined) scope.watch(this.#cancelRunning);
     else signal.addEventListener('abort', this.#cancelRunning);
     try {
@@ -331,7 +334,10 @@ export class ToolBatch {
 
   /** Cancellation, or an `onResult` failure: calls not started yet are not started any more. */
   #stopped(): boolean {
-    return this.#options.signal.aborted || this.#failure !== undefined;
+    const scope = this.#scope;
+    return (
+      (scope === undefined ? this.#options.signal.aborted : scope.cancelled) || this.#failure !== undefined
+    );
   }
 
   /** A call that does not run: tool_call_start and tool_call_end (success false) with its error result. */

@@ -98,7 +98,7 @@ export async function streamAnswer(turn: TurnRun, request: ChatRequest): Promise
       cancelScope,
       onEvent: (event) => {
         // Yield point: between stream events.
-        if (signal.aborted) {
+        if (cancelScope.cancelled) {
           answer.cancelled = true;
           return false;
         }
@@ -136,9 +136,9 @@ export async function streamAnswer(turn: TurnRun, request: ChatRequest): Promise
       },
     });
   } catch (error) {
-    if (!signal.aborted) answer.error = toAgentError(error, 'PROVIDER_ERROR');
+    if (!cancelScope.cancelled) answer.error = toAgentError(error, 'PROVIDER_ERROR');
   }
-  if (signal.aborted) answer.cancelled = true;
+  if (cancelScope.cancelled) answer.cancelled = true;
   if (answer.usage !== undefined) {
     reportUsage({
       purpose: request.purpose,

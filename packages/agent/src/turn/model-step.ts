@@ -21,7 +21,7 @@ type ModelStepOutcome = NextStep | { type: 'run_tools'; calls: ToolCallRequest[]
 /** One model step, from the steered messages to the saved tool calls of the answer. */
 export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {
   const { options } = turn;
-  const { runtime, session, signal, output } = options;
+  const { runtime, session, output } = options;
   const { config } = runtime;
   // Steered messages enter at each step boundary: here, and again after a compaction (see steering.ts).
   if (hasSteering(options)) await deliverSteering(options);
@@ -42,7 +42,7 @@ export async function modelStep(turn: TurnRun): Promise<ModelStepOutcome> {
     if (compacted === 'compacted') stable = cachedStablePrompt(runtime, session);
     await deliverSteering(options);
   }
-  if (signal.aborted) return { type: 'cancelled' };
+  if (turn.cancelScope.cancelled) return { type: 'cancelled' };
 
   // 4c–4d. One streamed model call. The dynamic part goes before the latest user message, not into the
   // system prompt, so that a change of it does not void the provider's prefix cache (docs/decisions.md).

@@ -83,7 +83,7 @@ export async function toolStep(
 
   // 4i. The count, and the limit: reaching it ends the turn with a notice to the model.
   turn.toolCallCount += calls.length;
-  if (signal.aborted) return { type: 'cancelled' };
+  if (turn.cancelScope.cancelled) return { type: 'cancelled' };
   if (turn.toolCallCount >= config.maxToolCallsPerTurn) {
     const limit = config.maxToolCallsPerTurn;
     await session.commit({ type: 'system', content: fillTemplate(TOOL_LIMIT_NOTICE, { limit }) });
