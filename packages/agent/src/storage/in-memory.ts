@@ -78,6 +78,26 @@ function sharingOf(payload: SessionEventPayload, objectsOnly: boolean): StoredEv
   return payload.type === 'user_message' || payload.type === 'assistant_message' ? 'message' : 'copy';
 }
 
+/** The payload a load hands out for a stored event (see StoredEvent.sharing). */
+function loadedPayload(event: StoredEvent): SessionEventPayload {
+  const { payload } = event;
+  if (event.sharing === 'frozen') return payload;
+  if (event.sharing === 'message') event.sharing = sharedBlocks(payload) ? 'blocks' : 'copy';
+  if (event.sharing === 'blocks') {
+    // Checked at the first load: a user or assistant message whose blocks are frozen.
+    const message = payload as Extract<SessionEventPayload, { content: unknown[] }>;
+    return { ...message, content: message.content.slice() } as SessionEventPayload;
+  }
+  if (event.sharing === 'freezable') {
+    freezeObjects(payload);
+    event.sharing = 'frozen';
+    return payload;
+  }
+  // Each event was copied on its own when saved, so no object is shared between two of them: copying them one by
+  // one gives the same result as copying the whole log, without one walk remembering every object.
+  return copyOf(payload, 'the session log');
+}
+
 /**
  * Freezes the content blocks of a stored message and answers true when each of them is a flat plain object (a
  * text, image or reasoning block: primitives alone) and the message's other fields are primitives; answers
@@ -144,7 +164,8 @@ const SAVED: Promise<void> = Promise.resolve();
  * a TypeError in strict mode). A user or assistant message gets a new payload object and a new content array on
  * each load, since a frozen array is slow to iterate, but its content blocks (flat objects: text, image,
  * reasoning) are frozen and shared the same way. Any other payload (one holding an array or a Date elsewhere) is
- * copied on each load. Either way, changing a loaded event never changes the log. `findSession` matches an id prefix, or the text of the
+ * copied on each load. Either way, changing a loaded event never changes the log. `loadPayloads` hands out the
+ * same payloads without a Date and an event object each (what a resume reads). `findSession` matches an id prefix, or the text of the
  * title or of any user or assistant message (tool results and system messages are not searched),
  * ignoring case and surrounding white space.
  */
@@ -204,23 +225,25 @@ export class InMemorySessionStorage implements SessionStorage {
     const log = new Array<SessionEvent>(events.length);
     for (let index = 0; index < events.length; index++) {
       const event = events[index] as StoredEvent;
-      let payload = event.payload;
-      if (event.sharing === 'message') event.sharing = sharedBlocks(payload) ? 'blocks' : 'copy';
-      if (event.sharing === 'blocks') {
-        // Checked at the first load: a user or assistant message whose blocks are frozen.
-        const message = payload as Extract<SessionEventPayload, { content: unknown[] }>;
-        payload = { ...message, content: message.content.slice() } as SessionEventPayload;
-      } else if (event.sharing === 'copy') {
-        // Each event was copied on its own when saved, so no object is shared between two of them: copying them
-        // one by one gives the same result as copying the whole log, without one walk remembering every object.
-        payload = copyOf(payload, 'the session log');
-      } else if (event.sharing === 'freezable') {
-        freezeObjects(payload);
-        event.sharing = 'frozen';
-      }
-      log[index] = { timestamp: new Date(event.timeMs), payload };
+      log[index] = { timestamp: new Date(event.timeMs), payload: loadedPayload(event) };
     }
     return log;
+  }
+
+  /**
+   * The payloads of `loadSession`'s events, shared or copied the same way, without a Date or an event object per
+   * event (a resume reads no timestamp); null for an unknown id.
+   */
+  async loadPayloads(sessionId: string): Promise<SessionEventPayload[] | null> {
+    checkSessionId(sessionId);
+    const record = this.#sessions.get(sessionId);
+    if (record === undefined) return null;
+    const { events } = record;
+    const payloads = new Array<SessionEventPayload>(events.length);
+    for (let index = 0; index < events.length; index++) {
+      payloads[index] = loadedPayload(events[index] as StoredEvent);
+    }
+    return payloads;
   }
 
   /**
