@@ -232,9 +232,14 @@ export class InMemorySessionStorage implements SessionStorage {
 
   /**
    * The payloads of `loadSession`'s events, shared or copied the same way, without a Date or an event object per
-   * event (a resume reads no timestamp); null for an unknown id.
+   * event (a resume reads no timestamp); null for an unknown id. A subclass that overrides `loadSession` is read
+   * through its override, so that what it changes in a log (a migration, a filter) still reaches a resume.
    */
   async loadPayloads(sessionId: string): Promise<SessionEventPayload[] | null> {
+    if (this.loadSession !== InMemorySessionStorage.prototype.loadSession) {
+      const log = await this.loadSession(sessionId);
+      return log === null ? null : log.map((event) => event.payload);
+    }
     checkSessionId(sessionId);
     const record = this.#sessions.get(sessionId);
     if (record === undefined) return null;
