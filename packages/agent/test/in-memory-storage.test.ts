@@ -221,6 +221,42 @@ describe('InMemorySessionStorage', () => {
     expect(await storage.loadSession('s')).toBeNull();
   });
 
+  test('a long log comes back whole and in order, by loadSession and loadPayloads, loaded once or again', async () => {
+    const storage = new InMemorySessionStorage();
+    const saved: SessionEvent[] = [];
+    for (let index = 0; index < 1_000; index++) {
+      // Times out of order: a log keeps each event's own.
+      const timestamp = new Date(1_700_000_000_000 + ((index * 7_919) % 1_000) * 1_000);
+      const payloads: SessionEvent['payload'][] = [
+        { type: 'user_message', content: [{ type: 'text', text: `question ${index}` }] },
+        { type: 'tool_call', callId: `c${index}`, toolName: 'read', arguments: { n: index } },
+        { type: 'tool_result', callId: `c${index}`, content: `result ${index}`, isError: false },
+        { type: 'metadata', key: 'note', value: { list: [index] } },
+      ];
+      saved.push({ timestamp, payload: payloads[index % payloads.length] as SessionEvent['payload'] });
+      await storage.saveEvent('long', saved[index] as SessionEvent);
+    }
+    expect(await storage.loadPayloads('long')).toEqual(saved.map((event) => event.payload));
+    expect(await storage.loadSession('long')).toEqual(saved);
+    expect(await storage.loadPayloads('long')).toEqual(saved.map((event) => event.payload));
+    const [summary] = (await storage.listSessions(undefined, 1)).sessions;
+    expect(summary?.messageCount).toBe(750);
+    expect(summary?.updatedAt).toEqual(saved.at(-1)?.timestamp);
+  });
+
+  test('saveEvent never throws: bad input rejects, and a good save resolves once stored', async () => {
+    const storage = new InMemorySessionStorage();
+    let rejected: Promise<void> | undefined;
+    expect(() => {
+      rejected = storage.saveEvent('', userEvent('no id'));
+    }).not.toThrow();
+    await expectInvalidInput(rejected as Promise<void>);
+    const first = storage.saveEvent('s', userEvent('one'));
+    const second = storage.saveEvent('s', userEvent('two'));
+    await expect(Promise.all([first, second])).resolves.toEqual([undefined, undefined]);
+    expect((await storage.loadPayloads('s'))?.length).toBe(2);
+  });
+
   test('appending to an older session moves it to the front', async () => {
     const storage = new InMemorySessionStorage();
     await storage.saveEvent('old', userEvent('first', new Date(1000)));

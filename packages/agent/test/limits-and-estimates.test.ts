@@ -161,7 +161,7 @@ describe('the token estimate (SPEC §4 Compaction, §5.11)', () => {
       Array.from({ length: 100 }, (_, index) => cut(index)),
       [...Array.from({ length: 100 }, (_, index) => note(index)), cut(0)],
     ]) {
-      const { messages } = replaySessionEvents(events);
+      const { messages } = replaySessionEvents(events.map((event) => event.payload));
       const cuts = events.filter((event) => event.payload.type === 'assistant_message').length;
       expect(messages).toHaveLength(cuts * 2);
       expect(Object.keys(messages)).toHaveLength(messages.length);
@@ -195,7 +195,7 @@ describe('the token estimate (SPEC §4 Compaction, §5.11)', () => {
       { timestamp: at, payload: { type: 'user_message', content: [{ type: 'text', text: 'and now?' }] } },
     ];
     for (let end = 1; end <= events.length; end++) {
-      const replayed = replaySessionEvents(events.slice(0, end));
+      const replayed = replaySessionEvents(events.slice(0, end).map((event) => event.payload));
       let measured = 0;
       for (const message of replayed.messages) measured += messageChars(message);
       expect(replayed.chars).toBe(measured);

@@ -4,7 +4,7 @@ import { logPayloadOf, messageChars } from '../src/context/context.js';
 import { replaySessionEvents } from '../src/context/replay.js';
 import { INTERRUPTED_MESSAGE_NOTICE } from '../src/kernel/templates.js';
 import type { ContentBlock, Message } from '../src/kernel/types.js';
-import type { SessionEvent } from '../src/ports/storage.js';
+import type { SessionEventPayload } from '../src/ports/storage.js';
 
 const block: fc.Arbitrary<ContentBlock> = fc.oneof(
   fc.record({ type: fc.constant('text' as const), text: fc.string({ maxLength: 12 }) }),
@@ -40,9 +40,9 @@ const stretch: fc.Arbitrary<Message[]> = fc.oneof(
     ]),
 );
 
-/** The log a turn writes for these messages: one event per message, through the one mapping. */
-function logOf(messages: readonly Message[]): SessionEvent[] {
-  return messages.map((message) => ({ timestamp: new Date(0), payload: logPayloadOf(message) }));
+/** The log a turn writes for these messages: one payload per message, through the one mapping. */
+function logOf(messages: readonly Message[]): SessionEventPayload[] {
+  return messages.map((message) => logPayloadOf(message));
 }
 
 describe('logPayloadOf and the replay of a log', () => {

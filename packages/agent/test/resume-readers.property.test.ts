@@ -4,7 +4,7 @@ import { decisionRecord, heldBatchRecord, readHeldBatch } from '../src/approvals
 import { readInterruptedTurn } from '../src/approvals/interrupted-turn.js';
 import type { HeldBatch } from '../src/kernel/approval-types.js';
 import { MetadataKey } from '../src/log/metadata-keys.js';
-import type { SessionEvent, SessionEventPayload } from '../src/ports/storage.js';
+import type { SessionEventPayload } from '../src/ports/storage.js';
 
 /** What the log says a held batch is, read front to back: the rule readHeldBatch must keep. */
 function heldBatchFrontToBack(payloads: readonly SessionEventPayload[]): unknown {
@@ -94,8 +94,7 @@ function settledFrontToBack(payloads: readonly SessionEventPayload[]): boolean {
 test('readHeldBatch (read from the end) finds the batch and the decisions a front-to-back reading finds', () => {
   fc.assert(
     fc.property(fc.array(payload, { maxLength: 14 }), (payloads) => {
-      const events: SessionEvent[] = payloads.map((item) => ({ timestamp: new Date(0), payload: item }));
-      expect(viewOf(readHeldBatch(events))).toEqual(heldBatchFrontToBack(payloads));
+      expect(viewOf(readHeldBatch(payloads))).toEqual(heldBatchFrontToBack(payloads));
     }),
     { numRuns: 2_000 },
   );
@@ -104,8 +103,7 @@ test('readHeldBatch (read from the end) finds the batch and the decisions a fron
 test('readInterruptedTurn finds a cut turn exactly where a front-to-back reading finds one', () => {
   fc.assert(
     fc.property(fc.array(payload, { maxLength: 14 }), (payloads) => {
-      const events: SessionEvent[] = payloads.map((item) => ({ timestamp: new Date(0), payload: item }));
-      expect(readInterruptedTurn(events) === undefined).toBe(settledFrontToBack(payloads));
+      expect(readInterruptedTurn(payloads) === undefined).toBe(settledFrontToBack(payloads));
     }),
     { numRuns: 2_000 },
   );

@@ -125,6 +125,19 @@ export class SqliteSessionStorage implements SessionStorage {
 
   /** The whole log in save order (Dates revived), or null for an unknown id. */
   async loadSession(sessionId: string): Promise<SessionEvent[] | null> {
+    return this.#readLog(sessionId, (timeMs, payload) => ({ timestamp: new Date(timeMs), payload }));
+  }
+
+  /** The payloads of `loadSession`'s events, without a Date and an event object each (what a resume reads). */
+  async loadPayloads(sessionId: string): Promise<SessionEventPayload[] | null> {
+    return this.#readLog(sessionId, (_timeMs, payload) => payload);
+  }
+
+  /** The log of a session, each event as `entryOf` makes it of its time and decoded payload; null for an unknown id. */
+  #readLog<T>(
+    sessionId: string,
+    entryOf: (timeMs: number, payload: SessionEventPayload) => T,
+  ): Promise<T[] | null> {
     checkSessionId(sessionId);
     const connection = this.#connection;
     return connection.read(`loading session '${sessionId}'`, () => {
@@ -144,17 +157,17 @@ export class SqliteSessionStorage implements SessionStorage {
           sourceComponent: 'storage',
         });
       }
-      const events: SessionEvent[] = new Array(payloads.length);
+      const entries: T[] = new Array(payloads.length);
       for (let index = 0; index < payloads.length; index += 1) {
         const time = times[index] as number | string;
         // A number: an untagged payload; text (`<ms>t`): a payload whose tags have to be revived.
         const tagged = typeof time === 'string';
-        events[index] = {
-          timestamp: new Date(tagged ? Number.parseInt(time, 10) : time),
-          payload: decodeStoredValue(payloads[index] as string, tagged) as SessionEventPayload,
-        };
+        entries[index] = entryOf(
+          tagged ? Number.parseInt(time, 10) : time,
+          decodeStoredValue(payloads[index] as string, tagged) as SessionEventPayload,
+        );
       }
-      return events;
+      return entries;
     });
   }
 

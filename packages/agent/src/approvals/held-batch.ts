@@ -5,7 +5,7 @@
 
 import type { HeldBatch, HeldCall, PendingToolCall } from '../kernel/approval-types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
-import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
+import type { SessionEventPayload } from '../ports/storage.js';
 
 /** The calls of a held batch that need a decision, as events and `pendingApprovals()` show them. */
 export function pendingCallsOf(batch: HeldBatch): PendingToolCall[] {
@@ -58,12 +58,12 @@ export function continuedRecord(turnId: string): SessionEventPayload {
  * `approval_continued` (or by a result or message of another kind, which a held batch never is), with the
  * decisions recorded since.
  */
-export function readHeldBatch(events: readonly SessionEvent[]): HeldBatch | undefined {
+export function readHeldBatch(payloads: readonly SessionEventPayload[]): HeldBatch | undefined {
   // From the end back to the last `approval_pending`: anything that ends a batch on the way means none is held.
   // Most logs end with a message that ends any batch, so a resume reads one event here, not the whole log.
-  let start = events.length - 1;
+  let start = payloads.length - 1;
   for (; start >= 0; start--) {
-    const payload = (events[start] as SessionEvent).payload;
+    const payload = payloads[start] as SessionEventPayload;
     const { type } = payload;
     if (type === 'tool_call') continue;
     if (type !== 'metadata') return undefined;
@@ -72,11 +72,11 @@ export function readHeldBatch(events: readonly SessionEvent[]): HeldBatch | unde
     if (key === MetadataKey.approvalContinued || key === MetadataKey.compaction) return undefined;
   }
   if (start < 0) return undefined;
-  const pending = (events[start] as SessionEvent).payload;
+  const pending = payloads[start] as SessionEventPayload;
   const batch = pending.type === 'metadata' ? readPending(pending.value) : undefined;
   if (batch === undefined) return undefined;
-  for (let index = start + 1; index < events.length; index++) {
-    const payload = (events[index] as SessionEvent).payload;
+  for (let index = start + 1; index < payloads.length; index++) {
+    const payload = payloads[index] as SessionEventPayload;
     if (payload.type !== 'metadata' || payload.key !== MetadataKey.approvalDecision) continue;
     const decision = readRecordedDecision(payload.value);
     if (decision !== undefined && batch.calls.some((call) => call.callId === decision.callId)) {

@@ -8,7 +8,7 @@ import type { HeldBatch, HeldCall, InterruptedTurn } from '../kernel/approval-ty
 import { OpenCalls } from '../kernel/open-calls.js';
 import type { ToolCallRequest } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
-import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
+import type { SessionEventPayload } from '../ports/storage.js';
 import { type GateConfig, needsApproval, type ToolLookup } from './gate.js';
 
 /** What the log says of a turn that was cut before it ended. */
@@ -27,8 +27,10 @@ export interface InterruptedTurnRecord {
  * nothing of these after it, was cut: by a crash during a model call, a tool batch, an approval or a compaction.
  * (A log written before `turn_ended` existed shows a failed turn as cut too: continuing it asks the model again.)
  */
-export function readInterruptedTurn(events: readonly SessionEvent[]): InterruptedTurnRecord | undefined {
-  if (endsSettled(events)) return undefined;
+export function readInterruptedTurn(
+  payloads: readonly SessionEventPayload[],
+): InterruptedTurnRecord | undefined {
+  if (endsSettled(payloads)) return undefined;
   let last: SessionEventPayload | undefined;
   let ended = false;
   // The payloads, not requests made of them: most calls of a long log get their result, and a request is only
@@ -39,8 +41,8 @@ export function readInterruptedTurn(events: readonly SessionEvent[]): Interrupte
   let answerDropped = false;
   // Indexed rather than `for of`: this runs once per resume, mostly before it is optimised, and an array
   // iterator then allocates a result object per event.
-  for (let index = 0; index < events.length; index++) {
-    const payload = (events[index] as SessionEvent).payload;
+  for (let index = 0; index < payloads.length; index++) {
+    const payload = payloads[index] as SessionEventPayload;
     if (payload.type === 'metadata') {
       if (payload.key === MetadataKey.turnEnded || payload.key === MetadataKey.approvalPending) ended = true;
       else if (payload.key === MetadataKey.approvalContinued) ended = false;
@@ -80,10 +82,10 @@ export function readInterruptedTurn(events: readonly SessionEvent[]): Interrupte
  * `turn_ended` or `approval_pending` as the last of the records that settle a turn, or a complete final answer.
  * Most logs end so, and a resume then reads a few events here rather than the whole log.
  */
-function endsSettled(events: readonly SessionEvent[]): boolean {
+function endsSettled(payloads: readonly SessionEventPayload[]): boolean {
   let decided = false;
-  for (let index = events.length - 1; index >= 0; index--) {
-    const payload = (events[index] as SessionEvent).payload;
+  for (let index = payloads.length - 1; index >= 0; index--) {
+    const payload = payloads[index] as SessionEventPayload;
     if (payload.type !== 'metadata')
       return payload.type === 'assistant_message' && payload.status === 'complete';
     if (decided) continue;

@@ -7,7 +7,7 @@
 import { INTERRUPTED_MESSAGE_NOTICE } from '../kernel/templates.js';
 import type { Message, SessionConfig } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
-import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
+import type { SessionEventPayload } from '../ports/storage.js';
 import { logPayloadOf } from './context.js';
 import { replaySessionEvents, turnIdOf } from './replay.js';
 import type { TurnMark } from './turn-marks.js';
@@ -24,10 +24,10 @@ export interface ForkLog {
  * rewind, whichever comes first after the turn's input (the end of the log when neither does). Undefined when the
  * log holds no input of that turn.
  */
-function forkCutIndex(events: readonly SessionEvent[], atTurnId: string): number | undefined {
+function forkCutIndex(payloads: readonly SessionEventPayload[], atTurnId: string): number | undefined {
   let found = false;
-  for (let index = 0; index < events.length; index += 1) {
-    const payload = events[index]?.payload;
+  for (let index = 0; index < payloads.length; index += 1) {
+    const payload = payloads[index];
     if (payload === undefined) continue;
     const turnId = turnIdOf(payload);
     if (!found) {
@@ -37,21 +37,21 @@ function forkCutIndex(events: readonly SessionEvent[], atTurnId: string): number
     if (turnId !== undefined && turnId !== atTurnId) return index;
     if (payload.type === 'metadata' && payload.key === MetadataKey.rewind) return index;
   }
-  return found ? events.length : undefined;
+  return found ? payloads.length : undefined;
 }
 
 /**
- * The log of a fork of `events` at `atTurnId` (the whole history when undefined); undefined when the log holds no
+ * The log of a fork of the log `payloads` at `atTurnId` (the whole history when undefined); undefined when the log holds no
  * such turn. A turn unfinished at the cut is cut in the fork too: its calls without a result get the interrupted
  * result, as a resume would give them.
  */
 export function forkLogOf(
-  events: readonly SessionEvent[],
+  payloads: readonly SessionEventPayload[],
   atTurnId: string | undefined,
 ): ForkLog | undefined {
-  const cut = atTurnId === undefined ? events.length : forkCutIndex(events, atTurnId);
+  const cut = atTurnId === undefined ? payloads.length : forkCutIndex(payloads, atTurnId);
   if (cut === undefined) return undefined;
-  const replayed = replaySessionEvents(events.slice(0, cut));
+  const replayed = replaySessionEvents(payloads.slice(0, cut));
   const opening = openingTurnIds(replayed.messages, replayed.turns.list);
   const messages: SessionEventPayload[] = [];
   replayed.messages.forEach((message, index) => {

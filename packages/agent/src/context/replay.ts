@@ -8,7 +8,7 @@ import { OpenCalls } from '../kernel/open-calls.js';
 import { INTERRUPTED_MESSAGE_NOTICE } from '../kernel/templates.js';
 import type { BudgetConfig, Message, SessionConfig } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
-import type { SessionEvent, SessionEventPayload } from '../ports/storage.js';
+import type { SessionEventPayload } from '../ports/storage.js';
 import { compactedMessages, interruptedNotice, messageChars } from './context.js';
 import { applyPruning } from './pruning.js';
 import { TurnMarks } from './turn-marks.js';
@@ -227,7 +227,7 @@ export function rewindRecord(toTurnId: string): SessionEventPayload {
  * session whose turn may be running elsewhere, not a resume.
  */
 export function replaySessionEvents(
-  events: readonly SessionEvent[],
+  payloads: readonly SessionEventPayload[],
   options: {
     held?: ReadonlySet<string> | undefined;
     keepTrailingCalls?: boolean;
@@ -235,14 +235,14 @@ export function replaySessionEvents(
     onMetadata?: (payload: SessionEventPayload) => void;
   } = {},
 ): ReplayedSession {
-  const context = new ReplayedContext(events.length);
+  const context = new ReplayedContext(payloads.length);
   const { onMetadata } = options;
   let sessionConfig: SessionConfig | undefined;
   let turnCount = 0;
   // Indexed rather than `for of`: a replay runs once per resume, mostly before it is optimised, and an array
   // iterator then allocates a result object per event.
-  for (let index = 0; index < events.length; index++) {
-    const payload = (events[index] as SessionEvent).payload;
+  for (let index = 0; index < payloads.length; index++) {
+    const payload = payloads[index] as SessionEventPayload;
     if (payload.type === 'metadata') {
       onMetadata?.(payload);
       if (payload.key === MetadataKey.sessionConfig) sessionConfig = readSessionConfig(payload.value);

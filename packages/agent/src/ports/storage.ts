@@ -56,6 +56,13 @@ export interface SessionStorage {
    * stored log: a storage hands out copies, or payloads frozen read-only (InMemorySessionStorage does for some).
    */
   loadSession(sessionId: string): Promise<SessionEvent[] | null>;
+  /**
+   * Optional: the payloads of the whole log in save order, without their timestamps, or null for an unknown id;
+   * changing them never changes the stored log, as with `loadSession`. The runtime reads a log this way to resume,
+   * read or fork a session (it replays payloads alone), so a storage can skip making a Date and an event object
+   * per saved event; without it, the runtime takes the payloads of `loadSession`'s events.
+   */
+  loadPayloads?(sessionId: string): Promise<SessionEventPayload[] | null>;
   /** Sessions newest first (by last update); `cursor` comes from the previous page. */
   listSessions(cursor: string | undefined, limit: number): Promise<SessionPage>;
   /** Sessions whose id starts with `query` or whose title or messages contain it. */

@@ -13,7 +13,7 @@ import type { ForkOptions, Message, SessionConfig } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
 import { storageError } from '../log/session-log.js';
 import type { RoutedModel } from '../model/model-router.js';
-import type { SessionClaim, SessionEvent } from '../ports/storage.js';
+import type { SessionClaim, SessionEvent, SessionEventPayload } from '../ports/storage.js';
 import type { ToolHandler } from '../ports/tool.js';
 import { type AgentRuntime, SessionState } from '../turn/session-state.js';
 import { addLoggedUsage, emptyUsageTotals } from '../usage/usage.js';
@@ -201,8 +201,7 @@ export class Agent {
     const source = this.activeSession(sessionId);
     // What the source holds here but has not written yet belongs to the history being forked.
     await source?.state.log.flush();
-    const events = await this.loadLog(sessionId);
-    const log = forkLogOf(events, atTurnId);
+    const log = forkLogOf(await this.loadLog(sessionId), atTurnId);
     if (log === undefined) throw forkTurnNotFound(sessionId, atTurnId ?? '');
     const forkId = randomUUID();
     this.reserveSlot(forkId);
@@ -232,11 +231,11 @@ export class Agent {
       // Claimed before the log is read, so that this read sees everything the previous holder wrote.
       if (this.runtime.sessionStorage?.acquireSession !== undefined)
         claim = await this.claimSession(sessionId);
-      const events = await this.loadLog(sessionId);
-      const heldBatch = readHeldBatch(events);
+      const payloads = await this.loadLog(sessionId);
+      const heldBatch = readHeldBatch(payloads);
       // The usage records are summed in the replay's walk: a long log is walked once.
       const usage = emptyUsageTotals();
-      const replayed = replaySessionEvents(events, {
+      const replayed = replaySessionEvents(payloads, {
         held: heldCallIds(heldBatch),
         onMetadata: (payload) => addLoggedUsage(usage, payload),
       });
@@ -257,7 +256,7 @@ export class Agent {
       state.restoreCounts(replayed.turnCount, this.runtime.config.memoryCheckpointInterval);
       state.usage.restore(usage);
       state.heldBatch = heldBatch;
-      state.interrupted = heldBatch === undefined ? interruptedTurnOf(events) : undefined;
+      state.interrupted = heldBatch === undefined ? interruptedTurnOf(payloads) : undefined;
       if (state.memory !== undefined) state.memories = await this.loadMemories(state);
       return new Session(this.activate(state));
     } catch (error) {
@@ -269,21 +268,27 @@ export class Agent {
     }
   }
 
-  /** The saved log of a session: SESSION_NOT_FOUND for an unknown id (or without storage), STORAGE_ERROR. */
-  private async loadLog(sessionId: string): Promise<SessionEvent[]> {
+  /**
+   * The payloads of a session's saved log (resuming, reading and forking replay payloads alone), by the storage's
+   * `loadPayloads` when it has one: SESSION_NOT_FOUND for an unknown id (or without storage), STORAGE_ERROR.
+   */
+  private async loadLog(sessionId: string): Promise<SessionEventPayload[]> {
     const storage = this.runtime.sessionStorage;
-    let events: SessionEvent[] | null = null;
+    let payloads: SessionEventPayload[] | null = null;
     if (storage !== undefined) {
       try {
-        events = await storage.loadSession(sessionId);
+        payloads =
+          storage.loadPayloads !== undefined
+            ? await storage.loadPayloads(sessionId)
+            : payloadsOf(await storage.loadSession(sessionId));
       } catch (error) {
         throw storageError(error, `loading session '${sessionId}' failed`);
       }
     }
-    if (events === null) {
+    if (payloads === null) {
       throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
     }
-    return events;
+    return payloads;
   }
 
   /**
@@ -297,15 +302,15 @@ export class Agent {
     if (typeof sessionId !== 'string' || sessionId === '') {
       throw new AgentError({ code: 'INVALID_INPUT', message: 'readSession takes a non-empty session id' });
     }
-    const events = await this.loadLog(sessionId);
-    const heldBatch = readHeldBatch(events);
-    const replayed = replaySessionEvents(events, { held: heldCallIds(heldBatch), keepTrailingCalls: true });
+    const payloads = await this.loadLog(sessionId);
+    const heldBatch = readHeldBatch(payloads);
+    const replayed = replaySessionEvents(payloads, { held: heldCallIds(heldBatch), keepTrailingCalls: true });
     return {
       sessionId,
       messages: replayed.messages,
       pendingApprovals: heldBatch === undefined ? [] : pendingCallsOf(heldBatch),
       turnCount: replayed.turnCount,
-      unfinishedTurn: heldBatch === undefined && readInterruptedTurn(events) !== undefined,
+      unfinishedTurn: heldBatch === undefined && readInterruptedTurn(payloads) !== undefined,
     };
   }
 
@@ -422,10 +427,10 @@ export class Agent {
  * The turn the log leaves cut, with the context `continue()` runs it on: the calls it left without a result still
  * open (the resumed context gives them the interrupted result, which a new message keeps), its cut answer out.
  */
-function interruptedTurnOf(events: readonly SessionEvent[]): SessionState['interrupted'] {
-  const record = readInterruptedTurn(events);
+function interruptedTurnOf(payloads: readonly SessionEventPayload[]): SessionState['interrupted'] {
+  const record = readInterruptedTurn(payloads);
   if (record === undefined) return undefined;
-  const replayed = replaySessionEvents(events, { keepTrailingCalls: true });
+  const replayed = replaySessionEvents(payloads, { keepTrailingCalls: true });
   const messages = record.partialAnswer ? withoutCutAnswer(replayed.messages) : replayed.messages;
   const chars = messages === replayed.messages ? replayed.chars : undefined;
   return {
@@ -433,6 +438,15 @@ function interruptedTurnOf(events: readonly SessionEvent[]): SessionState['inter
     messages,
     chars: chars ?? messages.reduce((sum, message) => sum + messageChars(message), 0),
   };
+}
+
+/** The payloads of a loaded log (null for an unknown session). */
+function payloadsOf(events: readonly SessionEvent[] | null): SessionEventPayload[] | null {
+  if (events === null) return null;
+  const payloads = new Array<SessionEventPayload>(events.length);
+  for (let index = 0; index < events.length; index++)
+    payloads[index] = (events[index] as SessionEvent).payload;
+  return payloads;
 }
 
 /** The ids of the calls a suspended turn holds, or undefined when none is suspended (most resumes). */

@@ -78,6 +78,26 @@ function sharingOf(payload: SessionEventPayload, objectsOnly: boolean): StoredEv
   return payload.type === 'user_message' || payload.type === 'assistant_message' ? 'message' : 'copy';
 }
 
+/** The payload a load hands out for a stored event (see StoredEvent.sharing). */
+function loadedPayload(event: StoredEvent): SessionEventPayload {
+  const { payload } = event;
+  if (event.sharing === 'frozen') return payload;
+  if (event.sharing === 'message') event.sharing = sharedBlocks(payload) ? 'blocks' : 'copy';
+  if (event.sharing === 'blocks') {
+    // Checked at the first load: a user or assistant message whose blocks are frozen.
+    const message = payload as Extract<SessionEventPayload, { content: unknown[] }>;
+    return { ...message, content: message.content.slice() } as SessionEventPayload;
+  }
+  if (event.sharing === 'freezable') {
+    freezeObjects(payload);
+    event.sharing = 'frozen';
+    return payload;
+  }
+  // Each event was copied on its own when saved, so no object is shared between two of them: copying them one by
+  // one gives the same result as copying the whole log, without one walk remembering every object.
+  return copyOf(payload, 'the session log');
+}
+
 /**
  * Freezes the content blocks of a stored message and answers true when each of them is a flat plain object (a
  * text, image or reasoning block: primitives alone) and the message's other fields are primitives; answers
@@ -128,6 +148,14 @@ function summaryOf(record: SessionRecord): SessionSummary {
 }
 
 /**
+ * What `saveEvent` answers: a save is done before it returns, so one fulfilled promise serves every save. An
+ * async method made a promise per event (40 of the ~220 bytes saving an event allocated, and a resume of a long
+ * session saved through the port allocates for each of its events); awaiting or chaining on a settled promise
+ * keeps no reaction on it, so sharing it holds nothing alive.
+ */
+const SAVED: Promise<void> = Promise.resolve();
+
+/**
  * A SessionStorage that keeps everything in the process's memory: for tests, demos and hosts that do
  * not need sessions to outlive the process. A saved event is deep-copied, so the caller may go on changing the
  * object it saved. A payload made of plain objects alone (a tool call's, a tool result's, most metadata) is
@@ -136,15 +164,28 @@ function summaryOf(record: SessionRecord): SessionSummary {
  * a TypeError in strict mode). A user or assistant message gets a new payload object and a new content array on
  * each load, since a frozen array is slow to iterate, but its content blocks (flat objects: text, image,
  * reasoning) are frozen and shared the same way. Any other payload (one holding an array or a Date elsewhere) is
- * copied on each load. Either way, changing a loaded event never changes the log. `findSession` matches an id prefix, or the text of the
+ * copied on each load. Either way, changing a loaded event never changes the log. `loadPayloads` hands out the
+ * same payloads without a Date and an event object each (what a resume reads). `findSession` matches an id prefix, or the text of the
  * title or of any user or assistant message (tool results and system messages are not searched),
  * ignoring case and surrounding white space.
  */
 export class InMemorySessionStorage implements SessionStorage {
   readonly #sessions = new Map<string, SessionRecord>();
 
-  /** Appends a copy of the event; rejects with INVALID_INPUT for a bad session id or event. */
-  async saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
+  /**
+   * Appends a copy of the event; rejects with INVALID_INPUT for a bad session id or event (never throws). The
+   * event is stored before this returns, so every save answers the same settled promise (see SAVED).
+   */
+  saveEvent(sessionId: string, event: SessionEvent): Promise<void> {
+    try {
+      this.#append(sessionId, event);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return SAVED;
+  }
+
+  #append(sessionId: string, event: SessionEvent): void {
     checkSessionId(sessionId);
     checkSessionEvent(event);
     const timeMs = Date.prototype.getTime.call(event.timestamp);
@@ -184,23 +225,30 @@ export class InMemorySessionStorage implements SessionStorage {
     const log = new Array<SessionEvent>(events.length);
     for (let index = 0; index < events.length; index++) {
       const event = events[index] as StoredEvent;
-      let payload = event.payload;
-      if (event.sharing === 'message') event.sharing = sharedBlocks(payload) ? 'blocks' : 'copy';
-      if (event.sharing === 'blocks') {
-        // Checked at the first load: a user or assistant message whose blocks are frozen.
-        const message = payload as Extract<SessionEventPayload, { content: unknown[] }>;
-        payload = { ...message, content: message.content.slice() } as SessionEventPayload;
-      } else if (event.sharing === 'copy') {
-        // Each event was copied on its own when saved, so no object is shared between two of them: copying them
-        // one by one gives the same result as copying the whole log, without one walk remembering every object.
-        payload = copyOf(payload, 'the session log');
-      } else if (event.sharing === 'freezable') {
-        freezeObjects(payload);
-        event.sharing = 'frozen';
-      }
-      log[index] = { timestamp: new Date(event.timeMs), payload };
+      log[index] = { timestamp: new Date(event.timeMs), payload: loadedPayload(event) };
     }
     return log;
+  }
+
+  /**
+   * The payloads of `loadSession`'s events, shared or copied the same way, without a Date or an event object per
+   * event (a resume reads no timestamp); null for an unknown id. A subclass that overrides `loadSession` is read
+   * through its override, so that what it changes in a log (a migration, a filter) still reaches a resume.
+   */
+  async loadPayloads(sessionId: string): Promise<SessionEventPayload[] | null> {
+    if (this.loadSession !== InMemorySessionStorage.prototype.loadSession) {
+      const log = await this.loadSession(sessionId);
+      return log === null ? null : log.map((event) => event.payload);
+    }
+    checkSessionId(sessionId);
+    const record = this.#sessions.get(sessionId);
+    if (record === undefined) return null;
+    const { events } = record;
+    const payloads = new Array<SessionEventPayload>(events.length);
+    for (let index = 0; index < events.length; index++) {
+      payloads[index] = loadedPayload(events[index] as StoredEvent);
+    }
+    return payloads;
   }
 
   /**

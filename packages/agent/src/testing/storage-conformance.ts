@@ -10,6 +10,7 @@ import {
 import { deleteSessionTests } from './conformance/session-storage/delete-session.js';
 import { findSessionTests } from './conformance/session-storage/find-session.js';
 import { listSessionsTests } from './conformance/session-storage/list-sessions.js';
+import { loadPayloadsTests } from './conformance/session-storage/load-payloads.js';
 import { saveEventTests } from './conformance/session-storage/save-event.js';
 import { saveEventsTests } from './conformance/session-storage/save-events.js';
 import { turnHistoryTests } from './conformance/session-storage/turn-history.js';
@@ -70,6 +71,7 @@ export function defineSessionStorageConformance(options: SessionStorageConforman
   const test = portTest('SessionStorage', options.api, options.create);
   saveEventTests(test);
   saveEventsTests(test);
+  loadPayloadsTests(test);
   deleteSessionTests(test);
   listSessionsTests(test);
   findSessionTests(test);
