@@ -255,6 +255,11 @@ describe('InMemorySessionStorage', () => {
     const second = storage.saveEvent('s', userEvent('two'));
     await expect(Promise.all([first, second])).resolves.toEqual([undefined, undefined]);
     expect((await storage.loadPayloads('s'))?.length).toBe(2);
+    // One caller cannot change what another's save answers: the promise every save shares takes no own `then`.
+    expect(() => {
+      Object.defineProperty(first, 'then', { value: () => undefined });
+    }).toThrow(TypeError);
+    await expect(storage.saveEvent('s', userEvent('three'))).resolves.toBeUndefined();
   });
 
   test('appending to an older session moves it to the front', async () => {

@@ -153,7 +153,8 @@ function summaryOf(record: SessionRecord): SessionSummary {
  * session saved through the port allocates for each of its events); awaiting or chaining on a settled promise
  * keeps no reaction on it, so sharing it holds nothing alive.
  */
-const SAVED: Promise<void> = Promise.resolve();
+// Frozen: every caller gets this one object, so none may give it an own `then` that the others would run.
+const SAVED: Promise<void> = Object.freeze(Promise.resolve());
 
 /**
  * A SessionStorage that keeps everything in the process's memory: for tests, demos and hosts that do
@@ -165,9 +166,9 @@ const SAVED: Promise<void> = Promise.resolve();
  * each load, since a frozen array is slow to iterate, but its content blocks (flat objects: text, image,
  * reasoning) are frozen and shared the same way. Any other payload (one holding an array or a Date elsewhere) is
  * copied on each load. Either way, changing a loaded event never changes the log. `loadPayloads` hands out the
- * same payloads without a Date and an event object each (what a resume reads). `findSession` matches an id prefix, or the text of the
- * title or of any user or assistant message (tool results and system messages are not searched),
- * ignoring case and surrounding white space.
+ * same payloads without a Date and an event object each (what a resume reads). `findSession` matches an id
+ * prefix, or the text of the title or of any user or assistant message (tool results and system messages are
+ * not searched), ignoring case and surrounding white space.
  */
 export class InMemorySessionStorage implements SessionStorage {
   readonly #sessions = new Map<string, SessionRecord>();
