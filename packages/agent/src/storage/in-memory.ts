@@ -153,8 +153,9 @@ function summaryOf(record: SessionRecord): SessionSummary {
  * session saved through the port allocates for each of its events); awaiting or chaining on a settled promise
  * keeps no reaction on it, so sharing it holds nothing alive.
  */
-// Frozen: every caller gets this one object, so none may give it an own `then` that the others would run.
-const SAVED: Promise<void> = Object.freeze(Promise.resolve());
+// Not frozen, though every caller gets this one object: Node's async_hooks add a property to each promise they
+// see, and a frozen one makes that throw in every save of a host that uses them.
+const SAVED: Promise<void> = Promise.resolve();
 
 /**
  * A SessionStorage that keeps everything in the process's memory: for tests, demos and hosts that do
