@@ -1,51 +1,32 @@
 import { randomUUID } from 'node:crypto';
 import type { SessionEvent, SessionPage, SessionStorage, SessionSummary } from '@youyou/agent';
 import {
-  checkPageLimit,
   checkSessionEvent,
   checkSessionId,
-  decodeSessionCursor,
   decodeStoredValue,
-  encodeSessionCursor,
   encodeStoredValue,
   messageTextOf,
   sessionTitleOf,
 } from '@youyou/agent/storage';
-import { decodeText, encodeText, escapeLike, REPLACEMENT, searchForm, sortKey } from './codec.js';
+import { encodeText, searchForm, sortKey } from './codec.js';
 import type { Database } from './database.js';
 import { invalidInput, storageError } from './errors.js';
 import type { EventFeed, PositionedSessionEvent } from './event-feed.js';
 import type { AcquireLeaseOptions, LeaseHolder, LeaseManager, SessionLease } from './lease.js';
 import { type BatchTarget, type EventRow, lastWriteId, writeBatch } from './save-batch.js';
 import type { SearchIndexer } from './search-index.js';
+import {
+  findSessions,
+  listSessionPage,
+  type RankedSessionSummary,
+  searchRankedSessions,
+} from './session-queries.js';
 import { type SessionStatements, sessionStatements } from './session-sql.js';
 
-interface SummaryRow {
-  session_id: string;
-  title: string | null;
-  created_at_ms: string;
-  updated_at_ms: string;
-  message_count: number;
-}
-
-/** A session found by `searchRanked`, with its full-text rank. */
-export interface RankedSessionSummary extends SessionSummary {
-  /** The best `ts_rank` of the session's messages; larger is better. */
-  rank: number;
-}
+export type { RankedSessionSummary } from './session-queries.js';
 
 /** How many session ids `#written` holds before it starts over. */
 const WRITTEN_LIMIT = 10_000;
-
-function summaryOf(row: SummaryRow): SessionSummary {
-  return {
-    sessionId: decodeText(row.session_id),
-    title: decodeText(row.title ?? ''),
-    createdAt: new Date(Number(row.created_at_ms)),
-    updatedAt: new Date(Number(row.updated_at_ms)),
-    messageCount: row.message_count,
-  };
-}
 
 /**
  * A SessionStorage on PostgreSQL (SPEC §3 ports). One row per event (its payload as JSON text in which
@@ -267,31 +248,8 @@ export class PostgresSessionStorage implements SessionStorage {
   }
 
   /** Newest first; the cursor means "strictly after this position", so new sessions do not shift later pages. */
-  async listSessions(cursor: string | undefined, limit: number): Promise<SessionPage> {
-    checkPageLimit(limit);
-    const after = cursor === undefined ? undefined : decodeSessionCursor(cursor);
-    const context = 'listing sessions failed';
-    const result =
-      after === undefined
-        ? await this.#database.query<SummaryRow>({
-            statement: this.#sql.firstPage,
-            values: [limit + 1],
-            context,
-          })
-        : await this.#database.query<SummaryRow>({
-            statement: this.#sql.nextPage,
-            values: [limit + 1, after.updatedAtMs, sortKey(after.sessionId)],
-            context,
-          });
-    const sessions = result.rows.slice(0, limit).map(summaryOf);
-    const last = sessions.at(-1);
-    return {
-      sessions,
-      nextCursor:
-        result.rows.length > limit && last !== undefined
-          ? encodeSessionCursor({ updatedAtMs: last.updatedAt.getTime(), sessionId: last.sessionId })
-          : null,
-    };
+  listSessions(cursor: string | undefined, limit: number): Promise<SessionPage> {
+    return listSessionPage({ database: this.#database, sql: this.#sql, cursor, limit });
   }
 
   /**
@@ -299,24 +257,8 @@ export class PostgresSessionStorage implements SessionStorage {
    * ignoring case and surrounding white space, newest first. The query is matched literally (`%`, `_`,
    * quotes and backslashes are plain characters).
    */
-  async findSession(query: string): Promise<SessionSummary[]> {
-    if (typeof query !== 'string') throw invalidInput('query must be a string');
-    const needle = query.trim().toLowerCase();
-    if (needle === '') return [];
-    const pattern = escapeLike(searchForm(needle));
-    const result = await this.#database.query<SummaryRow>({
-      statement: this.#sql.find,
-      values: [`${pattern}%`, `%${pattern}%`],
-      context: 'searching sessions failed',
-    });
-    const summaries = result.rows.map(summaryOf);
-    // Without U+FFFD in the needle the search columns answer exactly; with it, check the original text.
-    if (!searchForm(needle).includes(REPLACEMENT)) return summaries;
-    const confirmed: SessionSummary[] = [];
-    for (const summary of summaries) {
-      if (await this.#matchesExactly(summary, needle)) confirmed.push(summary);
-    }
-    return confirmed;
+  findSession(query: string): Promise<SessionSummary[]> {
+    return findSessions({ database: this.#database, sql: this.#sql, query });
   }
 
   /** Removes the session, its events and search texts; an unknown id is not an error. Its lease, if any, stays. */
@@ -347,15 +289,8 @@ export class PostgresSessionStorage implements SessionStorage {
    * stemming) of user and assistant messages, in web-search syntax (`"a phrase"`, `or`, `-word`),
    * best `ts_rank` first. Only the first 64K characters of a message are indexed.
    */
-  async searchRanked(query: string, limit = 20): Promise<RankedSessionSummary[]> {
-    if (typeof query !== 'string') throw invalidInput('query must be a string');
-    checkPageLimit(limit);
-    const result = await this.#database.query<SummaryRow & { rank: number }>({
-      statement: this.#sql.ranked,
-      values: [searchForm(query), limit],
-      context: 'searching sessions failed',
-    });
-    return result.rows.map((row) => ({ ...summaryOf(row), rank: row.rank }));
+  searchRanked(query: string, limit = 20): Promise<RankedSessionSummary[]> {
+    return searchRankedSessions({ database: this.#database, sql: this.#sql, query, limit });
   }
 
   /**
@@ -397,19 +332,5 @@ export class PostgresSessionStorage implements SessionStorage {
   /** The name this storage holds leases under. */
   get leaseOwner(): string {
     return this.#leases.owner;
-  }
-
-  async #matchesExactly(summary: SessionSummary, needle: string): Promise<boolean> {
-    if (summary.sessionId.toLowerCase().startsWith(needle)) return true;
-    if (summary.title.toLowerCase().includes(needle)) return true;
-    const result = await this.#database.query<{ payload: string }>({
-      statement: this.#sql.texts,
-      values: [encodeText(summary.sessionId)],
-      context: 'searching sessions failed',
-    });
-    return result.rows.some((row) => {
-      const payload = decodeStoredValue(row.payload) as { content: Parameters<typeof messageTextOf>[0] };
-      return messageTextOf(payload.content).toLowerCase().includes(needle);
-    });
   }
 }

@@ -1,23 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { pendingCallsOf, readHeldBatch } from '../approvals/held-batch.js';
 import { readInterruptedTurn } from '../approvals/interrupted-turn.js';
-import { messageChars } from '../context/context.js';
 import { forkLogOf } from '../context/fork-log.js';
-import { replaySessionEvents, withoutCutAnswer } from '../context/replay.js';
+import { replaySessionEvents } from '../context/replay.js';
 import type { PluginManager } from '../hooks/plugin-manager.js';
-import type { HeldBatch, PendingToolCall } from '../kernel/approval-types.js';
+import type { PendingToolCall } from '../kernel/approval-types.js';
 import { checkBudgetConfig, checkModelIds } from '../kernel/config-validation.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import { settleWithin } from '../kernel/settle.js';
 import type { ForkOptions, Message, SessionConfig } from '../kernel/types.js';
 import { MetadataKey } from '../log/metadata-keys.js';
-import { storageError } from '../log/session-log.js';
-import type { RoutedModel } from '../model/model-router.js';
-import type { SessionClaim, SessionEvent, SessionEventPayload } from '../ports/storage.js';
+import type { SessionClaim, SessionEventPayload } from '../ports/storage.js';
 import type { ToolHandler } from '../ports/tool.js';
 import { type AgentRuntime, SessionState } from '../turn/session-state.js';
-import { addLoggedUsage, emptyUsageTotals } from '../usage/usage.js';
 import { checkForkArguments, forkTurnNotFound, writeFork } from './fork.js';
+import { heldCallIds, loadSessionLog, restoredState } from './saved-session.js';
 import { Session } from './session.js';
 import { releaseSessionClaim } from './session-close.js';
 import { SessionController, type SessionSlot } from './session-controller.js';
@@ -232,31 +229,7 @@ export class Agent {
       if (this.runtime.sessionStorage?.acquireSession !== undefined)
         claim = await this.claimSession(sessionId);
       const payloads = await this.loadLog(sessionId);
-      const heldBatch = readHeldBatch(payloads);
-      // The usage records are summed in the replay's walk: a long log is walked once.
-      const usage = emptyUsageTotals();
-      const replayed = replaySessionEvents(payloads, {
-        held: heldCallIds(heldBatch),
-        onMetadata: (payload) => addLoggedUsage(usage, payload),
-      });
-      const model = this.modelForResume(replayed.sessionConfig?.modelId, sessionId);
-      const state = new SessionState({
-        runtime: this.runtime,
-        sessionId,
-        model,
-        systemPromptOverride: replayed.sessionConfig?.systemPromptOverride,
-        claim,
-        memoryNamespace: memoryNamespace ?? replayed.sessionConfig?.memoryNamespace,
-        budget: replayed.sessionConfig?.budget,
-        // A fallback model no longer registered is skipped when a call falls back (fallbackRoutes).
-        fallbackModels: replayed.sessionConfig?.fallbackModels,
-      });
-      state.context.reset(replayed.messages, replayed.chars);
-      state.context.turns.replaceWith(replayed.turns);
-      state.restoreCounts(replayed.turnCount, this.runtime.config.memoryCheckpointInterval);
-      state.usage.restore(usage);
-      state.heldBatch = heldBatch;
-      state.interrupted = heldBatch === undefined ? interruptedTurnOf(payloads) : undefined;
+      const state = restoredState({ runtime: this.runtime, sessionId, payloads, claim, memoryNamespace });
       if (state.memory !== undefined) state.memories = await this.loadMemories(state);
       return new Session(this.activate(state));
     } catch (error) {
@@ -272,23 +245,8 @@ export class Agent {
    * The payloads of a session's saved log (resuming, reading and forking replay payloads alone), by the storage's
    * `loadPayloads` when it has one: SESSION_NOT_FOUND for an unknown id (or without storage), STORAGE_ERROR.
    */
-  private async loadLog(sessionId: string): Promise<SessionEventPayload[]> {
-    const storage = this.runtime.sessionStorage;
-    let payloads: SessionEventPayload[] | null = null;
-    if (storage !== undefined) {
-      try {
-        payloads =
-          storage.loadPayloads !== undefined
-            ? await storage.loadPayloads(sessionId)
-            : payloadsOf(await storage.loadSession(sessionId));
-      } catch (error) {
-        throw storageError(error, `loading session '${sessionId}' failed`);
-      }
-    }
-    if (payloads === null) {
-      throw new AgentError({ code: 'SESSION_NOT_FOUND', message: `session '${sessionId}' does not exist` });
-    }
-    return payloads;
+  private loadLog(sessionId: string): Promise<SessionEventPayload[]> {
+    return loadSessionLog(this.runtime.sessionStorage, sessionId);
   }
 
   /**
@@ -385,20 +343,6 @@ export class Agent {
     }
   }
 
-  private modelForResume(modelId: string | undefined, sessionId: string): RoutedModel {
-    const { models, config } = this.runtime;
-    if (modelId === undefined) return models.resolve(config.defaultModel);
-    const route = models.find(modelId);
-    if (route !== undefined) return route;
-    config.onBackgroundError(
-      new AgentError({
-        code: 'MODEL_NOT_SUPPORTED',
-        message: `session '${sessionId}' used model '${modelId}', which no provider offers now; it resumes with '${config.defaultModel}'`,
-      }),
-    );
-    return models.resolve(config.defaultModel);
-  }
-
   private async loadMemories(state: SessionState) {
     const memory = state.memory;
     if (memory === undefined) return [];
@@ -421,37 +365,6 @@ export class Agent {
     });
     for (const error of outcome.errors) config.onBackgroundError(error);
   }
-}
-
-/**
- * The turn the log leaves cut, with the context `continue()` runs it on: the calls it left without a result still
- * open (the resumed context gives them the interrupted result, which a new message keeps), its cut answer out.
- */
-function interruptedTurnOf(payloads: readonly SessionEventPayload[]): SessionState['interrupted'] {
-  const record = readInterruptedTurn(payloads);
-  if (record === undefined) return undefined;
-  const replayed = replaySessionEvents(payloads, { keepTrailingCalls: true });
-  const messages = record.partialAnswer ? withoutCutAnswer(replayed.messages) : replayed.messages;
-  const chars = messages === replayed.messages ? replayed.chars : undefined;
-  return {
-    record,
-    messages,
-    chars: chars ?? messages.reduce((sum, message) => sum + messageChars(message), 0),
-  };
-}
-
-/** The payloads of a loaded log (null for an unknown session). */
-function payloadsOf(events: readonly SessionEvent[] | null): SessionEventPayload[] | null {
-  if (events === null) return null;
-  const payloads = new Array<SessionEventPayload>(events.length);
-  for (let index = 0; index < events.length; index++)
-    payloads[index] = (events[index] as SessionEvent).payload;
-  return payloads;
-}
-
-/** The ids of the calls a suspended turn holds, or undefined when none is suspended (most resumes). */
-function heldCallIds(batch: HeldBatch | undefined): Set<string> | undefined {
-  return batch === undefined ? undefined : new Set(batch.calls.map((call) => call.callId));
 }
 
 /** A session's memory namespace, when given, is a non-empty string of at most 256 characters. */

@@ -1,36 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import { checkContinuable, checkDecision, checkNotSuspended, checkRunOptions } from '../approvals/checks.js';
-import { decisionRecord } from '../approvals/held-batch.js';
-import {
-  type InterruptedTurnRecord,
-  interruptedTurnView,
-  turnEndedRecord,
-} from '../approvals/interrupted-turn.js';
-import type { HeldBatch, InterruptedTurn, TurnRunOptions } from '../kernel/approval-types.js';
+import { checkNotSuspended, checkRunOptions } from '../approvals/checks.js';
+import { interruptedTurnView, turnEndedRecord } from '../approvals/interrupted-turn.js';
+import type { InterruptedTurn, TurnRunOptions } from '../kernel/approval-types.js';
 import { TurnAbortController } from '../kernel/cancel-scope.js';
 import { checkBudget } from '../kernel/config-validation.js';
 import { AgentError, toAgentError } from '../kernel/error.js';
 import type { AgentEvent, AgentEventPayload } from '../kernel/event.js';
-import type { Budget, ContentBlock, UserInput } from '../kernel/types.js';
-import { describeKind } from '../kernel/value-kind.js';
+import type { UserInput } from '../kernel/types.js';
 import type { Observers } from '../model/observation.js';
-import {
-  planStructuredOutput,
-  type SendMessageOptions,
-  type StructuredOutputPlan,
-} from '../output/structured-output.js';
+import { planStructuredOutput, type SendMessageOptions } from '../output/structured-output.js';
 import type { ModelPricing } from '../ports/model.js';
-import { compactOnDemand } from '../turn/compact-step.js';
 import { sessionBudgetGate } from '../turn/model-gate.js';
-import { EventChannel, RunningTurn, type TurnResult, type TurnStatus } from '../turn/running-turn.js';
+import { EventChannel, RunningTurn, type TurnResult } from '../turn/running-turn.js';
 import type { AgentRuntime, SessionState } from '../turn/session-state.js';
 import { SteeringInbox } from '../turn/steering-inbox.js';
 import { runTurn } from '../turn/turn.js';
 import type { TurnOptions } from '../turn/turn-options.js';
 import { copyUsageTotals, emptyUsageTotals } from '../usage/usage.js';
+import { checkCompactInstructions, startCompaction } from './compact-now.js';
+import { type FollowUp, refuseFollowUps, requeueUntakenSteering } from './follow-ups.js';
+import { continuation, recordDecision, type TurnStart } from './held-turns.js';
 import { normaliseUserInput } from './input.js';
 import { checkRewindOptions, rewindSession } from './rewind.js';
 import { finishSession, hasCloseWork, releaseSessionClaim, settleRunningTurn } from './session-close.js';
+import { notifyTurnStart, turnEmitter } from './turn-events.js';
 
 /** The turn a controller runs now. */
 interface ActiveTurn {
@@ -43,15 +36,6 @@ interface ActiveTurn {
     inbox: SteeringInbox;
     emit: (payload: AgentEventPayload) => void;
   };
-}
-
-/** A message given to `followUp`, waiting for the running turn to end. */
-interface FollowUp {
-  content: ContentBlock[];
-  /** Steered messages that go in right after `content`, each as its own user message. */
-  steered?: ContentBlock[][];
-  /** Receives the turn the message starts; undefined for steered messages the turn did not take. */
-  started?: { resolve: (turn: RunningTurn) => void; reject: (error: unknown) => void };
 }
 
 /** The agent's side of the one-active-session slot. */
@@ -130,16 +114,7 @@ export class SessionController {
     const run = checkRunOptions(options);
     const budget = checkBudget('continue options.budget', run.budget, 'INVALID_INPUT');
     this.checkIdle();
-    const cut = this.state.interrupted;
-    if (this.state.heldBatch === undefined && cut !== undefined) {
-      // The context the cut turn continues from: its unfinished calls without the interrupted result.
-      this.state.interrupted = undefined;
-      this.state.context.reset(cut.messages, cut.chars);
-      return this.begin({ content: [], run, interrupted: cut.record, budget });
-    }
-    const batch = checkContinuable(this.state, run);
-    this.state.heldBatch = undefined;
-    return this.begin({ turnId: batch.turnId, content: [], run, resume: batch, budget });
+    return this.begin(continuation(this.state, run, budget));
   }
 
   /** The turn a crash cut, as the public Session shows it; undefined when there is none. */
@@ -153,10 +128,7 @@ export class SessionController {
     if (this.closing !== undefined || this.slot.isShutDown) {
       throw new AgentError({ code: 'SESSION_CLOSED', message: `session '${this.state.id}' is closed` });
     }
-    // Recorded in the log first, then in the batch: a crash between the two loses nothing the log holds.
-    const decided = checkDecision({ session: this.state, callId, approved, reason });
-    await this.state.log.append(decisionRecord(decided.callId, approved, decided.reason));
-    decided.batch.decisions.set(decided.callId, { approved, reason: decided.reason });
+    await recordDecision({ session: this.state, callId, approved, reason });
   }
 
   /**
@@ -164,15 +136,9 @@ export class SessionController {
    * turn cannot start during it. Resolves with the events it emitted once the compacted context is saved.
    */
   async compact(instructions: string | undefined): Promise<AgentEvent[]> {
-    if (instructions !== undefined && typeof instructions !== 'string') {
-      throw new AgentError({
-        code: 'INVALID_INPUT',
-        message: `compact(instructions) takes a string or nothing, got ${describeKind(instructions)}`,
-      });
-    }
+    checkCompactInstructions(instructions);
     this.checkIdle();
     checkNotSuspended(this.state, 'compacting');
-    const controller = new AbortController();
     const state = this.state;
     const turnId = randomUUID();
     if (state.interrupted !== undefined) {
@@ -180,24 +146,12 @@ export class SessionController {
       state.interrupted = undefined;
       await state.log.append(turnEndedRecord(turnId, 'abandoned'));
     }
-    const events: AgentEvent[] = [];
-    const emit = (payload: AgentEventPayload): void => {
-      events.push(state.nextEvent(turnId, payload));
-    };
-    const run = compactOnDemand({
+    const { controller, run, done, events } = startCompaction({
       runtime: this.runtime,
-      session: state,
+      state,
       turnId,
-      signal: controller.signal,
-      emit,
       instructions,
-      observers: this.runtime.observers.enabledNow(),
-      budgetGate: sessionBudgetGate({ runtime: this.runtime, session: state, inTurn: false }),
     });
-    const done = run.then(
-      (): TurnStatus => 'completed',
-      (): TurnStatus => 'failed',
-    );
     this.activeTurn = { controller, done };
     void done.finally(() => {
       this.activeTurn = undefined;
@@ -266,20 +220,8 @@ export class SessionController {
     }
   }
 
-  /** Starts a turn in the background: `steered` messages enter before its model call, `output` asks for JSON. */
-  private begin(options: {
-    content: ContentBlock[];
-    steered?: ContentBlock[][];
-    output?: StructuredOutputPlan | undefined;
-    run?: TurnRunOptions;
-    /** Set to continue a suspended turn (same turn id): its held batch runs first. */
-    resume?: HeldBatch;
-    /** The turn's own budget (the `sendMessage` option). */
-    budget?: Budget | undefined;
-    /** Set to continue a turn a crash cut: what it left unfinished is reconciled first. */
-    interrupted?: InterruptedTurnRecord;
-    turnId?: string;
-  }): RunningTurn {
+  /** Starts a turn in the background and makes it the session's running turn. */
+  private begin(options: TurnStart): RunningTurn {
     const { content, output, resume } = options;
     const turnId = options.turnId ?? randomUUID();
     const controller = new TurnAbortController();
@@ -291,26 +233,8 @@ export class SessionController {
     if (options.steered !== undefined) for (const message of options.steered) inbox.push(message);
     // Asked once: a turn no observer wants pays nothing for observation.
     const observers = runtime.observers.enabledNow();
-    let ended = false;
-    const emit = (payload: AgentEventPayload): void => {
-      // Nothing comes after the terminal event, not even a follow_up_queued given in the last moment.
-      if (ended) return;
-      if (payload.type === 'turn_complete' || payload.type === 'turn_cancelled') ended = true;
-      const event = state.nextEvent(turnId, payload);
-      channel.push(event);
-      observers?.notify({ type: 'agent_event', event });
-    };
-    if (observers !== undefined) {
-      const { provider, info } = state.model;
-      observers.notify({
-        type: 'turn_start',
-        sessionId: state.id,
-        turnId,
-        providerId: provider.id,
-        modelId: info.id,
-        input: content,
-      });
-    }
+    const emit = turnEmitter(state, turnId, channel, observers);
+    if (observers !== undefined) notifyTurnStart(observers, state, turnId, content);
     const budgetGate = sessionBudgetGate({
       runtime,
       session: state,
@@ -390,11 +314,7 @@ export class SessionController {
       channel.close();
       this.activeTurn = undefined;
       // Steered messages the turn did not take (it ended or was cancelled first) start the next turn.
-      // The first is the new turn's input; the others enter it as steered messages, before its model call.
-      if (inbox.hasPending) {
-        const [first, ...others] = inbox.take();
-        if (first !== undefined) this.followUps.unshift({ content: first, steered: others });
-      }
+      if (inbox.hasPending) requeueUntakenSteering(this.followUps, inbox);
       this.startNextFollowUp();
       if (this.closing !== undefined && this.abandoned) void this.release();
     }
@@ -406,11 +326,7 @@ export class SessionController {
     const next = this.followUps.shift();
     if (next === undefined) return;
     if (this.closing !== undefined || this.slot.isShutDown) {
-      const refused = new AgentError({
-        code: 'SESSION_CLOSED',
-        message: `session '${this.state.id}' closed before the follow-up message could start a turn`,
-      });
-      for (const followUp of [next, ...this.followUps.splice(0)]) followUp.started?.reject(refused);
+      refuseFollowUps(this.followUps, next, this.state.id);
       return;
     }
     const turn = this.begin({ content: next.content, steered: next.steered ?? [] });

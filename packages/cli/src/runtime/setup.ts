@@ -11,39 +11,24 @@ import {
   type TurnRunOptions,
 } from '@youyou/agent';
 // Types only: MCP and SQLite are imported where they are used, so that `--help` does not load them.
-import type {
-  ElicitationHandler,
-  McpListKind,
-  McpServerConfig,
-  McpServerConnection,
-  McpServerSet,
-} from '@youyou/mcp';
+import type { ElicitationHandler, McpServerConnection, McpServerSet } from '@youyou/mcp';
 import type { SqliteSessionStorage } from '@youyou/sqlite';
 import { type ApprovalPolicy, createDenyRulesPlugin } from '../approval/policy.js';
 import type { CliSettings } from '../config/config.js';
-import { findShell, type SandboxMode, type ShellSandbox } from '../sandbox/sandbox.js';
-import { refusedNames, toolEnvironment } from '../sandbox/tool-env.js';
-import { neutralizeLine } from '../text/terminal-text.js';
-import { answerOnAbort } from '../tools/answer-on-abort.js';
-import { createWorkspaceTools } from '../tools/index.js';
-import { openWorkspace, type Workspace } from '../tools/workspace.js';
+import type { SandboxMode } from '../sandbox/sandbox.js';
+import type { Workspace } from '../tools/workspace.js';
 import { BASE_INSTRUCTIONS, environmentContext } from './agent-build.js';
 import type { CheckpointStore } from './checkpoints.js';
+import { type Host, prepareHost } from './host.js';
 import { projectInstructions } from './instructions.js';
-import { SessionAuthProvider } from './mcp-auth.js';
-import { connectServers, mcpConfigs, mcpToolRefresher } from './mcp-servers.js';
-import { preparePrivateHome } from './private-home.js';
-import { type ChosenProvider, checkReachable, chooseProvider } from './provider.js';
-import { chooseSandbox } from './shell-sandbox.js';
+import { mcpToolRefresher } from './mcp-servers.js';
+import { type ChosenProvider, chooseProvider } from './provider.js';
 import { loadSkills } from './skills.js';
-import { SwitchableProvider } from './switchable-provider.js';
 import { startTelemetry, type Telemetry } from './telemetry.js';
-import { type WorkspaceRouting, workspaceToolsOf } from './tenant-workspaces.js';
-import { gateTools, type ReadOnlyTurn } from './tool-gating.js';
-import { touchedPathOf, uniqueTools } from './tool-set.js';
-
-/** The runtime's default bound on tool calls and hooks, when the config file does not set toolTimeoutMs. */
-const DEFAULT_TOOL_TIMEOUT_MS = 120_000;
+import type { WorkspaceRouting } from './tenant-workspaces.js';
+import { assembleTools, type Started, toolTimeoutOf } from './tool-assembly.js';
+import type { ReadOnlyTurn } from './tool-gating.js';
+import { touchedPathOf } from './tool-set.js';
 
 /** Where a runtime keeps sessions and memories: youyou.db, or PostgreSQL for `youyou serve --database-url`. */
 export interface RuntimeStorage<Sessions extends SessionStorage = SqliteSessionStorage> {
@@ -140,20 +125,6 @@ export interface RuntimeOptions<Sessions extends SessionStorage = SqliteSessionS
   checkpoints?: CheckpointStore | undefined;
 }
 
-/** What the host gives every part before any storage opens: the sandbox, the tools' environment, the model. */
-interface Host {
-  shellSandbox: ShellSandbox;
-  toolEnv: Record<string, string>;
-  shell: string;
-  models: SwitchableProvider;
-}
-
-/** What the set-up has started and must stop if a later step fails. */
-interface Started {
-  mcp?: McpServerSet | undefined;
-  telemetry?: Telemetry | undefined;
-}
-
 /**
  * Builds the agent from the settings: provider (checked reachable when it is a local server), workspace and
  * MCP tools, skills from disk, the approval plugin and the storages `openStorage` opens. Problems that leave a
@@ -185,12 +156,14 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
     const { turnOptions } = assembled;
     let { tools } = assembled;
     const skills = await loadSkills({ settings: options.settings, tools, warn: options.warn });
-    const builder = agentBuilder({ options, host, storage });
-    if (started.telemetry !== undefined) builder.registerPlugin(started.telemetry.plugin);
-    for (const plugin of options.plugins ?? []) builder.registerPlugin(plugin);
-    for (const tool of tools) builder.registerTool(tool);
-    for (const skill of skills) builder.registerSkill(skill);
-    const agent = await builder.build();
+    const agent = await agentBuilder({
+      options,
+      host,
+      storage,
+      telemetry: started.telemetry,
+      tools,
+      skills,
+    }).build();
     replaceMcpTools = (mcpTools) => {
       const next = assembled.withMcpTools(mcpTools);
       agent.replaceTools(next);
@@ -214,9 +187,7 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       },
       mcpServers: mcp?.connections ?? [],
       mcpToolsSettled: () => refresher.settled(),
-      mcpLoginsNeeded: (mcp?.failures ?? [])
-        .filter((failure) => failure.error.code === 'AUTHORIZATION_REQUIRED')
-        .map((failure) => failure.name),
+      mcpLoginsNeeded: loginsNeeded(mcp),
       connectMcpServer: async (name) => {
         const connection = await assembled.connectMcpServer(name);
         if (connection === undefined || mcp === undefined) return false;
@@ -228,23 +199,10 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
       sandbox: { mode: host.shellSandbox.mode, network: host.shellSandbox.network },
       turnOptions,
       memories: storage.memories,
-      withReadOnlyTools: async (reason, work) => {
-        readOnly.reason = reason;
-        try {
-          return await work();
-        } finally {
-          readOnly.reason = undefined;
-        }
-      },
+      withReadOnlyTools: (reason, work) => readOnlyDuring({ readOnly, reason, work }),
       checkpoints: options.checkpoints,
-      close: async () => {
-        await agent.shutdown();
-        // After the agent: its shutdown ends the spans still open, then they are sent.
-        await telemetry?.shutdown();
-        await mcp?.close();
-        await storage.close().catch(() => undefined);
-        options.checkpoints?.close();
-      },
+      close: () =>
+        closeRuntime({ agent, started: { mcp, telemetry }, storage, checkpoints: options.checkpoints }),
     };
   } catch (error) {
     await started.telemetry?.shutdown();
@@ -254,135 +212,59 @@ export async function setUpRuntime<Sessions extends SessionStorage = SqliteSessi
   }
 }
 
-/** The sandbox, the tools' environment and shell, the provider (reachable), and a private home folder. */
-async function prepareHost(options: RuntimeOptions<SessionStorage>): Promise<Host> {
-  const { settings, warn } = options;
-  const shellSandbox = chooseSandbox({ settings, env: options.env, warn });
-  const refused = refusedNames(settings.passEnv);
-  if (refused.length > 0) {
-    warn(
-      `passEnv: ${refused.join(', ')} not passed on: names like these hold credentials and never reach tools`,
-    );
+/** Runs `work` with the mutating tools refused for `reason` (see `CliRuntime.withReadOnlyTools`). */
+async function readOnlyDuring<T>(parts: {
+  readOnly: ReadOnlyTurn;
+  reason: string;
+  work: () => Promise<T>;
+}): Promise<T> {
+  const { readOnly } = parts;
+  readOnly.reason = parts.reason;
+  try {
+    return await parts.work();
+  } finally {
+    readOnly.reason = undefined;
   }
-  const toolEnv = toolEnvironment({ env: options.env, pass: settings.passEnv });
-  const shell = findShell(options.env);
-  const provider = await chooseProvider(settings);
-  if (provider.name === 'compatible' && provider.baseURL !== undefined)
-    await checkReachable(provider.baseURL);
-  const models = new SwitchableProvider(provider);
-  const tightened = preparePrivateHome(settings.home);
-  if (tightened.length > 0)
-    warn(`others could read ${neutralizeLine(tightened.join(', '))}; made it private`);
-  return { shellSandbox, toolEnv, shell, models };
+}
+
+/** The HTTP MCP servers left out because they need a login. */
+function loginsNeeded(mcp: McpServerSet | undefined): string[] {
+  return (mcp?.failures ?? [])
+    .filter((failure) => failure.error.code === 'AUTHORIZATION_REQUIRED')
+    .map((failure) => failure.name);
+}
+
+/** Shuts the agent down (closing its session), then telemetry, the MCP servers, the storages and the checkpoints. */
+async function closeRuntime(parts: {
+  agent: Agent;
+  started: Started;
+  storage: RuntimeStorage<SessionStorage>;
+  checkpoints: CheckpointStore | undefined;
+}): Promise<void> {
+  const { started, storage } = parts;
+  await parts.agent.shutdown();
+  // After the agent: its shutdown ends the spans still open, then they are sent.
+  await started.telemetry?.shutdown();
+  await started.mcp?.close();
+  await storage.close().catch(() => undefined);
+  parts.checkpoints?.close();
 }
 
 /**
- * The workspace and MCP tools, gated by tool-gating.ts (approval, checkpoints), and the options every turn
- * runs with.
+ * The builder with the instructions, the environment, the limits, the model, the storages and the deny rules, then
+ * the telemetry's and the mode's plugins, the tools and the skills.
  */
-async function assembleTools(parts: {
-  options: RuntimeOptions<SessionStorage>;
-  host: Host;
-  started: Started;
-  readOnly: ReadOnlyTurn;
-  /** A server's tools changed (`tools/list_changed`). */
-  onToolsChanged: (server: string) => void;
-}): Promise<{
-  tools: ToolHandler[];
-  turnOptions: TurnRunOptions;
-  /** The whole tool set again with these MCP tools, prepared as the first one was. */
-  withMcpTools: (mcpTools: readonly ToolHandler[]) => ToolHandler[];
-  /** Connects server `name` of the config again (after a login); undefined when it still fails (warned). */
-  connectMcpServer: (name: string) => Promise<McpServerConnection | undefined>;
-}> {
-  const { options, host, started, readOnly } = parts;
-  const { settings, warn } = options;
-  const { shellSandbox } = host;
-  const workspaceTools = workspaceToolsOf({
-    cwd: settings.cwd,
-    routing: options.workspaces,
-    create: (root, hidden) =>
-      createWorkspaceTools({
-        root,
-        shellSandbox: { ...shellSandbox, hiddenPaths: [...shellSandbox.hiddenPaths, ...hidden] },
-        readOnly: settings.sandbox.mode === 'read-only',
-        shellEnv: host.toolEnv,
-        shell: host.shell,
-      }),
-  });
-  const adapted =
-    options.adaptTools === undefined || options.workspaces !== undefined
-      ? workspaceTools
-      : options.adaptTools(
-          workspaceTools,
-          openWorkspace(settings.cwd, {
-            hiddenPaths: shellSandbox.hiddenPaths,
-            readOnly: settings.sandbox.mode === 'read-only',
-          }),
-        );
-  let configs: McpServerConfig[] = [];
-  const connectOptions = {
-    notice: options.notice ?? warn,
-    warn,
-    onElicitation: options.onElicitation ?? (async () => ({ action: 'decline' as const })),
-    onListChanged: ({ server, list }: { server: string; list: McpListKind }) => {
-      if (list === 'tools') parts.onToolsChanged(server);
-    },
-  };
-  if (Object.keys(settings.mcpServers).length > 0) {
-    const { validateServerConfig } = await import('@youyou/mcp');
-    configs = mcpConfigs({
-      servers: settings.mcpServers,
-      toolEnv: host.toolEnv,
-      warn,
-      validateServerConfig,
-      authProviderFor: ({ name, url }) =>
-        new SessionAuthProvider({ home: settings.home, name, serverUrl: url }),
-    });
-    if (configs.length > 0) {
-      started.mcp = await connectServers({ configs, ...connectOptions });
-    }
-  }
-  const unique = uniqueTools({ tools: [...adapted, ...(started.mcp?.tools ?? [])], warn }).map(answerOnAbort);
-  const gated = gateTools({
-    tools: unique,
-    policy: options.approval,
-    rules: settings.approvalRules,
-    touchedPath: touchedPathOf(settings.cwd, options.workspaces),
-    mutatingNeedApproval: options.mutatingNeedApproval,
-    readOnly,
-    checkpoints: options.checkpoints,
-    toolTimeoutMs: toolTimeoutOf(settings),
-    warn,
-  });
-  return {
-    tools: gated.tools,
-    turnOptions: gated.turnOptions,
-    withMcpTools: (mcpTools) =>
-      gated.regate(uniqueTools({ tools: [...adapted, ...mcpTools], warn }).map(answerOnAbort)),
-    connectMcpServer: async (name) => {
-      const config = configs.find((candidate) => candidate.name === name);
-      if (config === undefined) return undefined;
-      const set = await connectServers({ configs: [config], ...connectOptions });
-      return set.connections[0];
-    },
-  };
-}
-
-/** The bound on tool calls and hooks: the config file's toolTimeoutMs, or the runtime's default. */
-function toolTimeoutOf(settings: CliSettings): number {
-  return settings.toolTimeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-}
-
-/** The builder with the instructions, the environment, the limits, the model, the storages and the deny rules. */
 function agentBuilder(parts: {
   options: RuntimeOptions<SessionStorage>;
   host: Host;
   storage: RuntimeStorage<SessionStorage>;
+  telemetry: Telemetry | undefined;
+  tools: readonly ToolHandler[];
+  skills: readonly SkillDefinition[];
 }): AgentBuilder<HasProvider> {
-  const { options, host, storage } = parts;
+  const { options, host, storage, telemetry } = parts;
   const { settings, warn } = options;
-  return new AgentBuilder({
+  const builder = new AgentBuilder({
     defaultModel: host.models.current.modelId,
     systemInstructions: [
       ...BASE_INSTRUCTIONS,
@@ -411,4 +293,9 @@ function agentBuilder(parts: {
     .registerPlugin(
       createDenyRulesPlugin(settings.approvalRules, touchedPathOf(settings.cwd, options.workspaces)),
     );
+  if (telemetry !== undefined) builder.registerPlugin(telemetry.plugin);
+  for (const plugin of options.plugins ?? []) builder.registerPlugin(plugin);
+  for (const tool of parts.tools) builder.registerTool(tool);
+  for (const skill of parts.skills) builder.registerSkill(skill);
+  return builder;
 }
