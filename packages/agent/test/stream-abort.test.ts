@@ -1,10 +1,19 @@
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { AgentBuilder, type AgentConfig, type AgentEvent, type RunningTurn } from '../src/index.js';
 import { InMemoryMemoryStorage, InMemorySessionStorage } from '../src/testing/index.js';
 import { type RawAnswer, RawProvider } from './support/raw-provider.js';
 
 /** Long enough that a wait bounded by it would fail the test: nothing below may wait for the tool timeout. */
 const TOOL_TIMEOUT_MS = 60_000;
+/** The timers and clocks a test takes over to count a bound in the runtime's own time. */
+const FAKED_TIMERS: NonNullable<Parameters<typeof vi.useFakeTimers>[0]>['toFake'] = [
+  'setTimeout',
+  'clearTimeout',
+  'setImmediate',
+  'clearImmediate',
+  'performance',
+  'Date',
+];
 /** What "promptly" means here. */
 const PROMPT_MS = 2_000;
 
@@ -114,9 +123,19 @@ describe('a provider that ignores its abort signal cannot hang a turn', () => {
     const { agent, session, provider } = await setUp({ answers: [{ values: [], hang: true }] });
     const turn = await session.sendMessage('hello');
     await requested(provider, 1);
-    const started = Date.now();
-    await within(agent.shutdown());
-    expect(Date.now() - started).toBeLessThan(PROMPT_MS);
+    // On the test's clock (see below): shutdown needs no timer to fire, let alone the 60 s tool timeout.
+    vi.useFakeTimers({ toFake: FAKED_TIMERS });
+    try {
+      let shutDown = false;
+      const shutdown = agent.shutdown().then(() => {
+        shutDown = true;
+      });
+      await vi.advanceTimersByTimeAsync(0);
+      expect(shutDown).toBe(true);
+      await shutdown;
+    } finally {
+      vi.useRealTimers();
+    }
     expect((await within(turn.done)).status).toBe('cancelled');
   });
 
@@ -174,11 +193,25 @@ describe('the runtime’s own model calls race the signal too', () => {
     });
     const turn = await session.sendMessage('remember that I like tea');
     await requested(provider, 1);
-    const started = Date.now();
-    await within(agent.shutdown());
-    // The turn ends at once; the extraction at close waits its one bound (300 ms) and is abandoned.
-    expect(Date.now() - started).toBeLessThan(300 * 3);
-    expect((await turn.done).status).toBe('cancelled');
+    // From here the runtime's timers and clock are the test's: the bound is counted in the runtime's own
+    // milliseconds, so a loaded machine cannot make it look longer.
+    vi.useFakeTimers({ toFake: FAKED_TIMERS });
+    try {
+      let shutDown = false;
+      const shutdown = agent.shutdown().then(() => {
+        shutDown = true;
+      });
+      // The turn ends at once; the extraction at close waits its one bound (300 ms) and is abandoned: done well
+      // before a second bound, let alone 4 × toolTimeoutMs.
+      await vi.advanceTimersByTimeAsync(250);
+      expect(shutDown).toBe(false);
+      await vi.advanceTimersByTimeAsync(150);
+      expect(shutDown).toBe(true);
+      await shutdown;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect((await within(turn.done)).status).toBe('cancelled');
   });
 });
 
@@ -206,9 +239,21 @@ describe('close() is bounded like every other wait', () => {
     // The turn's saves are refused and stay queued in the session's log.
     expect((await within((await session.sendMessage('hello')).done)).status).toBe('failed');
     mode = 'hang';
-    const started = Date.now();
-    await within(session.close());
-    expect(Date.now() - started).toBeLessThan(200 * 4);
+    // The bound is counted on the test's clock (see the shutdown test above).
+    vi.useFakeTimers({ toFake: FAKED_TIMERS });
+    try {
+      let closed = false;
+      const close = session.close().then(() => {
+        closed = true;
+      });
+      await vi.advanceTimersByTimeAsync(150);
+      expect(closed).toBe(false);
+      await vi.advanceTimersByTimeAsync(150);
+      expect(closed).toBe(true);
+      await close;
+    } finally {
+      vi.useRealTimers();
+    }
     expect(background).toContain('STORAGE_ERROR');
     await within(agent.shutdown());
   });

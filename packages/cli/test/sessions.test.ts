@@ -187,16 +187,14 @@ describe('MCP servers', () => {
       },
     });
     harness.server.reply(textReply('answered'));
-    const started = Date.now();
 
     const result = await cli('-p', 'hi', '--base-url', harness.server.baseURL);
 
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('answered\n');
     expect(result.stderr).toMatch(/connecting to MCP server slow…/);
+    // It gave up at the configured 1.5 s: the SDK's default (60 s) would have outlasted the test's timeout.
     expect(result.stderr).toMatch(/warning: .*slow.*1500/);
-    // The SDK's default would have waited 60 s.
-    expect(Date.now() - started).toBeLessThan(30_000);
   }, 60_000);
 
   test('a timeoutMs that is not a positive whole number is a configuration error', async () => {

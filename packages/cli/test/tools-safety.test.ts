@@ -25,13 +25,12 @@ describe('nothing the model sends freezes the CLI', () => {
       toolCallReply({ id: 'call_glob', name: 'glob', arguments: { pattern: '*a*a*a*a*a*a*b' } }),
       textReply('searched'),
     );
-    const started = performance.now();
+    // Start-up, three model calls and closing take about a second; a backtracking matcher takes hours, which the
+    // test's timeout fails (no wall time is asserted: a loaded machine only makes the run slower).
     const result = await runCli({
       args: ['-p', 'search', '--base-url', harness.server.baseURL],
       sandbox: harness.sandbox,
     });
-    // Start-up, three model calls and closing take about a second; a backtracking matcher takes hours.
-    expect(performance.now() - started).toBeLessThan(15_000);
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('searched\n');
     const [, second, third] = harness.server.turnRequests();
