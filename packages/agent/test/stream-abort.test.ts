@@ -14,6 +14,29 @@ const FAKED_TIMERS: NonNullable<Parameters<typeof vi.useFakeTimers>[0]>['toFake'
   'performance',
   'Date',
 ];
+/**
+ * Starts `start` on timers and clocks the test owns, advances them by each of `steps` in turn, and tells after each
+ * step whether its promise has settled: a bound is counted in the runtime's own milliseconds, so a loaded machine
+ * cannot make it look longer.
+ */
+async function settledAfter(start: () => Promise<unknown>, steps: number[]): Promise<boolean[]> {
+  vi.useFakeTimers({ toFake: FAKED_TIMERS });
+  try {
+    let settled = false;
+    const running = start().then(() => {
+      settled = true;
+    });
+    const seen: boolean[] = [];
+    for (const ms of steps) {
+      await vi.advanceTimersByTimeAsync(ms);
+      seen.push(settled);
+    }
+    if (settled) await running;
+    return seen;
+  } finally {
+    vi.useRealTimers();
+  }
+}
 /** What "promptly" means here. */
 const PROMPT_MS = 2_000;
 
@@ -123,19 +146,8 @@ describe('a provider that ignores its abort signal cannot hang a turn', () => {
     const { agent, session, provider } = await setUp({ answers: [{ values: [], hang: true }] });
     const turn = await session.sendMessage('hello');
     await requested(provider, 1);
-    // On the test's clock (see below): shutdown needs no timer to fire, let alone the 60 s tool timeout.
-    vi.useFakeTimers({ toFake: FAKED_TIMERS });
-    try {
-      let shutDown = false;
-      const shutdown = agent.shutdown().then(() => {
-        shutDown = true;
-      });
-      await vi.advanceTimersByTimeAsync(0);
-      expect(shutDown).toBe(true);
-      await shutdown;
-    } finally {
-      vi.useRealTimers();
-    }
+    // On the test's clock: shutdown needs no timer to fire, let alone the 60 s tool timeout.
+    expect(await settledAfter(() => agent.shutdown(), [0])).toEqual([true]);
     expect((await within(turn.done)).status).toBe('cancelled');
   });
 
@@ -193,24 +205,9 @@ describe('the runtime’s own model calls race the signal too', () => {
     });
     const turn = await session.sendMessage('remember that I like tea');
     await requested(provider, 1);
-    // From here the runtime's timers and clock are the test's: the bound is counted in the runtime's own
-    // milliseconds, so a loaded machine cannot make it look longer.
-    vi.useFakeTimers({ toFake: FAKED_TIMERS });
-    try {
-      let shutDown = false;
-      const shutdown = agent.shutdown().then(() => {
-        shutDown = true;
-      });
-      // The turn ends at once; the extraction at close waits its one bound (300 ms) and is abandoned: done well
-      // before a second bound, let alone 4 × toolTimeoutMs.
-      await vi.advanceTimersByTimeAsync(250);
-      expect(shutDown).toBe(false);
-      await vi.advanceTimersByTimeAsync(150);
-      expect(shutDown).toBe(true);
-      await shutdown;
-    } finally {
-      vi.useRealTimers();
-    }
+    // On the test's clock: the turn ends at once; the extraction at close waits its one bound (300 ms) and is
+    // abandoned: not done at 250 ms, done at 400, well before a second bound, let alone 4 × toolTimeoutMs.
+    expect(await settledAfter(() => agent.shutdown(), [250, 150])).toEqual([false, true]);
     expect((await within(turn.done)).status).toBe('cancelled');
   });
 });
@@ -239,21 +236,8 @@ describe('close() is bounded like every other wait', () => {
     // The turn's saves are refused and stay queued in the session's log.
     expect((await within((await session.sendMessage('hello')).done)).status).toBe('failed');
     mode = 'hang';
-    // The bound is counted on the test's clock (see the shutdown test above).
-    vi.useFakeTimers({ toFake: FAKED_TIMERS });
-    try {
-      let closed = false;
-      const close = session.close().then(() => {
-        closed = true;
-      });
-      await vi.advanceTimersByTimeAsync(150);
-      expect(closed).toBe(false);
-      await vi.advanceTimersByTimeAsync(150);
-      expect(closed).toBe(true);
-      await close;
-    } finally {
-      vi.useRealTimers();
-    }
+    // On the test's clock: close waits its one bound (200 ms), not done at 150 ms, done at 300.
+    expect(await settledAfter(() => session.close(), [150, 150])).toEqual([false, true]);
     expect(background).toContain('STORAGE_ERROR');
     await within(agent.shutdown());
   });
