@@ -118,3 +118,33 @@ test('a subclass of the in-memory storage that overrides loadSession is resumed 
   expect(resumed.messages().map((message) => message.type)).toEqual(['user', 'assistant']);
   await agent.shutdown();
 });
+
+test('a loadPayloads that fails or finds nothing: resume, read and fork reject with STORAGE_ERROR or SESSION_NOT_FOUND', async () => {
+  const { storage } = countingStorage(true);
+  const agent = await agentOn(storage);
+  const session = await agent.newSession();
+  await (await session.sendMessage('first question')).done;
+  await session.close();
+
+  storage.loadPayloads = () => Promise.reject(new Error('disk unreadable'));
+  for (const read of [
+    () => agent.resumeSession(session.id),
+    () => agent.readSession(session.id),
+    () => agent.forkSession(session.id),
+  ]) {
+    await expect(read()).rejects.toMatchObject({ code: 'STORAGE_ERROR' });
+  }
+  storage.loadPayloads = () => Promise.resolve(null);
+  for (const read of [
+    () => agent.resumeSession(session.id),
+    () => agent.readSession(session.id),
+    () => agent.forkSession(session.id),
+  ]) {
+    await expect(read()).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+  }
+  // A failed resume gave its slot back: the session opens once the storage answers again.
+  delete storage.loadPayloads;
+  const resumed = await agent.resumeSession(session.id);
+  expect(resumed.messages()).toHaveLength(2);
+  await agent.shutdown();
+});
